@@ -1,0 +1,270 @@
+//! Architectures: `AUDIT_ARCH_*` tokens, names, byte order, and syscall tables.
+//!
+//! This module sits at the very bottom of secopt: both `bpf` (which names syscalls in
+//! disassembly and emulates the kernel's per-arch allow cache) and `policy` (which resolves
+//! syscall names in profiles) use it, and it uses neither.
+
+mod tables;
+
+pub use tables::{SyscallTable, TABLES_SOURCE};
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Byte order of the machine a filter runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+/// `__AUDIT_ARCH_64BIT`.
+pub const AUDIT_ARCH_64BIT: u32 = 0x8000_0000;
+/// `__AUDIT_ARCH_LE`.
+pub const AUDIT_ARCH_LE: u32 = 0x4000_0000;
+/// `__AUDIT_ARCH_CONVENTION_MIPS64_N32`.
+pub const AUDIT_ARCH_CONVENTION_MIPS64_N32: u32 = 0x2000_0000;
+/// `__X32_SYSCALL_BIT`: x32 syscall numbers carry this bit and share x86_64's arch token.
+pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+const EM_386: u32 = 3;
+const EM_MIPS: u32 = 8;
+const EM_PPC: u32 = 20;
+const EM_PPC64: u32 = 21;
+const EM_S390: u32 = 22;
+const EM_ARM: u32 = 40;
+const EM_X86_64: u32 = 62;
+const EM_AARCH64: u32 = 183;
+const EM_RISCV: u32 = 243;
+const EM_LOONGARCH: u32 = 258;
+
+/// An architecture (ABI) a seccomp filter can be written for.
+///
+/// `X32` is an ABI of x86_64 kernels: it shares `AUDIT_ARCH_X86_64` and is told apart by
+/// [`X32_SYSCALL_BIT`] in the syscall number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    X86_64,
+    X86,
+    X32,
+    Aarch64,
+    Arm,
+    Riscv64,
+    S390x,
+    Ppc64le,
+    Ppc64,
+    Ppc,
+    Mips,
+    Mipsel,
+    Mips64,
+    Mipsel64,
+    Mips64n32,
+    Mipsel64n32,
+    Loongarch64,
+}
+
+impl Arch {
+    /// Every architecture secopt knows.
+    pub const ALL: [Arch; 17] = [
+        Arch::X86_64,
+        Arch::X86,
+        Arch::X32,
+        Arch::Aarch64,
+        Arch::Arm,
+        Arch::Riscv64,
+        Arch::S390x,
+        Arch::Ppc64le,
+        Arch::Ppc64,
+        Arch::Ppc,
+        Arch::Mips,
+        Arch::Mipsel,
+        Arch::Mips64,
+        Arch::Mipsel64,
+        Arch::Mips64n32,
+        Arch::Mipsel64n32,
+        Arch::Loongarch64,
+    ];
+
+    /// The `AUDIT_ARCH_*` token the kernel puts in `seccomp_data.arch`.
+    pub const fn token(self) -> u32 {
+        const LE: u32 = AUDIT_ARCH_LE;
+        const B64: u32 = AUDIT_ARCH_64BIT;
+        const N32: u32 = AUDIT_ARCH_CONVENTION_MIPS64_N32;
+        match self {
+            Arch::X86_64 | Arch::X32 => EM_X86_64 | B64 | LE,
+            Arch::X86 => EM_386 | LE,
+            Arch::Aarch64 => EM_AARCH64 | B64 | LE,
+            Arch::Arm => EM_ARM | LE,
+            Arch::Riscv64 => EM_RISCV | B64 | LE,
+            Arch::S390x => EM_S390 | B64,
+            Arch::Ppc64le => EM_PPC64 | B64 | LE,
+            Arch::Ppc64 => EM_PPC64 | B64,
+            Arch::Ppc => EM_PPC,
+            Arch::Mips => EM_MIPS,
+            Arch::Mipsel => EM_MIPS | LE,
+            Arch::Mips64 => EM_MIPS | B64,
+            Arch::Mipsel64 => EM_MIPS | B64 | LE,
+            Arch::Mips64n32 => EM_MIPS | B64 | N32,
+            Arch::Mipsel64n32 => EM_MIPS | B64 | LE | N32,
+            Arch::Loongarch64 => EM_LOONGARCH | B64 | LE,
+        }
+    }
+
+    /// libseccomp's name (`seccomp_arch_resolve_name`), also secopt's canonical name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::X86 => "x86",
+            Arch::X32 => "x32",
+            Arch::Aarch64 => "aarch64",
+            Arch::Arm => "arm",
+            Arch::Riscv64 => "riscv64",
+            Arch::S390x => "s390x",
+            Arch::Ppc64le => "ppc64le",
+            Arch::Ppc64 => "ppc64",
+            Arch::Ppc => "ppc",
+            Arch::Mips => "mips",
+            Arch::Mipsel => "mipsel",
+            Arch::Mips64 => "mips64",
+            Arch::Mipsel64 => "mipsel64",
+            Arch::Mips64n32 => "mips64n32",
+            Arch::Mipsel64n32 => "mipsel64n32",
+            Arch::Loongarch64 => "loongarch64",
+        }
+    }
+
+    /// Byte order (which half of a 64-bit `seccomp_data` field comes first).
+    pub const fn endian(self) -> Endian {
+        if self.token() & AUDIT_ARCH_LE != 0 {
+            Endian::Little
+        } else {
+            Endian::Big
+        }
+    }
+
+    /// Whether syscall arguments are 64 bits wide. On 32-bit ABIs (x86, arm, mips o32, ppc,
+    /// and the n32/x32 ABIs' `long`-sized arguments are still 64-bit registers, see libseccomp)
+    /// only the low halves are meaningful.
+    pub const fn is_64bit(self) -> bool {
+        self.token() & AUDIT_ARCH_64BIT != 0
+    }
+
+    /// Looks an architecture up by any common spelling: libseccomp (`x86_64`, `x86`),
+    /// OCI (`SCMP_ARCH_X86_64`), Go (`amd64`, `386`, `arm64`, `mips64le`, `loong64`),
+    /// or kernel/uname (`i386`, `i686`, `armv7l`, `ppc64el`).
+    pub fn from_name(name: &str) -> Option<Arch> {
+        let lower = name.trim().to_ascii_lowercase();
+        let n = lower.strip_prefix("scmp_arch_").unwrap_or(&lower);
+        Some(match n {
+            "x86_64" | "amd64" | "x86-64" => Arch::X86_64,
+            "x86" | "i386" | "i486" | "i586" | "i686" | "386" => Arch::X86,
+            "x32" => Arch::X32,
+            "aarch64" | "arm64" => Arch::Aarch64,
+            "arm" | "armv7l" | "armv6l" | "armhf" | "armel" => Arch::Arm,
+            "riscv64" => Arch::Riscv64,
+            "s390x" => Arch::S390x,
+            "ppc64le" | "ppc64el" => Arch::Ppc64le,
+            "ppc64" => Arch::Ppc64,
+            "ppc" | "powerpc" => Arch::Ppc,
+            "mips" => Arch::Mips,
+            "mipsel" | "mipsle" => Arch::Mipsel,
+            "mips64" => Arch::Mips64,
+            "mipsel64" | "mips64el" | "mips64le" => Arch::Mipsel64,
+            "mips64n32" | "mipsn32" => Arch::Mips64n32,
+            "mipsel64n32" | "mips64eln32" | "mipsn32el" | "mips64len32" => Arch::Mipsel64n32,
+            "loongarch64" | "loong64" => Arch::Loongarch64,
+            _ => return None,
+        })
+    }
+
+    /// The architectures whose `seccomp_data.arch` is `token` (x86_64 and x32 share one).
+    pub fn from_token(token: u32) -> &'static [Arch] {
+        const X86_64_X32: [Arch; 2] = [Arch::X86_64, Arch::X32];
+        if token == Arch::X86_64.token() {
+            return &X86_64_X32;
+        }
+        for (i, a) in Arch::ALL.iter().enumerate() {
+            if a.token() == token {
+                return std::slice::from_ref(&Arch::ALL[i]);
+            }
+        }
+        &[]
+    }
+
+    /// The architecture a syscall with `seccomp_data` `(token, nr)` belongs to (x32 vs x86_64
+    /// decided by [`X32_SYSCALL_BIT`]).
+    pub fn of_data(token: u32, nr: u32) -> Option<Arch> {
+        match Arch::from_token(token) {
+            [Arch::X86_64, Arch::X32] => Some(if nr & X32_SYSCALL_BIT != 0 {
+                Arch::X32
+            } else {
+                Arch::X86_64
+            }),
+            [a] => Some(*a),
+            _ => None,
+        }
+    }
+
+    /// The architecture this program runs as (the host).
+    pub fn host() -> Option<Arch> {
+        Some(match std::env::consts::ARCH {
+            "x86_64" => Arch::X86_64,
+            "x86" => Arch::X86,
+            "aarch64" => Arch::Aarch64,
+            "arm" => Arch::Arm,
+            "riscv64" => Arch::Riscv64,
+            "s390x" => Arch::S390x,
+            "powerpc64" if cfg!(target_endian = "little") => Arch::Ppc64le,
+            "powerpc64" => Arch::Ppc64,
+            "powerpc" => Arch::Ppc,
+            "mips" if cfg!(target_endian = "little") => Arch::Mipsel,
+            "mips" => Arch::Mips,
+            "mips64" if cfg!(target_endian = "little") => Arch::Mipsel64,
+            "mips64" => Arch::Mips64,
+            "loongarch64" => Arch::Loongarch64,
+            _ => return None,
+        })
+    }
+
+    /// This architecture's syscall table.
+    pub fn syscalls(self) -> &'static SyscallTable {
+        tables::table(self)
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_match_uapi_audit_h() {
+        // Values as spelled in include/uapi/linux/audit.h.
+        assert_eq!(Arch::X86_64.token(), 0xc000_003e);
+        assert_eq!(Arch::X86.token(), 0x4000_0003);
+        assert_eq!(Arch::Aarch64.token(), 0xc000_00b7);
+        assert_eq!(Arch::Arm.token(), 0x4000_0028);
+        assert_eq!(Arch::S390x.token(), 0x8000_0016);
+        assert_eq!(Arch::Ppc64le.token(), 0xc000_0015);
+        assert_eq!(Arch::Mipsel64n32.token(), 0xe000_0008);
+        assert_eq!(Arch::Loongarch64.token(), 0xc000_0102);
+        assert_eq!(Arch::Riscv64.token(), 0xc000_00f3);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for a in Arch::ALL {
+            assert_eq!(Arch::from_name(a.name()), Some(a));
+            assert_eq!(Arch::from_name(&format!("SCMP_ARCH_{}", a.name().to_uppercase())), Some(a));
+        }
+        assert_eq!(Arch::of_data(0xc000_003e, 0x4000_0001), Some(Arch::X32));
+        assert_eq!(Arch::of_data(0xc000_003e, 1), Some(Arch::X86_64));
+    }
+}

@@ -1,0 +1,15 @@
+//! Classic BPF as the kernel runs it for seccomp: instructions, raw I/O, the validator, the
+//! reference interpreter, assembly text, and the allow-cache emulator.
+//!
+//! Nothing here knows about policies; `compile` and `verify` meet at [`Program`].
+
+pub mod action;
+pub mod data;
+pub mod insn;
+pub mod interp;
+pub mod testing;
+pub mod validate;
+
+pub use action::{Action, RetVal};
+pub use data::{Field, SeccompData, Words};
+pub use insn::{Insn, Program};

@@ -1,0 +1,1 @@
+//! Talking to the running kernel: installing filters and observing its decisions.

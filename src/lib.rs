@@ -1,0 +1,12 @@
+//! secopt: an optimizing compiler, exact verifier, analyzer and benchmark for Linux
+//! seccomp-bpf filters.
+//!
+//! Module layering (each depends only on those listed before it):
+//! - [`arch`]: architectures, `AUDIT_ARCH_*` tokens, syscall tables.
+//! - [`bpf`]: classic-BPF programs as the kernel runs them for seccomp.
+//! - [`kernel`]: installing filters on the running kernel and asking it for decisions.
+
+pub mod arch;
+pub mod bpf;
+pub mod kernel;
+pub mod cli;
