@@ -8,5 +8,5 @@
 
 pub mod arch;
 pub mod bpf;
-pub mod kernel;
 pub mod cli;
+pub mod kernel;

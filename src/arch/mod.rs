@@ -6,7 +6,7 @@
 
 mod tables;
 
-pub use tables::{SyscallTable, TABLES_SOURCE};
+pub use tables::{Fix, Fixes, SyscallTable, FIXES, TABLES_SOURCE};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -262,7 +262,10 @@ mod tests {
     fn names_round_trip() {
         for a in Arch::ALL {
             assert_eq!(Arch::from_name(a.name()), Some(a));
-            assert_eq!(Arch::from_name(&format!("SCMP_ARCH_{}", a.name().to_uppercase())), Some(a));
+            assert_eq!(
+                Arch::from_name(&format!("SCMP_ARCH_{}", a.name().to_uppercase())),
+                Some(a)
+            );
         }
         assert_eq!(Arch::of_data(0xc000_003e, 0x4000_0001), Some(Arch::X32));
         assert_eq!(Arch::of_data(0xc000_003e, 1), Some(Arch::X86_64));

@@ -109,7 +109,9 @@ impl Action {
 }
 
 /// A filter's 32-bit return value.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct RetVal(pub u32);
 
@@ -146,7 +148,9 @@ impl RetVal {
 impl fmt::Display for RetVal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.action() {
-            Some(a) if a.takes_data() || self.data() != 0 => write!(f, "{}({})", a.name(), self.data()),
+            Some(a) if a.takes_data() || self.data() != 0 => {
+                write!(f, "{}({})", a.name(), self.data())
+            }
             Some(a) => f.write_str(a.name()),
             None => write!(f, "0x{:08x}", self.0),
         }
@@ -233,7 +237,16 @@ mod tests {
 
     #[test]
     fn every_value_prints_to_a_spelling_that_parses_back() {
-        for v in [0u32, 1, 0x7fff_0000, 0x7fff_0005, 0x0005_0000, 0x1234_0000, 0xffff_ffff, 0x8000_0001] {
+        for v in [
+            0u32,
+            1,
+            0x7fff_0000,
+            0x7fff_0005,
+            0x0005_0000,
+            0x1234_0000,
+            0xffff_ffff,
+            0x8000_0001,
+        ] {
             let s = RetVal(v).to_string();
             assert_eq!(s.parse::<RetVal>().unwrap(), RetVal(v), "{s}");
         }

@@ -122,9 +122,14 @@ pub enum Field {
     Nr,
     Arch,
     /// Low or high half of the instruction pointer.
-    Ip { high: bool },
+    Ip {
+        high: bool,
+    },
     /// Low or high half of `args[index]`.
-    Arg { index: u8, high: bool },
+    Arg {
+        index: u8,
+        high: bool,
+    },
 }
 
 impl Field {
@@ -200,7 +205,10 @@ mod tests {
         assert_eq!(SeccompData::from_words(&w), d);
         assert_eq!(
             Field::at_offset(20, Endian::Little),
-            Some(Field::Arg { index: 0, high: true })
+            Some(Field::Arg {
+                index: 0,
+                high: true
+            })
         );
     }
 
@@ -211,7 +219,10 @@ mod tests {
         let w = d.words();
         assert_eq!((w[4], w[5]), (1, 2));
         assert_eq!(SeccompData::from_words(&w), d);
-        let hi = Field::Arg { index: 0, high: true };
+        let hi = Field::Arg {
+            index: 0,
+            high: true,
+        };
         assert_eq!(hi.offset(Endian::Big), 16);
         assert_eq!(Field::at_offset(16, Endian::Big), Some(hi));
     }

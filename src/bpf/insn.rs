@@ -119,7 +119,12 @@ impl Insn {
     }
     /// A non-jump instruction (`BPF_STMT`).
     pub const fn stmt(code: u16, k: u32) -> Self {
-        Insn { code, jt: 0, jf: 0, k }
+        Insn {
+            code,
+            jt: 0,
+            jf: 0,
+            k,
+        }
     }
     /// A conditional jump (`BPF_JUMP`).
     pub const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> Self {
@@ -280,7 +285,10 @@ mod tests {
         assert_eq!(p.insns, vec![Insn::ld_abs(4)]);
         assert_eq!(p.to_raw(), bytes);
         let j = Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 0xc000003e, 1, 2);
-        assert_eq!(j.to_bytes(), [0x15, 0x00, 0x01, 0x02, 0x3e, 0x00, 0x00, 0xc0]);
+        assert_eq!(
+            j.to_bytes(),
+            [0x15, 0x00, 0x01, 0x02, 0x3e, 0x00, 0x00, 0xc0]
+        );
     }
 
     #[test]

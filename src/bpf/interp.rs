@@ -66,7 +66,9 @@ impl Coverage {
     }
     /// Indices never executed.
     pub fn uncovered(&self) -> Vec<usize> {
-        (0..self.hits.len()).filter(|&i| self.hits[i] == 0).collect()
+        (0..self.hits.len())
+            .filter(|&i| self.hits[i] == 0)
+            .collect()
     }
 }
 
@@ -199,7 +201,9 @@ fn run<R: Recorder>(prog: &Program, words: &Words, rec: &mut R) -> Result<RetVal
             }
             BPF_JMP => {
                 if insn.code == BPF_JMP | BPF_JA {
-                    next = next.checked_add(k as usize).ok_or(EvalError::OutOfBounds { pc })?;
+                    next = next
+                        .checked_add(k as usize)
+                        .ok_or(EvalError::OutOfBounds { pc })?;
                 } else {
                     let operand = if src(insn.code) == BPF_X { x } else { k };
                     let taken = match op(insn.code) {
@@ -254,7 +258,10 @@ mod tests {
         assert_eq!(eval(&prog, &data(1, [0; 6])).unwrap(), RetVal(0));
         let i386 = SeccompData::new(0x4000_0003, 0, [0; 6]);
         let t = trace(&prog, &i386).unwrap();
-        assert_eq!((t.ret, t.steps, t.path.clone(), t.words_read), (RetVal(0), 3, vec![0, 1, 5], 0b10));
+        assert_eq!(
+            (t.ret, t.steps, t.path.clone(), t.words_read),
+            (RetVal(0), 3, vec![0, 1, 5], 0b10)
+        );
     }
 
     #[test]
@@ -265,8 +272,14 @@ mod tests {
             Insn::stmt(BPF_ALU | BPF_MUL | BPF_K, 3),
             Insn::stmt(BPF_RET | BPF_A, 0),
         ]);
-        assert_eq!(eval(&prog, &data(0, [0xffff_ffff, 0, 0, 0, 0, 0])).unwrap(), RetVal(0));
-        assert_eq!(eval(&prog, &data(0, [5, 0, 0, 0, 0, 0])).unwrap(), RetVal(18));
+        assert_eq!(
+            eval(&prog, &data(0, [0xffff_ffff, 0, 0, 0, 0, 0])).unwrap(),
+            RetVal(0)
+        );
+        assert_eq!(
+            eval(&prog, &data(0, [5, 0, 0, 0, 0, 0])).unwrap(),
+            RetVal(18)
+        );
     }
 
     #[test]
@@ -302,13 +315,19 @@ mod tests {
             Insn::stmt(BPF_ALU | BPF_NEG, 0),
             Insn::stmt(BPF_RET | BPF_A, 0),
         ]);
-        assert_eq!(eval(&prog, &data(0, [0; 6])).unwrap(), RetVal(64u32.wrapping_neg()));
+        assert_eq!(
+            eval(&prog, &data(0, [0; 6])).unwrap(),
+            RetVal(64u32.wrapping_neg())
+        );
     }
 
     #[test]
     fn invalid_programs_error_instead_of_panicking() {
         let fall_off = Program::new(vec![Insn::ld_abs(0)]);
-        assert_eq!(eval(&fall_off, &data(0, [0; 6])), Err(EvalError::OutOfBounds { pc: 1 }));
+        assert_eq!(
+            eval(&fall_off, &data(0, [0; 6])),
+            Err(EvalError::OutOfBounds { pc: 1 })
+        );
         let bad_load = Program::new(vec![Insn::ld_abs(64), Insn::ret(0)]);
         assert!(eval(&bad_load, &data(0, [0; 6])).is_err());
         let huge_ja = Program::new(vec![Insn::ja(u32::MAX), Insn::ret(0)]);

@@ -4,7 +4,11 @@
 //! Nothing here knows about policies; `compile` and `verify` meet at [`Program`].
 
 pub mod action;
+pub mod analysis;
+pub mod asm;
+pub mod cache;
 pub mod data;
+pub mod disasm;
 pub mod insn;
 pub mod interp;
 pub mod testing;

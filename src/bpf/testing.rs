@@ -187,7 +187,11 @@ fn random_insn(rng: &mut Rng, cfg: &GenConfig, remaining: usize, memvalid: u16) 
             4..=7 => {
                 let ops = [BPF_JEQ, BPF_JEQ, BPF_JGT, BPF_JGE, BPF_JSET];
                 let o = rng.pick(&ops);
-                let s = if cfg.x_register && rng.chance(1, 5) { BPF_X } else { BPF_K };
+                let s = if cfg.x_register && rng.chance(1, 5) {
+                    BPF_X
+                } else {
+                    BPF_K
+                };
                 let jt = (random_offset(rng) as usize).min(max_off) as u8;
                 let jf = (random_offset(rng) as usize).min(max_off) as u8;
                 Insn::jump(BPF_JMP | o | s, random_constant(rng, cfg), jt, jf)
@@ -235,7 +239,11 @@ fn random_insn(rng: &mut Rng, cfg: &GenConfig, remaining: usize, memvalid: u16) 
                     };
                     Insn::stmt(code, slot)
                 } else {
-                    let code = if cfg.x_register && rng.chance(1, 3) { BPF_STX } else { BPF_ST };
+                    let code = if cfg.x_register && rng.chance(1, 3) {
+                        BPF_STX
+                    } else {
+                        BPF_ST
+                    };
                     Insn::stmt(code, rng.below(16) as u32)
                 }
             }
@@ -258,7 +266,9 @@ pub fn random_data(rng: &mut Rng, prog: &Program, arch_tokens: &[u32]) -> Seccom
     let word = |rng: &mut Rng| -> u32 {
         match rng.below(3) {
             0 => rng.next_u32(),
-            _ => rng.pick(&consts).wrapping_add(rng.pick(&[0u32, 0, 1, u32::MAX])),
+            _ => rng
+                .pick(&consts)
+                .wrapping_add(rng.pick(&[0u32, 0, 1, u32::MAX])),
         }
     };
     let half = |rng: &mut Rng| -> u64 { word(rng) as u64 };

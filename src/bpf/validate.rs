@@ -176,6 +176,45 @@ pub fn is_seccomp_opcode(code: u16) -> bool {
         }
 }
 
+/// The rule `bpf_check_classic`'s per-instruction checks find broken at `pc`, if any.
+fn classic_rule(pc: usize, insn: &Insn, flen: usize) -> Option<Rule> {
+    let (code, k) = (insn.code, insn.k);
+    if !is_classic_opcode(code) {
+        return Some(Rule::UnknownOpcode);
+    }
+    let is = |codes: &[u16]| codes.contains(&code);
+    if is(&[BPF_ALU | BPF_DIV | BPF_K, BPF_ALU | BPF_MOD | BPF_K]) {
+        (k == 0).then_some(Rule::DivisionByZero)
+    } else if is(&[BPF_ALU | BPF_LSH | BPF_K, BPF_ALU | BPF_RSH | BPF_K]) {
+        (k >= 32).then_some(Rule::ShiftTooLarge)
+    } else if is(&[BPF_LD | BPF_MEM, BPF_LDX | BPF_MEM, BPF_ST, BPF_STX]) {
+        (k >= BPF_MEMWORDS).then_some(Rule::ScratchIndexOutOfRange)
+    } else if insn.is_ja() {
+        // The kernel compares as unsigned: `k >= flen - pc - 1`.
+        (k as u64 >= (flen - pc - 1) as u64).then_some(Rule::JumpOutOfRange {
+            target: pc as u64 + 1 + k as u64,
+        })
+    } else if insn.is_conditional_jump() {
+        [insn.jt, insn.jf]
+            .into_iter()
+            .map(|off| pc + off as usize + 1)
+            .find(|&target| target >= flen)
+            .map(|target| Rule::JumpOutOfRange {
+                target: target as u64,
+            })
+    } else if is(&[
+        BPF_LD | BPF_W | BPF_ABS,
+        BPF_LD | BPF_H | BPF_ABS,
+        BPF_LD | BPF_B | BPF_ABS,
+    ]) {
+        let unknown_ancillary =
+            k >= SKF_AD_OFF && ((k - SKF_AD_OFF) % 4 != 0 || k - SKF_AD_OFF > SKF_AD_LAST);
+        unknown_ancillary.then_some(Rule::BadLoadOffset)
+    } else {
+        None
+    }
+}
+
 /// Checks `prog` exactly as the kernel does when it is loaded with `seccomp(2)` or
 /// `prctl(PR_SET_SECCOMP)`. `Ok` means the kernel accepts it.
 pub fn validate(prog: &Program) -> Result<(), ValidationError> {
@@ -200,60 +239,8 @@ pub fn validate(prog: &Program) -> Result<(), ValidationError> {
 
     // 2. bpf_check_classic's per-instruction pass.
     for (pc, insn) in insns.iter().enumerate() {
-        let code = insn.code;
-        if !is_classic_opcode(code) {
-            return Err(at(pc, Rule::UnknownOpcode));
-        }
-        let k = insn.k;
-        match code {
-            c if c == BPF_ALU | BPF_DIV | BPF_K || c == BPF_ALU | BPF_MOD | BPF_K => {
-                if k == 0 {
-                    return Err(at(pc, Rule::DivisionByZero));
-                }
-            }
-            c if c == BPF_ALU | BPF_LSH | BPF_K || c == BPF_ALU | BPF_RSH | BPF_K => {
-                if k >= 32 {
-                    return Err(at(pc, Rule::ShiftTooLarge));
-                }
-            }
-            c if c == BPF_LD | BPF_MEM || c == BPF_LDX | BPF_MEM || c == BPF_ST || c == BPF_STX => {
-                if k >= BPF_MEMWORDS {
-                    return Err(at(pc, Rule::ScratchIndexOutOfRange));
-                }
-            }
-            c if c == BPF_JMP | BPF_JA => {
-                // The kernel compares as unsigned: `k >= flen - pc - 1`.
-                if k as u64 >= (flen - pc - 1) as u64 {
-                    return Err(at(
-                        pc,
-                        Rule::JumpOutOfRange {
-                            target: pc as u64 + 1 + k as u64,
-                        },
-                    ));
-                }
-            }
-            c if insn.is_conditional_jump() && c != BPF_JMP | BPF_JA => {
-                for off in [insn.jt, insn.jf] {
-                    let target = pc + off as usize + 1;
-                    if target >= flen {
-                        return Err(at(
-                            pc,
-                            Rule::JumpOutOfRange {
-                                target: target as u64,
-                            },
-                        ));
-                    }
-                }
-            }
-            c if c == BPF_LD | BPF_W | BPF_ABS
-                || c == BPF_LD | BPF_H | BPF_ABS
-                || c == BPF_LD | BPF_B | BPF_ABS =>
-            {
-                if k >= SKF_AD_OFF && ((k - SKF_AD_OFF) % 4 != 0 || k - SKF_AD_OFF > SKF_AD_LAST) {
-                    return Err(at(pc, Rule::BadLoadOffset));
-                }
-            }
-            _ => {}
+        if let Some(rule) = classic_rule(pc, insn, flen) {
+            return Err(at(pc, rule));
         }
     }
 
@@ -366,18 +353,30 @@ mod tests {
     #[test]
     fn alu_constants() {
         let div0 = Insn::stmt(BPF_ALU | BPF_DIV | BPF_K, 0);
-        assert_eq!(rule(&p(&[div0, Insn::ret(0)])), Some((Some(0), Rule::DivisionByZero)));
+        assert_eq!(
+            rule(&p(&[div0, Insn::ret(0)])),
+            Some((Some(0), Rule::DivisionByZero))
+        );
         let divx = Insn::stmt(BPF_ALU | BPF_DIV | BPF_X, 0);
         assert_eq!(rule(&p(&[divx, Insn::ret(0)])), None);
         let lsh = Insn::stmt(BPF_ALU | BPF_LSH | BPF_K, 32);
-        assert_eq!(rule(&p(&[lsh, Insn::ret(0)])), Some((Some(0), Rule::ShiftTooLarge)));
+        assert_eq!(
+            rule(&p(&[lsh, Insn::ret(0)])),
+            Some((Some(0), Rule::ShiftTooLarge))
+        );
         let modk = Insn::stmt(BPF_ALU | BPF_MOD | BPF_K, 3);
-        assert_eq!(rule(&p(&[modk, Insn::ret(0)])), Some((Some(0), Rule::NotAllowedInSeccomp)));
+        assert_eq!(
+            rule(&p(&[modk, Insn::ret(0)])),
+            Some((Some(0), Rule::NotAllowedInSeccomp))
+        );
     }
 
     #[test]
     fn last_must_return() {
-        assert_eq!(rule(&p(&[Insn::ld_abs(0)])), Some((Some(0), Rule::LastNotRet)));
+        assert_eq!(
+            rule(&p(&[Insn::ld_abs(0)])),
+            Some((Some(0), Rule::LastNotRet))
+        );
         assert_eq!(rule(&p(&[Insn::stmt(BPF_RET | BPF_A, 7)])), None);
         assert_eq!(
             rule(&p(&[Insn::stmt(BPF_RET | BPF_X, 0)])),
@@ -402,11 +401,21 @@ mod tests {
         );
         // Stored on both branches.
         assert_eq!(
-            rule(&p(&[jeq(0, 2), st(1), Insn::ja(1), st(1), ld(1), Insn::ret(0)])),
+            rule(&p(&[
+                jeq(0, 2),
+                st(1),
+                Insn::ja(1),
+                st(1),
+                ld(1),
+                Insn::ret(0)
+            ])),
             None
         );
         // A RET does not reset the set: code after it inherits the RET's stores.
         assert_eq!(rule(&p(&[st(0), Insn::ret(0), ld(0), Insn::ret(0)])), None);
-        assert_eq!(rule(&p(&[st(16), Insn::ret(0)])), Some((Some(0), Rule::ScratchIndexOutOfRange)));
+        assert_eq!(
+            rule(&p(&[st(16), Insn::ret(0)])),
+            Some((Some(0), Rule::ScratchIndexOutOfRange))
+        );
     }
 }

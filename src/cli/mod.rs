@@ -1,7 +1,125 @@
 //! The `secopt` command line.
+//!
+//! Exit codes (DESIGN.md §7): 0 success, 1 a found difference or failed check, 2 bad usage or
+//! bad input. Errors go to stderr as `secopt: error: FILE:PLACE: message`.
+
+mod analyze;
+mod asm_cmd;
+mod emu;
+pub mod io;
+
+use clap::{Parser, Subcommand};
+use std::fmt;
+
+/// Exit code for success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code for a found difference or a failed check.
+pub const EXIT_DIFFERENT: i32 = 1;
+/// Exit code for bad usage or bad input.
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+/// Why a command stopped; carries its exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad usage or bad input (exit 2).
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_BAD_INPUT,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Output format of reporting verbs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    #[default]
+    Text,
+    /// One JSON document for machines.
+    Json,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "secopt",
+    version,
+    about = "Optimizing compiler, verifier and analyzer for Linux seccomp-bpf filters",
+    long_about = "secopt reads seccomp filters (raw cBPF as loaded by seccomp(2), or secopt assembly), \
+checks them exactly as the kernel would, runs them with the kernel's semantics, and reports what \
+they cost and which syscalls the kernel can cache.\n\n\
+Inputs: FILE or `-` for stdin. Raw filters are arrays of 8-byte little-endian struct sock_filter \
+(bwrap --seccomp, crun's run.oci.seccomp_bpf_data, PTRACE_SECCOMP_GET_FILTER dumps); anything that \
+is UTF-8 text without NUL bytes is read as assembly unless --input-format says otherwise.\n\n\
+Exit codes: 0 success, 1 a difference or failed check, 2 bad usage or bad input.",
+    after_help = "Examples:\n  \
+secopt asm filter.s -o filter.bpf          assemble text into a raw filter\n  \
+secopt disasm filter.bpf                   show a raw filter as assembly with syscall names\n  \
+secopt emu filter.bpf --arch x86_64 --nr openat --arg 2=0x80000   run one syscall through it\n  \
+secopt analyze filter.bpf --format json    cacheable syscalls and path lengths per arch"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show a filter as assembly text (syscall, field and action names resolved per arch).
+    Disasm(asm_cmd::DisasmArgs),
+    /// Assemble text into a raw filter (validated as the kernel would before it is written).
+    Asm(asm_cmd::AsmArgs),
+    /// Run a filter on one seccomp_data with the kernel's semantics and show the path taken.
+    Emu(emu::EmuArgs),
+    /// Report a filter's size and limits, per-arch cacheable syscalls, per-syscall path lengths
+    /// and which syscalls read which arguments.
+    Analyze(analyze::AnalyzeArgs),
+}
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    eprintln!("secopt: not yet implemented");
-    2
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                EXIT_BAD_INPUT
+            } else {
+                EXIT_OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Disasm(a) => asm_cmd::disasm(a),
+        Command::Asm(a) => asm_cmd::asm(a),
+        Command::Emu(a) => emu::run(a),
+        Command::Analyze(a) => analyze::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("secopt: error: {f}");
+            f.code
+        }
+    }
+}
+
+/// Prints a JSON value to stdout.
+fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
 }

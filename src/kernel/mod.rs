@@ -1,1 +1,24 @@
 //! Talking to the running kernel: installing filters and observing its decisions.
+//!
+//! - [`seccomp`] (any Linux): `no_new_privs`, attaching a filter, reading a tracee's filters
+//!   back with `PTRACE_SECCOMP_GET_FILTER`.
+//! - [`entry`] (x86_64 Linux): issuing a system call through the native, i386 (`int $0x80`)
+//!   and x32 entries, and the `seccomp_data` each produces.
+//! - [`oracle`] (x86_64 Linux): asking the kernel which return instruction a program takes
+//!   for given calls, without letting any call run.
+
+#[cfg(target_os = "linux")]
+pub mod seccomp;
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod entry;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod oracle;
+
+#[cfg(target_os = "linux")]
+pub use seccomp::{get_filter, install_filter, install_filter_raw, set_no_new_privs};
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub use entry::Entry;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub use oracle::{Answer, Call, Oracle, OracleError};

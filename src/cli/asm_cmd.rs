@@ -1,0 +1,105 @@
+//! `secopt disasm` and `secopt asm`.
+
+use super::io::{display_name, load_program, read_input, write_output, InputFormat};
+use super::{print_json, Failure, Format, EXIT_OK};
+use crate::arch::Arch;
+use crate::bpf::{asm, disasm, validate};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct DisasmArgs {
+    /// The filter: raw cBPF or assembly (`-` for stdin).
+    #[arg(default_value = "-")]
+    pub input: PathBuf,
+    /// How the input is encoded.
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    pub input_format: InputFormat,
+    /// Architecture to name syscalls for when the program never checks `arch`
+    /// (programs that check it are named per arch block automatically).
+    #[arg(long, value_parser = parse_arch)]
+    pub arch: Option<Arch>,
+    /// Leave out the `; <index>` comment after each instruction.
+    #[arg(long)]
+    pub no_index: bool,
+    /// `text` (assembly) or `json` (instructions with their raw fields and text).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write here instead of stdout (atomically).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AsmArgs {
+    /// The assembly source (`-` for stdin).
+    pub input: PathBuf,
+    /// Where to write the raw filter (`-` for stdout; refused when stdout is a terminal).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+/// Parses an architecture name in any common spelling, for `--arch`.
+pub fn parse_arch(s: &str) -> Result<Arch, String> {
+    Arch::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Arch::ALL.iter().map(|a| a.name()).collect();
+        format!(
+            "unknown architecture `{s}`; expected one of {}",
+            names.join(", ")
+        )
+    })
+}
+
+pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
+    let prog = load_program(&args.input, args.input_format)?;
+    let opts = disasm::DisasmOptions {
+        index_comments: !args.no_index,
+        arch: args.arch,
+    };
+    let text = disasm::disassemble(&prog, &opts);
+    let out = match args.format {
+        Format::Text => text.into_bytes(),
+        Format::Json => {
+            let insns: Vec<serde_json::Value> = prog
+                .insns
+                .iter()
+                .enumerate()
+                .map(|(i, insn)| {
+                    serde_json::json!({"index": i, "code": insn.code, "jt": insn.jt, "jf": insn.jf, "k": insn.k})
+                })
+                .collect();
+            let doc = serde_json::json!({
+                "input": display_name(&args.input),
+                "length": prog.len(),
+                "instructions": insns,
+                "assembly": text,
+            });
+            if args.output.is_none() {
+                print_json(&doc)?;
+                return Ok(EXIT_OK);
+            }
+            serde_json::to_vec_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
+        }
+    };
+    write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
+    Ok(EXIT_OK)
+}
+
+pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
+    let name = display_name(&args.input);
+    let bytes = read_input(&args.input)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|e| Failure::input(format!("{name}: not UTF-8 text: {e}")))?;
+    let prog = asm::assemble(text).map_err(|e| Failure::input(format!("{name}:{e}")))?;
+    // The assembler validates; check again so no path here can write an unvalidated filter.
+    validate::validate(&prog)
+        .map_err(|e| Failure::input(format!("{name}: the kernel would reject this filter: {e}")))?;
+    let output = args.output.unwrap_or_else(|| PathBuf::from("-"));
+    if output.as_os_str() == "-" && std::io::stdout().is_terminal() {
+        return Err(Failure::input(
+            "refusing to write a binary filter to a terminal; use -o FILE or redirect stdout",
+        ));
+    }
+    write_output(&output, &prog.to_raw())?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,184 @@
+//! `secopt emu`: run a filter on one `seccomp_data` with the kernel's semantics and show the
+//! path it takes.
+
+use super::asm_cmd::parse_arch;
+use super::io::{display_name, load_program, InputFormat};
+use super::{print_json, Failure, Format, EXIT_OK};
+use crate::arch::Arch;
+use crate::bpf::action::parse_u32;
+use crate::bpf::{disasm, interp, Field, SeccompData};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+secopt emu filter.bpf --arch x86_64 --nr openat --arg 2=0x80000\n  \
+secopt emu filter.bpf --arch x86 --nr 102 --arg 0=1          (i386 socketcall(SYS_SOCKET))\n  \
+secopt emu filter.bpf --arch-token 0x12345678 --nr 0         (an arch no kernel has)")]
+pub struct EmuArgs {
+    /// The filter: raw cBPF or assembly (`-` for stdin).
+    pub input: PathBuf,
+    /// How the input is encoded.
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    pub input_format: InputFormat,
+    /// Architecture of the syscall (sets `seccomp_data.arch`; x32 also sets bit 30 of a named nr).
+    /// Default: the host's.
+    #[arg(long, value_parser = parse_arch, conflicts_with = "arch_token")]
+    pub arch: Option<Arch>,
+    /// A raw `seccomp_data.arch` value instead of --arch.
+    #[arg(long, value_parser = parse_word)]
+    pub arch_token: Option<u32>,
+    /// Syscall name (resolved for --arch) or number (decimal, 0x hex, or negative like -1).
+    #[arg(long)]
+    pub nr: String,
+    /// An argument as INDEX=VALUE (64-bit; repeat for several). Unset arguments are 0.
+    #[arg(long = "arg", value_parser = parse_arg)]
+    pub args: Vec<(usize, u64)>,
+    /// `seccomp_data.instruction_pointer`.
+    #[arg(long, value_parser = parse_u64, default_value = "0")]
+    pub ip: u64,
+    /// `text` (the path, one instruction a line) or `json`.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+fn parse_word(s: &str) -> Result<u32, String> {
+    parse_u32(s).ok_or_else(|| format!("`{s}` is not a 32-bit number"))
+}
+
+fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if let Some(neg) = t.strip_prefix('-') {
+        neg.parse::<u64>().ok().map(|v| v.wrapping_neg())
+    } else {
+        t.parse::<u64>().ok()
+    };
+    v.ok_or_else(|| format!("`{s}` is not a 64-bit number (decimal, 0x hex, or negative)"))
+}
+
+fn parse_arg(s: &str) -> Result<(usize, u64), String> {
+    let (i, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected INDEX=VALUE, e.g. 0=3"))?;
+    let index: usize = i
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&i| i < 6)
+        .ok_or_else(|| format!("`{s}`: argument index must be 0 to 5"))?;
+    Ok((index, parse_u64(v)?))
+}
+
+fn resolve_nr(text: &str, arch: Option<Arch>) -> Result<i32, Failure> {
+    if text
+        .trim_start()
+        .starts_with(|c: char| c.is_ascii_digit() || c == '-')
+    {
+        let v = parse_u64(text).map_err(|e| Failure::input(format!("--nr: {e}")))?;
+        let fits = v <= u32::MAX as u64 || v >= (i32::MIN as i64) as u64;
+        if !fits {
+            return Err(Failure::input(format!(
+                "--nr: `{text}` does not fit in 32 bits"
+            )));
+        }
+        return Ok(v as u32 as i32);
+    }
+    let arch = arch.ok_or_else(|| {
+        Failure::input(format!(
+            "--nr: `{text}` is a name, but there is no architecture to resolve it for; give --arch"
+        ))
+    })?;
+    arch.syscalls()
+        .nr(text.trim())
+        .map(|n| n as i32)
+        .ok_or_else(|| Failure::input(format!("--nr: unknown syscall `{text}` for {arch}")))
+}
+
+pub fn run(args: EmuArgs) -> Result<i32, Failure> {
+    let prog = load_program(&args.input, args.input_format)?;
+    let arch = match args.arch_token {
+        Some(_) => None,
+        None => Some(args.arch.or_else(Arch::host).ok_or_else(|| {
+            Failure::input(
+                "this host's architecture is unknown to secopt; give --arch or --arch-token",
+            )
+        })?),
+    };
+    let token = args
+        .arch_token
+        .unwrap_or_else(|| arch.map_or(0, |a| a.token()));
+    let nr = resolve_nr(&args.nr, arch)?;
+    let mut data = SeccompData::new(token, nr, [0; 6]);
+    data.instruction_pointer = args.ip;
+    for &(i, v) in &args.args {
+        data.args[i] = v;
+    }
+    let trace = interp::trace(&prog, &data)
+        .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;
+    let endian = data.endian();
+    let words_read: Vec<String> = (0..16u32)
+        .filter(|w| trace.words_read & (1 << w) != 0)
+        .filter_map(|w| Field::at_offset(4 * w, endian).map(Field::name))
+        .collect();
+    let lines = disasm::instruction_texts(
+        &prog,
+        &disasm::DisasmOptions {
+            index_comments: false,
+            arch,
+        },
+    );
+    match args.format {
+        Format::Json => {
+            let path: Vec<serde_json::Value> = trace
+                .path
+                .iter()
+                .map(|&pc| serde_json::json!({"index": pc, "text": lines[pc]}))
+                .collect();
+            print_json(&serde_json::json!({
+                "input": display_name(&args.input),
+                "seccomp_data": data,
+                "return": trace.ret.0,
+                "action": trace.ret.to_string(),
+                "steps": trace.steps,
+                "path": path,
+                "words_read": words_read,
+                "division_by_zero": trace.div_by_zero,
+            }))?;
+        }
+        Format::Text => {
+            let name = arch
+                .and_then(|a| a.syscalls().name(nr as u32))
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            println!(
+                "seccomp_data: arch=0x{token:08x}{} nr={nr}{name} ip=0x{:x} args=[{}]",
+                arch.map(|a| format!(" ({a})")).unwrap_or_default(),
+                data.instruction_pointer,
+                data.args
+                    .iter()
+                    .map(|a| format!("0x{a:x}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for &pc in &trace.path {
+                println!("{pc:>5}  {}", lines[pc]);
+            }
+            if trace.div_by_zero {
+                println!("       division by X == 0: the kernel's filter returns 0 here");
+            }
+            println!(
+                "result: {} (0x{:08x}) after {} instructions; read {}",
+                trace.ret,
+                trace.ret.0,
+                trace.steps,
+                if words_read.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    words_read.join(", ")
+                }
+            );
+        }
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,140 @@
+//! Bad input to the `secopt` binary: a clear message naming the file and the place, exit
+//! code 2, no panic, and no output file left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn secopt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(args)
+        .output()
+        .expect("run secopt")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("secopt-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Encodes instructions as raw little-endian `struct sock_filter`, by hand.
+fn raw(insns: &[(u16, u8, u8, u32)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for &(code, jt, jf, k) in insns {
+        v.extend_from_slice(&code.to_le_bytes());
+        v.push(jt);
+        v.push(jf);
+        v.extend_from_slice(&k.to_le_bytes());
+    }
+    v
+}
+
+fn assert_bad_input(out: &Output, must_contain: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    for s in must_contain {
+        assert!(stderr.contains(s), "stderr lacks {s:?}: {stderr}");
+    }
+    assert!(out.stdout.is_empty(), "no partial output on stdout");
+}
+
+const RET_ALLOW: (u16, u8, u8, u32) = (0x06, 0, 0, 0x7fff_0000);
+
+#[test]
+fn raw_inputs_the_kernel_would_reject() {
+    let d = tmpdir("raw");
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
+        (
+            "truncated.bpf",
+            vec![0x06, 0, 0, 0, 0, 0, 0x7f, 0x7f, 0x06, 0],
+            vec!["truncated.bpf", "10 bytes", "multiple of 8"],
+        ),
+        ("empty.bpf", vec![], vec!["empty.bpf", "empty"]),
+        (
+            "huge.bpf",
+            raw(&vec![RET_ALLOW; 4097]),
+            vec!["huge.bpf", "4097", "4096"],
+        ),
+        // 0x0e is RET X: not a classic opcode the kernel accepts.
+        (
+            "opcode.bpf",
+            raw(&[(0x20, 0, 0, 0), (0x0e, 0, 0, 0), RET_ALLOW]),
+            vec!["opcode.bpf", "instruction 1"],
+        ),
+        // JEQ at 0 with jf=5 in a 3-instruction program.
+        (
+            "jump.bpf",
+            raw(&[(0x15, 0, 5, 0), RET_ALLOW, RET_ALLOW]),
+            vec!["jump.bpf", "instruction 0", "target 6"],
+        ),
+        // LD W ABS 66: beyond seccomp_data.
+        (
+            "load.bpf",
+            raw(&[(0x20, 0, 0, 66), RET_ALLOW]),
+            vec!["load.bpf", "instruction 0", "multiple of 4 below 64"],
+        ),
+        // Last instruction is not a return.
+        (
+            "noret.bpf",
+            raw(&[(0x20, 0, 0, 0)]),
+            vec!["noret.bpf", "RET"],
+        ),
+        // LD M[2] before any store.
+        (
+            "scratch.bpf",
+            raw(&[(0x60, 0, 0, 2), RET_ALLOW]),
+            vec!["scratch.bpf", "M[2]"],
+        ),
+    ];
+    for (name, bytes, expect) in cases {
+        let path = write(&d, name, &bytes);
+        for verb in [
+            &["disasm", "--input-format", "raw"][..],
+            &["analyze", "--input-format", "raw"][..],
+        ] {
+            let mut args = verb.to_vec();
+            args.push(&path);
+            assert_bad_input(&secopt(&args), &expect);
+        }
+    }
+}
+
+#[test]
+fn missing_file_and_bad_usage() {
+    assert_bad_input(
+        &secopt(&["disasm", "/nonexistent/filter.bpf"]),
+        &["/nonexistent/filter.bpf"],
+    );
+    assert_bad_input(&secopt(&["frobnicate"]), &[]);
+    assert_bad_input(
+        &secopt(&["emu", "/nonexistent.bpf", "--nr", "read"]),
+        &["/nonexistent.bpf"],
+    );
+}
+
+#[test]
+fn malformed_assembly_reports_line_and_column_and_writes_nothing() {
+    let d = tmpdir("asm");
+    let src = write(
+        &d,
+        "bad.s",
+        b"ld [arch]\n  jeq #bogus_thing, a, b\nret ALLOW\n",
+    );
+    let out_path = d.join("out.bpf");
+    let out = secopt(&["asm", &src, "-o", out_path.to_str().unwrap()]);
+    assert_bad_input(&out, &["bad.s:2:"]);
+    assert!(!out_path.exists(), "no output file after a failed assembly");
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "only the source remains: {leftovers:?}");
+}

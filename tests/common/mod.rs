@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests. Each test crate uses only some of them.
+#![allow(dead_code)]
+
+pub mod libseccomp_profiles;
