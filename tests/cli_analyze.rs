@@ -1,0 +1,220 @@
+//! End-to-end tests of the `secopt` binary on filters nobody here wrote: the system
+//! libseccomp's programs for Docker's default profile, checked against independent counts.
+
+mod common;
+
+use common::libseccomp_profiles::docker_default;
+use secopt::bpf::insn::*;
+use secopt::bpf::{interp, Program, RetVal, SeccompData};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn secopt(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(args)
+        .output()
+        .expect("run secopt");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("secopt-cli-analyze-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// The instructions the kernel's cache emulator understands (kernel/seccomp.c,
+/// `seccomp_is_const_allow`).
+fn emulator_understands(insn: &secopt::bpf::Insn) -> bool {
+    let c = insn.code;
+    c == BPF_LD | BPF_W | BPF_ABS
+        || c == BPF_RET | BPF_K
+        || c == BPF_JMP | BPF_JA
+        || [BPF_JEQ, BPF_JGE, BPF_JGT, BPF_JSET].contains(&op(c)) && c == BPF_JMP | op(c) | BPF_K
+        || c == BPF_ALU | BPF_AND | BPF_K
+}
+
+/// Independent count of cacheability for one syscall, by running the interpreter: libseccomp
+/// decides a syscall without arguments exactly when its path reads only `nr` and `arch`, and
+/// then the emulator follows the same path.
+fn cacheable_by_interpreter(prog: &Program, token: u32, nr: u32) -> bool {
+    let t = interp::trace(prog, &SeccompData::new(token, nr as i32, [0; 6])).unwrap();
+    t.ret == RetVal::ALLOW
+        && t.words_read & !0b11 == 0
+        && t.path
+            .iter()
+            .all(|&pc| emulator_understands(&prog.insns[pc]))
+}
+
+#[test]
+fn analyze_reports_libseccomps_docker_filter_like_the_interpreter() {
+    for optimize in [1, 2] {
+        let filter = docker_default(optimize);
+        let prog = &filter.program;
+        let path = temp_file(&format!("docker-o{optimize}.bpf"), &prog.to_raw());
+        let (code, stdout, stderr) = secopt(&[
+            "analyze",
+            path.to_str().unwrap(),
+            "--kernel",
+            "6.18",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "stderr: {stderr}");
+        let report: Value = serde_json::from_str(&stdout).expect("JSON report");
+        assert_eq!(report["length"].as_u64().unwrap() as usize, prog.len());
+        let arches: Vec<&str> = report["arches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["arch"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            arches,
+            ["x86_64", "x86", "x32"],
+            "arches found by the arch checks"
+        );
+
+        for arch in report["arches"].as_array().unwrap() {
+            let name = arch["arch"].as_str().unwrap();
+            let token = arch["token"].as_u64().unwrap() as u32;
+            let mut expected_cacheable = Vec::new();
+            for s in arch["syscalls"].as_array().unwrap() {
+                let nr = s["nr"].as_u64().unwrap() as u32;
+                let bypass = s["never_filtered"].as_bool().unwrap();
+                // x32 numbers are outside every kernel bitmap; uretprobe/uprobe bypass filters.
+                let expect = name != "x32" && !bypass && cacheable_by_interpreter(prog, token, nr);
+                if expect {
+                    expected_cacheable.push(nr);
+                }
+                assert_eq!(
+                    s["cached"].as_bool(),
+                    Some(expect),
+                    "{name} {} (nr {nr}) cacheability, optimize={optimize}",
+                    s["name"]
+                );
+                // Steps: the interpreter with all-zero arguments runs one of the paths.
+                let t = interp::trace(prog, &SeccompData::new(token, nr as i32, [0; 6])).unwrap();
+                let (min, max) = (
+                    s["min_steps"].as_u64().unwrap(),
+                    s["max_steps"].as_u64().unwrap(),
+                );
+                assert!(
+                    min <= t.steps as u64 && t.steps as u64 <= max,
+                    "{name} nr {nr}: interpreter ran {} steps, analyze says {min}..{max}",
+                    t.steps
+                );
+                if s["reads"].as_array().unwrap().is_empty() {
+                    assert_eq!(min, max, "{name} nr {nr}: no argument read, one path");
+                    assert_eq!(min, t.steps as u64);
+                }
+            }
+            let listed: Vec<u32> = arch["cacheable"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as u32)
+                .collect();
+            assert_eq!(listed, expected_cacheable, "{name} cacheable list");
+            assert_eq!(
+                arch["cacheable_count"].as_u64().unwrap() as usize,
+                listed.len()
+            );
+        }
+
+        // Facts from the profile itself (../shared/profiles/oci/docker-default.json).
+        let x86_64 = &report["arches"][0];
+        let find = |n: &str| {
+            x86_64["syscalls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == n)
+                .unwrap_or_else(|| panic!("{n} listed"))
+                .clone()
+        };
+        assert_eq!(find("read")["cached"], true);
+        assert_eq!(find("read")["returns"], serde_json::json!(["ALLOW"]));
+        assert_eq!(find("clone3")["returns"], serde_json::json!(["ERRNO(38)"]));
+        // libseccomp compares all 64 bits on x86_64: high half, then low half.
+        assert_eq!(
+            find("socket")["reads"],
+            serde_json::json!(["args[0].lo", "args[0].hi"])
+        );
+        assert_eq!(find("socket")["cached"], false);
+        assert_eq!(find("personality")["depends_on_args"], true);
+        // mount needs CAP_SYS_ADMIN, which Docker's default set lacks: the default action.
+        assert_eq!(find("mount")["returns"], serde_json::json!(["ERRNO(1)"]));
+        assert!(x86_64["cacheable_count"].as_u64().unwrap() > 250);
+    }
+}
+
+#[test]
+fn analyze_without_the_allow_cache_marks_nothing_cacheable() {
+    let prog = docker_default(1).program;
+    let path = temp_file("docker-nocache.bpf", &prog.to_raw());
+    let (code, stdout, stderr) = secopt(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--kernel",
+        "5.10",
+        "--arch",
+        "x86_64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["allow_cache"], false);
+    assert_eq!(report["arches"][0]["cacheable_count"], 0);
+}
+
+#[test]
+fn worked_example_in_the_readme_runs_as_described() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.s");
+    // socket(AF_INET6): arch check (2), nr load, x32 check, ten syscall compares, argument
+    // load, two domain compares, RET: 18 instructions, counted by hand from the source.
+    let (code, stdout, stderr) = secopt(&[
+        "emu", example, "--arch", "x86_64", "--nr", "socket", "--arg", "0=10", "--format", "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let run: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(run["action"], "ALLOW");
+    assert_eq!(run["steps"], 18);
+    assert_eq!(
+        run["words_read"],
+        serde_json::json!(["nr", "arch", "args[0].lo"])
+    );
+    // AF_UNIX (1) fails both domain compares and ends at `ret ERRNO(1)`: also 18.
+    let (_, stdout, _) = secopt(&[
+        "emu", example, "--arch", "x86_64", "--nr", "socket", "--arg", "0=1", "--format", "json",
+    ]);
+    let run: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (run["action"].as_str(), run["steps"].as_u64()),
+        (Some("ERRNO(1)"), Some(18))
+    );
+
+    // asm → raw → disasm → asm gives the same bytes through the CLI.
+    let dir = std::env::temp_dir().join(format!("secopt-cli-roundtrip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b, text) = (dir.join("a.bpf"), dir.join("b.bpf"), dir.join("a.s"));
+    assert_eq!(secopt(&["asm", example, "-o", a.to_str().unwrap()]).0, 0);
+    assert_eq!(
+        secopt(&["disasm", a.to_str().unwrap(), "-o", text.to_str().unwrap()]).0,
+        0
+    );
+    assert_eq!(
+        secopt(&["asm", text.to_str().unwrap(), "-o", b.to_str().unwrap()]).0,
+        0
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(std::fs::read(&a).unwrap().len(), 20 * 8);
+}
