@@ -222,6 +222,8 @@ fn random_insn(rng: &mut Rng, cfg: &GenConfig, remaining: usize, memvalid: u16) 
                 0 => Insn::stmt(BPF_MISC | BPF_TAX, 0),
                 1 => Insn::stmt(BPF_MISC | BPF_TXA, 0),
                 2 => Insn::stmt(BPF_LDX | BPF_W | BPF_LEN, 0),
+                // Shift counts of 32 and more (taken `& 31` by the kernel) need X >= 32.
+                3 => Insn::stmt(BPF_LDX | BPF_IMM, 28 + rng.below(40) as u32),
                 _ => Insn::stmt(BPF_LDX | BPF_IMM, random_constant(rng, cfg)),
             },
             13 if cfg.alu => match rng.below(3) {
