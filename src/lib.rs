@@ -10,3 +10,4 @@ pub mod arch;
 pub mod bpf;
 pub mod cli;
 pub mod kernel;
+pub mod policy;

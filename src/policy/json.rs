@@ -1,0 +1,343 @@
+//! A small JSON tree for the front ends: keeps key order, rejects duplicate keys, and gives
+//! every value a JSON path (`$.syscalls[12].args[0].op`) so that errors can say where.
+//!
+//! The front ends walk this tree by hand instead of deriving `Deserialize` on typed structs:
+//! that way every message can name the offending place and list what was expected, and the
+//! field-by-field rules of each reference tool (null means absent, unknown keys ignored or
+//! refused, ...) are spelled out in one place each.
+
+use super::{PolicyError, Warning};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::collections::HashSet;
+use std::fmt;
+
+/// A parsed JSON value. Objects keep their keys in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Json {
+    Null,
+    Bool(bool),
+    /// A non-negative integer.
+    UInt(u64),
+    /// A negative integer.
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Arr(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    /// How the value is described in "expected X, found Y" messages.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "a boolean",
+            Json::UInt(_) | Json::Int(_) => "an integer",
+            Json::Float(_) => "a fractional number",
+            Json::Str(_) => "a string",
+            Json::Arr(_) => "an array",
+            Json::Obj(_) => "an object",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+        Ok(Json::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+        Ok(if v >= 0 {
+            Json::UInt(v as u64)
+        } else {
+            Json::Int(v)
+        })
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+        Ok(Json::UInt(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        Ok(Json::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+        Ok(Json::Str(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Json, E> {
+        Ok(Json::Str(v))
+    }
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+    fn visit_none<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Arr(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        // Go's encoding/json and serde both let a repeated key silently overwrite the first
+        // one; in a security policy that hides mistakes, so secopt refuses it.
+        let mut entries: Vec<(String, Json)> = Vec::new();
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let value = map.next_value()?;
+            entries.push((key, value));
+        }
+        Ok(Json::Obj(entries))
+    }
+}
+
+/// Parses `bytes` as one JSON document. Syntax errors carry line and column.
+pub(crate) fn parse_document(bytes: &[u8], file: &str) -> Result<Json, PolicyError> {
+    serde_json::from_slice::<Json>(bytes).map_err(|e| {
+        let mut message = e.to_string();
+        // serde_json appends " at line L column C"; the error type carries them separately.
+        if let Some(at) = message.rfind(" at line ") {
+            message.truncate(at);
+        }
+        PolicyError::Syntax {
+            file: file.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message,
+        }
+    })
+}
+
+/// A JSON path such as `$.syscalls[3].names[0]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JPath(String);
+
+impl JPath {
+    pub(crate) fn root() -> JPath {
+        JPath("$".to_owned())
+    }
+    /// The path of member `key` of this object.
+    pub(crate) fn key(&self, key: &str) -> JPath {
+        let plain = !key.is_empty()
+            && !key.starts_with(|c: char| c.is_ascii_digit())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if plain {
+            JPath(format!("{}.{key}", self.0))
+        } else {
+            // A JSON string literal is always a valid bracketed member name.
+            let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"));
+            JPath(format!("{}[{quoted}]", self.0))
+        }
+    }
+    /// The path of element `i` of this array.
+    pub(crate) fn index(&self, i: usize) -> JPath {
+        JPath(format!("{}[{i}]", self.0))
+    }
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for JPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The file being read, for error messages, and the warnings collected so far.
+pub(crate) struct Reader<'f> {
+    pub(crate) file: &'f str,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+impl<'f> Reader<'f> {
+    pub(crate) fn new(file: &'f str) -> Self {
+        Reader {
+            file,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// An error at `path`.
+    pub(crate) fn error(&self, path: &JPath, message: impl Into<String>) -> PolicyError {
+        PolicyError::Invalid {
+            file: self.file.to_owned(),
+            path: path.as_str().to_owned(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn warn(&mut self, path: &JPath, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            path: path.as_str().to_owned(),
+            message: message.into(),
+        });
+    }
+
+    /// A warning at a path already rendered as text (a rule's `origin`).
+    pub(crate) fn warn_at(&mut self, path: &str, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            path: path.to_owned(),
+            message: message.into(),
+        });
+    }
+
+    fn type_error(&self, path: &JPath, expected: &str, found: &Json) -> PolicyError {
+        self.error(path, format!("expected {expected}, found {}", found.kind()))
+    }
+
+    pub(crate) fn object<'j>(&self, v: &'j Json, path: &JPath) -> Result<Obj<'j>, PolicyError> {
+        match v {
+            Json::Obj(entries) => Ok(Obj {
+                entries,
+                path: path.clone(),
+                used: vec![false; entries.len()],
+            }),
+            other => Err(self.type_error(path, "an object", other)),
+        }
+    }
+
+    pub(crate) fn array<'j>(&self, v: &'j Json, path: &JPath) -> Result<&'j [Json], PolicyError> {
+        match v {
+            Json::Arr(items) => Ok(items),
+            other => Err(self.type_error(path, "an array", other)),
+        }
+    }
+
+    pub(crate) fn string<'j>(&self, v: &'j Json, path: &JPath) -> Result<&'j str, PolicyError> {
+        match v {
+            Json::Str(s) => Ok(s),
+            other => Err(self.type_error(path, "a string", other)),
+        }
+    }
+
+    /// A non-negative integer that fits in 64 bits.
+    pub(crate) fn u64(&self, v: &Json, path: &JPath) -> Result<u64, PolicyError> {
+        match v {
+            Json::UInt(n) => Ok(*n),
+            Json::Int(n) => {
+                Err(self.error(path, format!("expected a non-negative integer, found {n}")))
+            }
+            Json::Float(x) => Err(self.error(path, format!("expected an integer, found {x}"))),
+            other => Err(self.type_error(path, "a non-negative integer", other)),
+        }
+    }
+
+    /// An array of strings, each with its own path.
+    pub(crate) fn strings<'j>(
+        &self,
+        v: &'j Json,
+        path: &JPath,
+    ) -> Result<Vec<(&'j str, JPath)>, PolicyError> {
+        let items = self.array(v, path)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let p = path.index(i);
+            out.push((self.string(item, &p)?, p));
+        }
+        Ok(out)
+    }
+}
+
+/// An object being read: remembers which keys were looked at so the rest can be reported.
+pub(crate) struct Obj<'j> {
+    entries: &'j [(String, Json)],
+    path: JPath,
+    used: Vec<bool>,
+}
+
+impl<'j> Obj<'j> {
+    pub(crate) fn path(&self) -> &JPath {
+        &self.path
+    }
+
+    /// Member `key` unless it is absent or `null` (both Go's encoding/json and serde's
+    /// `Option` read `null` as "not given"), with its path.
+    pub(crate) fn get(&mut self, key: &str) -> Option<(&'j Json, JPath)> {
+        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        self.used[i] = true;
+        match &self.entries[i].1 {
+            Json::Null => None,
+            v => Some((v, self.path.key(key))),
+        }
+    }
+
+    /// Whether member `key` is present, even as `null`.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _)| k == key)
+    }
+
+    /// The keys not looked at, with their paths.
+    pub(crate) fn unused(&self) -> Vec<(&'j str, JPath)> {
+        self.entries
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|((k, _), _)| (k.as_str(), self.path.key(k)))
+            .collect()
+    }
+
+    /// All members in file order (for maps keyed by user-chosen names).
+    pub(crate) fn members(&self) -> impl Iterator<Item = (&'j str, &'j Json, JPath)> + '_ {
+        self.entries
+            .iter()
+            .map(move |(k, v)| (k.as_str(), v, self.path.key(k)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let err = parse_document(b"{\n  \"a\": [1,\n  }\n", "x.json").unwrap_err();
+        match err {
+            PolicyError::Syntax { line, column, .. } => {
+                assert_eq!(line, 3);
+                assert_eq!(column, 3);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let err = parse_document(br#"{"a": 1, "b": {"c": 1, "c": 2}}"#, "x.json").unwrap_err();
+        assert!(err.to_string().contains("duplicate key \"c\""), "{err}");
+    }
+
+    #[test]
+    fn paths_quote_odd_keys() {
+        let p = JPath::root()
+            .key("syscalls")
+            .index(3)
+            .key("my thread")
+            .key("9x");
+        assert_eq!(p.as_str(), r#"$.syscalls[3]["my thread"]["9x"]"#);
+    }
+
+    #[test]
+    fn numbers_keep_full_u64_range() {
+        let v = parse_document(b"[18446744073709551615, -1, 1.5]", "x").unwrap();
+        assert_eq!(
+            v,
+            Json::Arr(vec![Json::UInt(u64::MAX), Json::Int(-1), Json::Float(1.5)])
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! Seccomp policies: the model, the profile front ends, and resolution to syscall numbers.
+//!
+//! This layer knows nothing of bytecode (it uses [`crate::arch`] for architectures and
+//! syscall tables, never `crate::bpf`). The pipeline:
+//!
+//! 1. A front end reads a profile into a [`Policy`]: [`oci::parse`] for OCI runtime-spec /
+//!    Docker / podman JSON, [`firecracker::parse`] for Firecracker's seccompiler JSON (one
+//!    `Policy` per thread kind).
+//! 2. [`resolve()`] evaluates what depends on the host and the container (architecture set,
+//!    capabilities, kernel version), looks every syscall name up per architecture and
+//!    yields a [`Resolved`] table: per arch, syscall number → ordered rule list, plus the
+//!    names that arch does not have.
+//!
+//! ```
+//! use secopt::policy::{self, Action, CapSet, ResolveOptions};
+//! use secopt::arch::Arch;
+//!
+//! let profile = br#"{
+//!     "defaultAction": "SCMP_ACT_ERRNO",
+//!     "syscalls": [
+//!         {"names": ["read", "write", "no_such_call"], "action": "SCMP_ACT_ALLOW"},
+//!         {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}
+//!     ]
+//! }"#;
+//! let policy = policy::oci::parse(profile, "example.json").unwrap();
+//! assert_eq!(policy.default_action, Action::Errno(1)); // runc's default errno is EPERM
+//!
+//! let options = ResolveOptions { native: Some(Arch::X86_64), ..Default::default() };
+//! let resolved = policy::resolve(&policy, &options).unwrap();
+//! let x86_64 = resolved.arch(Arch::X86_64).unwrap();
+//! assert_eq!(x86_64.syscalls[&0][0].action, Action::Allow); // read
+//! assert_eq!(x86_64.syscalls[&435][0].action, Action::Errno(38)); // clone3
+//! assert_eq!(x86_64.unknown, ["no_such_call"]);
+//! ```
+
+pub mod firecracker;
+pub(crate) mod json;
+mod model;
+mod names;
+pub mod oci;
+mod resolve;
+
+pub use model::{
+    Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, ArgWidth, CapSet,
+    CmpOp, Dialect, FilterFlag, HostFilter, KernelVersion, Policy, Rule, Warning,
+};
+pub use names::{errno_by_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};
+pub use resolve::{resolve, ResolveOptions, Resolved, ResolvedArch, ResolvedRule, SyscallResolver};
+
+use crate::arch::Arch;
+use std::collections::BTreeMap;
+
+/// Why a profile could not be read or resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// The input is not JSON.
+    #[error("{file}: invalid JSON at line {line}, column {column}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// The input is JSON but not a valid profile; `path` says where (`$.syscalls[3].action`).
+    #[error("{file}: {path}: {message}")]
+    Invalid {
+        file: String,
+        path: String,
+        message: String,
+    },
+    /// Strict resolution: some syscall names do not exist on some architecture.
+    #[error("{file}: unknown syscall names (strict mode): {}", format_unknown(.unknown))]
+    UnknownSyscalls {
+        file: String,
+        unknown: BTreeMap<Arch, Vec<String>>,
+    },
+    /// Strict resolution: the profile covers an architecture secopt has no table for.
+    #[error("{file}: architecture {arch} is not supported by secopt (strict mode)")]
+    UnsupportedArch { file: String, arch: String },
+    /// The running kernel's version was needed (a rule has `minKernel`) but is unknown.
+    #[error("cannot determine the running kernel version: {0}")]
+    KernelVersion(String),
+    /// A resolution or front-end option is invalid.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+}
+
+fn format_unknown(unknown: &BTreeMap<Arch, Vec<String>>) -> String {
+    unknown
+        .iter()
+        .map(|(arch, names)| format!("{arch}: {}", names.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl PolicyError {
+    /// The JSON path of an [`Invalid`](PolicyError::Invalid) error.
+    pub fn json_path(&self) -> Option<&str> {
+        match self {
+            PolicyError::Invalid { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,750 @@
+//! OCI runtime-spec seccomp profiles, with the Docker (moby) and podman extensions.
+//!
+//! Accepted: every field of the runtime spec's `linux.seccomp` section (`defaultAction`,
+//! `defaultErrnoRet`, `architectures`, `flags`, `listenerPath`, `listenerMetadata`,
+//! `syscalls[]` with `names`, `action`, `errnoRet`, `args[]`), moby's extensions (`archMap`
+//! with `subArchitectures`, legacy `name`, `comment`, `includes`/`excludes` with `caps`,
+//! `arches`, `minKernel`) and podman's string twins `defaultErrno`/`errno`. A whole OCI
+//! `config.json` is accepted too: its `linux.seccomp` section is read.
+//!
+//! The conversion follows runc (opencontainers/runc libcontainer/specconv/spec_linux.go
+//! `SetupSeccomp` and libcontainer/seccomp/seccomp_linux.go `matchCall`), checked against
+//! the source:
+//! - one [`Rule`] per syscall name;
+//! - `errnoRet` defaults to EPERM (1) for `SCMP_ACT_ERRNO` *and* `SCMP_ACT_TRACE` (runc's
+//!   `actErrno`/`actTrace` both `SetReturnCode(EPERM)`);
+//! - `SCMP_ACT_KILL` is `KILL_THREAD` (runc `getAction`);
+//! - conditions of one entry are ANDed unless two name the same argument index; then every
+//!   condition becomes a rule of its own (ORed) — runc's "revert to old behavior";
+//! - `SCMP_CMP_MASKED_EQ` takes the mask from `value` and the constant from `valueTwo`
+//!   (absent: 0);
+//! - the bad-architecture action is libseccomp's default, KILL_THREAD: runc never sets
+//!   `SCMP_FLTATR_ACT_BADARCH` (libseccomp src/db.c initialises it to `SCMP_ACT_KILL`).
+//!
+//! Rules whose action equals the default are kept here and dropped by
+//! [`resolve`](super::resolve()), which also evaluates `includes`/`excludes` and `archMap`.
+//!
+//! Where the references disagree or say nothing, secopt decides as follows:
+//! - `errno` (string) and `errnoRet` (number) both given: the string wins, as in podman,
+//!   the only tool that reads both (containers/common pkg/seccomp/seccomp_linux.go
+//!   `getErrno`); if they disagree a [`Warning`](super::Warning) says so, since Docker and runc would use
+//!   `errnoRet`.
+//! - `errnoRet` on an action without data is an error, as the runtime spec requires
+//!   ("the runtime MUST print an error and fail"; runc silently ignores it).
+//! - `errnoRet` above 65535 is an error (the kernel's data field has 16 bits; runc would
+//!   truncate it with `int16(...)`).
+//! - An argument index above 5 is an error (runc would index out of bounds).
+//! - Unknown fields are ignored, as Go's encoding/json does, but reported as warnings.
+//! - Repeated keys in one object are an error (Go would keep the last one silently).
+//! - A missing `defaultAction` is an error; Docker and runc treat a profile with neither
+//!   `defaultAction` nor `syscalls` as "seccomp disabled", which is not a filter.
+
+use super::json::{self, JPath, Json, Obj, Reader};
+use super::model::{
+    Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, CmpOp, Dialect,
+    FilterFlag, HostFilter, KernelVersion, Policy, Rule,
+};
+use super::names::{self, ALL_CAPS};
+use super::PolicyError;
+
+/// Parses an OCI / Docker / podman seccomp profile. `source_name` names the input in errors.
+///
+/// ```
+/// let err = secopt::policy::oci::parse(
+///     br#"{"defaultAction": "SCMP_ACT_ERRNO",
+///          "syscalls": [{"names": ["dup3"], "action": "SCMP_ACT_ALLOW",
+///                        "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_FOO"}]}]}"#,
+///     "docker.json",
+/// )
+/// .unwrap_err();
+/// assert!(err.to_string().starts_with(
+///     r#"docker.json: $.syscalls[0].args[0].op: unknown operator "SCMP_CMP_FOO"; expected one of"#
+/// ));
+/// ```
+pub fn parse(bytes: &[u8], source_name: &str) -> Result<Policy, PolicyError> {
+    let doc = json::parse_document(bytes, source_name)?;
+    let mut reader = Reader::new(source_name);
+    let (section, path) = seccomp_section(&reader, &doc)?;
+    let mut policy = read_profile(&mut reader, section, &path)?;
+    policy.warnings = reader.warnings;
+    Ok(policy)
+}
+
+/// The seccomp object: the document itself, or `linux.seccomp` of a whole OCI config.
+fn seccomp_section<'j>(r: &Reader, doc: &'j Json) -> Result<(&'j Json, JPath), PolicyError> {
+    let root = JPath::root();
+    let mut top = r.object(doc, &root)?;
+    if !top.has("defaultAction") && top.has("ociVersion") {
+        let (linux, lpath) = top.get("linux").ok_or_else(|| {
+            r.error(
+                &root.key("linux"),
+                "an OCI config without a `linux` section has no seccomp profile",
+            )
+        })?;
+        let mut linux_obj = r.object(linux, &lpath)?;
+        let (seccomp, spath) = linux_obj.get("seccomp").ok_or_else(|| {
+            r.error(
+                &lpath.key("seccomp"),
+                "this OCI config has no `linux.seccomp` section",
+            )
+        })?;
+        return Ok((seccomp, spath));
+    }
+    Ok((doc, root))
+}
+
+/// The action names of the runtime spec, without their data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ActionName {
+    Kill,
+    KillProcess,
+    KillThread,
+    Trap,
+    Errno,
+    Trace,
+    Allow,
+    Log,
+    Notify,
+}
+
+const ACTION_NAMES: [(&str, ActionName); 9] = [
+    ("SCMP_ACT_KILL", ActionName::Kill),
+    ("SCMP_ACT_KILL_PROCESS", ActionName::KillProcess),
+    ("SCMP_ACT_KILL_THREAD", ActionName::KillThread),
+    ("SCMP_ACT_TRAP", ActionName::Trap),
+    ("SCMP_ACT_ERRNO", ActionName::Errno),
+    ("SCMP_ACT_TRACE", ActionName::Trace),
+    ("SCMP_ACT_ALLOW", ActionName::Allow),
+    ("SCMP_ACT_LOG", ActionName::Log),
+    ("SCMP_ACT_NOTIFY", ActionName::Notify),
+];
+
+const OPERATORS: [(&str, Option<CmpOp>); 7] = [
+    ("SCMP_CMP_NE", Some(CmpOp::Ne)),
+    ("SCMP_CMP_LT", Some(CmpOp::Lt)),
+    ("SCMP_CMP_LE", Some(CmpOp::Le)),
+    ("SCMP_CMP_EQ", Some(CmpOp::Eq)),
+    ("SCMP_CMP_GE", Some(CmpOp::Ge)),
+    ("SCMP_CMP_GT", Some(CmpOp::Gt)),
+    // The mask comes from `value`, so the operator is completed once that is read.
+    ("SCMP_CMP_MASKED_EQ", None),
+];
+
+/// Errno for ERRNO and TRACE when the profile gives none (runc: EPERM).
+const DEFAULT_ERRNO: u16 = 1;
+
+impl ActionName {
+    fn spelling(self) -> &'static str {
+        ACTION_NAMES
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+
+    fn takes_data(self) -> bool {
+        matches!(self, ActionName::Errno | ActionName::Trace)
+    }
+
+    fn with_data(self, data: Option<u16>) -> Action {
+        match self {
+            ActionName::Kill | ActionName::KillThread => Action::KillThread,
+            ActionName::KillProcess => Action::KillProcess,
+            ActionName::Trap => Action::Trap,
+            ActionName::Errno => Action::Errno(data.unwrap_or(DEFAULT_ERRNO)),
+            ActionName::Trace => Action::Trace(data.unwrap_or(DEFAULT_ERRNO)),
+            ActionName::Allow => Action::Allow,
+            ActionName::Log => Action::Log,
+            ActionName::Notify => Action::UserNotif,
+        }
+    }
+}
+
+fn one_of(names: impl IntoIterator<Item = &'static str>) -> String {
+    names.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+fn read_action_name(
+    r: &Reader,
+    obj: &mut Obj,
+    key: &str,
+) -> Result<(ActionName, JPath), PolicyError> {
+    let Some((v, path)) = obj.get(key) else {
+        return Err(r.error(
+            &obj.path().key(key),
+            format!(
+                "missing; expected one of {}",
+                one_of(ACTION_NAMES.map(|(n, _)| n))
+            ),
+        ));
+    };
+    let s = r.string(v, &path)?;
+    match ACTION_NAMES.iter().find(|(n, _)| *n == s) {
+        Some(&(_, a)) => Ok((a, path)),
+        None => Err(r.error(
+            &path,
+            format!(
+                "unknown action {s:?}; expected one of {}",
+                one_of(ACTION_NAMES.map(|(n, _)| n))
+            ),
+        )),
+    }
+}
+
+/// Reads the numeric (`ret_key`) and podman string (`str_key`) errno fields of an object
+/// and checks that the action takes data if any is given.
+fn read_errno(
+    r: &mut Reader,
+    obj: &mut Obj,
+    action: ActionName,
+    ret_key: &str,
+    str_key: &str,
+) -> Result<Option<u16>, PolicyError> {
+    let numeric = match obj.get(ret_key) {
+        Some((v, p)) => {
+            let n = r.u64(v, &p)?;
+            Some((errno_in_range(r, n, &p)?, p))
+        }
+        None => None,
+    };
+    let named = match obj.get(str_key) {
+        Some((v, p)) => {
+            let s = r.string(v, &p)?;
+            if s.is_empty() {
+                None // podman: an empty `errno` means "use errnoRet"
+            } else {
+                Some((errno_from_string(r, s, &p)?, p))
+            }
+        }
+        None => None,
+    };
+    if let (Some((n, np)), Some((s, sp))) = (&numeric, &named) {
+        if n != s {
+            r.warn(
+                sp,
+                format!(
+                    "`{str_key}` ({s}) and `{ret_key}` ({n}) disagree; using `{str_key}` as \
+                     podman does (Docker and runc read only `{ret_key}`, at {np})"
+                ),
+            );
+        }
+    }
+    let chosen = named.or(numeric);
+    if let Some((_, p)) = &chosen {
+        if !action.takes_data() {
+            return Err(r.error(
+                p,
+                format!(
+                    "an errno is only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not {} \
+                     (the runtime spec requires this to be an error)",
+                    action.spelling()
+                ),
+            ));
+        }
+    }
+    Ok(chosen.map(|(v, _)| v))
+}
+
+fn errno_in_range(r: &Reader, n: u64, path: &JPath) -> Result<u16, PolicyError> {
+    u16::try_from(n).map_err(|_| {
+        r.error(
+            path,
+            format!("errno {n} does not fit in the 16-bit data field of a seccomp return value (max 65535)"),
+        )
+    })
+}
+
+/// podman's `getErrno`: a decimal number or an errno name.
+fn errno_from_string(r: &Reader, s: &str, path: &JPath) -> Result<u16, PolicyError> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        let n: u64 = s
+            .parse()
+            .map_err(|_| r.error(path, format!("errno {s:?} is out of range")))?;
+        return errno_in_range(r, n, path);
+    }
+    names::errno_by_name(s).ok_or_else(|| {
+        r.error(
+            path,
+            format!(
+                "unknown errno {s:?}; expected a number or a name such as EPERM, ENOSYS, EINVAL"
+            ),
+        )
+    })
+}
+
+fn read_profile(r: &mut Reader, section: &Json, root: &JPath) -> Result<Policy, PolicyError> {
+    let mut top = r.object(section, root)?;
+
+    let (default_name, default_path) = match read_action_name(r, &mut top, "defaultAction") {
+        Err(e) if !top.has("defaultAction") && !top.has("syscalls") => {
+            let hint = "; Docker and runc treat a profile with neither `defaultAction` nor \
+                        `syscalls` as \"seccomp disabled\", which is not a filter";
+            return Err(match e {
+                PolicyError::Invalid {
+                    file,
+                    path,
+                    message,
+                } => PolicyError::Invalid {
+                    file,
+                    path,
+                    message: message + hint,
+                },
+                other => other,
+            });
+        }
+        other => other?,
+    };
+    if default_name == ActionName::Notify {
+        return Err(r.error(
+            &default_path,
+            "SCMP_ACT_NOTIFY cannot be the default action (runc refuses it: the runtime's own \
+             calls after loading the filter would wait for the agent)",
+        ));
+    }
+    let default_data = read_errno(r, &mut top, default_name, "defaultErrnoRet", "defaultErrno")?;
+    let default_action = default_name.with_data(default_data);
+
+    let architectures = read_architectures(r, &mut top)?;
+    let flags = read_flags(r, &mut top)?;
+
+    let listener_path = optional_nonempty_string(r, &mut top, "listenerPath")?;
+    let listener_metadata = optional_nonempty_string(r, &mut top, "listenerMetadata")?;
+    if listener_metadata.is_some() && listener_path.is_none() {
+        return Err(r.error(
+            &root.key("listenerMetadata"),
+            "`listenerMetadata` is set but `listenerPath` is not (the runtime spec forbids this)",
+        ));
+    }
+
+    let mut rules = Vec::new();
+    if let Some((v, spath)) = top.get("syscalls") {
+        for (i, entry) in r.array(v, &spath)?.iter().enumerate() {
+            read_syscall_entry(r, entry, &spath.index(i), &mut rules)?;
+        }
+    }
+
+    for (key, path) in top.unused() {
+        r.warn(&path, format!("unknown field {key:?} ignored"));
+    }
+
+    if listener_path.is_none() && rules.iter().any(|rule| rule.action == Action::UserNotif) {
+        r.warn(
+            root,
+            "SCMP_ACT_NOTIFY rules but no `listenerPath`: nothing will receive the notifications",
+        );
+    }
+
+    Ok(Policy {
+        source: r.file.to_owned(),
+        default_action,
+        bad_arch_action: Action::KillThread,
+        architectures,
+        rules,
+        flags,
+        listener_path,
+        listener_metadata,
+        dialect: Dialect::Libseccomp,
+        warnings: Vec::new(),
+    })
+}
+
+fn optional_nonempty_string(
+    r: &Reader,
+    obj: &mut Obj,
+    key: &str,
+) -> Result<Option<String>, PolicyError> {
+    match obj.get(key) {
+        Some((v, p)) => {
+            let s = r.string(v, &p)?;
+            Ok((!s.is_empty()).then(|| s.to_owned()))
+        }
+        None => Ok(None),
+    }
+}
+
+fn scmp_arch(r: &Reader, v: &Json, path: &JPath) -> Result<ArchRef, PolicyError> {
+    let s = r.string(v, path)?;
+    names::scmp_arch(s).ok_or_else(|| {
+        r.error(
+            path,
+            format!(
+                "unknown architecture {s:?}; expected one of {}",
+                one_of(names::scmp_arch_names())
+            ),
+        )
+    })
+}
+
+fn read_architectures(r: &mut Reader, top: &mut Obj) -> Result<Architectures, PolicyError> {
+    let mut listed = Vec::new();
+    let architectures = top.get("architectures");
+    if let Some((v, p)) = &architectures {
+        for (i, item) in r.array(v, p)?.iter().enumerate() {
+            listed.push(scmp_arch(r, item, &p.index(i))?);
+        }
+    }
+    let mut map = Vec::new();
+    if let Some((v, p)) = top.get("archMap") {
+        for (i, item) in r.array(v, &p)?.iter().enumerate() {
+            let ep = p.index(i);
+            let mut entry = r.object(item, &ep)?;
+            let (av, ap) = entry.get("architecture").ok_or_else(|| {
+                r.error(
+                    &ep.key("architecture"),
+                    "missing; expected an SCMP_ARCH_* name",
+                )
+            })?;
+            let arch = scmp_arch(r, av, &ap)?;
+            let mut sub_arches = Vec::new();
+            if let Some((sv, sp)) = entry.get("subArchitectures") {
+                for (k, sub) in r.array(sv, &sp)?.iter().enumerate() {
+                    sub_arches.push(scmp_arch(r, sub, &sp.index(k))?);
+                }
+            }
+            for (key, path) in entry.unused() {
+                r.warn(&path, format!("unknown field {key:?} ignored"));
+            }
+            map.push(ArchMapEntry { arch, sub_arches });
+        }
+        if !map.is_empty() && !listed.is_empty() {
+            // moby and podman both refuse this combination.
+            return Err(r.error(
+                &p,
+                "both `architectures` and `archMap` are given; use one of them",
+            ));
+        }
+    }
+    Ok(if map.is_empty() {
+        Architectures::NativePlus(listed)
+    } else {
+        Architectures::ArchMap(map)
+    })
+}
+
+fn read_flags(r: &Reader, top: &mut Obj) -> Result<Option<Vec<FilterFlag>>, PolicyError> {
+    let Some((v, p)) = top.get("flags") else {
+        return Ok(None);
+    };
+    let mut flags = Vec::new();
+    for (s, fp) in r.strings(v, &p)? {
+        let flag = FilterFlag::from_spec_name(s).ok_or_else(|| {
+            r.error(
+                &fp,
+                format!(
+                    "unknown flag {s:?}; expected one of {}",
+                    one_of(FilterFlag::ALL.map(FilterFlag::spec_name))
+                ),
+            )
+        })?;
+        if !flags.contains(&flag) {
+            flags.push(flag);
+        }
+    }
+    Ok(Some(flags))
+}
+
+fn read_syscall_entry(
+    r: &mut Reader,
+    entry: &Json,
+    path: &JPath,
+    rules: &mut Vec<Rule>,
+) -> Result<(), PolicyError> {
+    let mut obj = r.object(entry, path)?;
+
+    let mut names = Vec::new();
+    if let Some((v, p)) = obj.get("names") {
+        for (name, np) in r.strings(v, &p)? {
+            if name.is_empty() {
+                return Err(r.error(&np, "empty syscall name"));
+            }
+            names.push(name.to_owned());
+        }
+    }
+    if let Some((v, p)) = obj.get("name") {
+        let name = r.string(v, &p)?;
+        if !name.is_empty() {
+            if !names.is_empty() {
+                return Err(r.error(&p, "both `name` and `names` are given; use `names`"));
+            }
+            names.push(name.to_owned());
+        }
+    }
+    if names.is_empty() {
+        return Err(r.error(
+            &path.key("names"),
+            "`names` must contain at least one syscall name",
+        ));
+    }
+
+    let (action_name, action_path) = read_action_name(r, &mut obj, "action")?;
+    let data = read_errno(r, &mut obj, action_name, "errnoRet", "errno")?;
+    let action = action_name.with_data(data);
+    if action == Action::UserNotif && names.iter().any(|n| n == "write") {
+        r.warn(
+            &action_path,
+            "runc refuses SCMP_ACT_NOTIFY on `write` (it needs `write` to hand over the listener)",
+        );
+    }
+
+    let mut conditions = Vec::new();
+    if let Some((v, p)) = obj.get("args") {
+        for (i, arg) in r.array(v, &p)?.iter().enumerate() {
+            let ap = p.index(i);
+            conditions.push((read_arg(r, arg, &ap)?, ap));
+        }
+    }
+
+    if let Some((v, p)) = obj.get("comment") {
+        r.string(v, &p)?;
+    }
+    let mut applies = Applicability::default();
+    if let Some((v, p)) = obj.get("includes") {
+        applies.includes = read_host_filter(r, v, &p)?;
+    }
+    if let Some((v, p)) = obj.get("excludes") {
+        applies.excludes = read_host_filter(r, v, &p)?;
+    }
+    for (key, p) in obj.unused() {
+        r.warn(&p, format!("unknown field {key:?} ignored"));
+    }
+
+    // runc matchCall: AND when every index is distinct, otherwise one rule per condition.
+    let mut seen = [false; 6];
+    let repeated = conditions.iter().any(|(c, _)| {
+        let dup = seen[usize::from(c.index)];
+        seen[usize::from(c.index)] = true;
+        dup
+    });
+    let groups: Vec<(Vec<ArgCondition>, String)> = if repeated {
+        conditions
+            .iter()
+            .map(|(c, p)| (vec![*c], p.to_string()))
+            .collect()
+    } else {
+        vec![(
+            conditions.iter().map(|(c, _)| *c).collect(),
+            path.to_string(),
+        )]
+    };
+    for name in &names {
+        for (conds, origin) in &groups {
+            rules.push(Rule {
+                syscall: name.clone(),
+                action,
+                conditions: conds.clone(),
+                applies: applies.clone(),
+                origin: origin.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, PolicyError> {
+    let mut obj = r.object(v, path)?;
+    let (iv, ip) = obj.get("index").ok_or_else(|| {
+        r.error(
+            &path.key("index"),
+            "missing; expected an argument index 0..=5",
+        )
+    })?;
+    let index = r.u64(iv, &ip)?;
+    if index > 5 {
+        return Err(r.error(
+            &ip,
+            format!("argument index {index} is out of range; a syscall has 6 arguments (0..=5)"),
+        ));
+    }
+    let (vv, vp) = obj.get("value").ok_or_else(|| {
+        r.error(
+            &path.key("value"),
+            "missing; expected an unsigned 64-bit integer",
+        )
+    })?;
+    let value = r.u64(vv, &vp)?;
+    let value_two = match obj.get("valueTwo") {
+        Some((v2, p2)) => Some((r.u64(v2, &p2)?, p2)),
+        None => None,
+    };
+    let (ov, op_path) = obj.get("op").ok_or_else(|| {
+        r.error(
+            &path.key("op"),
+            format!(
+                "missing; expected one of {}",
+                one_of(OPERATORS.map(|(n, _)| n))
+            ),
+        )
+    })?;
+    let op_name = r.string(ov, &op_path)?;
+    let Some(&(_, op)) = OPERATORS.iter().find(|(n, _)| *n == op_name) else {
+        return Err(r.error(
+            &op_path,
+            format!(
+                "unknown operator {op_name:?}; expected one of {}",
+                one_of(OPERATORS.map(|(n, _)| n))
+            ),
+        ));
+    };
+    for (key, p) in obj.unused() {
+        r.warn(&p, format!("unknown field {key:?} ignored"));
+    }
+    let index = index as u8;
+    Ok(match op {
+        // OCI: (arg & value) == valueTwo.
+        None => ArgCondition::new(
+            index,
+            CmpOp::MaskedEq(value),
+            value_two.map_or(0, |(v2, _)| v2),
+        ),
+        Some(op) => {
+            if let Some((v2, p2)) = value_two {
+                if v2 != 0 {
+                    r.warn(
+                        &p2,
+                        format!(
+                            "`valueTwo` is only used by SCMP_CMP_MASKED_EQ; ignored for {op_name}"
+                        ),
+                    );
+                }
+            }
+            ArgCondition::new(index, op, value)
+        }
+    })
+}
+
+fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter, PolicyError> {
+    let mut obj = r.object(v, path)?;
+    let mut filter = HostFilter::default();
+    if let Some((cv, cp)) = obj.get("caps") {
+        for (cap, p) in r.strings(cv, &cp)? {
+            if !ALL_CAPS.contains(&cap) {
+                r.warn(
+                    &p,
+                    format!(
+                        "{cap:?} is not a Linux capability name (CAP_...); no container has it"
+                    ),
+                );
+            }
+            filter.caps.push(cap.to_owned());
+        }
+    }
+    if let Some((av, ap)) = obj.get("arches") {
+        for (arch, p) in r.strings(av, &ap)? {
+            let a = names::filter_arch(arch).ok_or_else(|| {
+                r.error(
+                    &p,
+                    format!(
+                        "unknown architecture {arch:?}; expected a Go or libseccomp name ({}) or SCMP_ARCH_*",
+                        one_of(names::filter_arch_names())
+                    ),
+                )
+            })?;
+            filter.arches.push(a);
+        }
+    }
+    if let Some((kv, kp)) = obj.get("minKernel") {
+        let s = r.string(kv, &kp)?;
+        if !s.is_empty() {
+            filter.min_kernel = Some(parse_min_kernel(s).ok_or_else(|| {
+                r.error(
+                    &kp,
+                    format!("invalid kernel version {s:?}; expected \"<major>.<minor>\" such as \"4.8\""),
+                )
+            })?);
+        }
+    }
+    for (key, p) in obj.unused() {
+        r.warn(&p, format!("unknown field {key:?} ignored"));
+    }
+    Ok(filter)
+}
+
+/// moby's `KernelVersion.UnmarshalJSON`: exactly two dot-separated decimal parts, each
+/// 0..=255 (`strconv.ParseUint(part, 10, 8)`), not both zero.
+fn parse_min_kernel(s: &str) -> Option<KernelVersion> {
+    let mut parts = s.split('.');
+    let (major, minor) = (parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let part = |p: &str| -> Option<u32> {
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        p.parse::<u8>().ok().map(u32::from)
+    };
+    let v = KernelVersion::new(part(major)?, part(minor)?);
+    (v != KernelVersion::new(0, 0)).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(json: &str) -> PolicyError {
+        parse(json.as_bytes(), "t.json").unwrap_err()
+    }
+
+    #[test]
+    fn min_kernel_follows_moby() {
+        assert_eq!(parse_min_kernel("4.8"), Some(KernelVersion::new(4, 8)));
+        assert_eq!(parse_min_kernel("5.010"), Some(KernelVersion::new(5, 10))); // ParseUint takes leading zeros
+        assert_eq!(parse_min_kernel("256.1"), None);
+        assert_eq!(parse_min_kernel("0.0"), None);
+        assert_eq!(parse_min_kernel("4.8.1"), None);
+        assert_eq!(parse_min_kernel("4"), None);
+        assert_eq!(parse_min_kernel("+4.8"), None);
+    }
+
+    #[test]
+    fn errno_string_twins() {
+        let p = parse(
+            br#"{"defaultAction":"SCMP_ACT_ERRNO","defaultErrno":"ENOSYS",
+                 "syscalls":[{"names":["a"],"action":"SCMP_ACT_ERRNO","errno":"22"},
+                             {"names":["b"],"action":"SCMP_ACT_ERRNO","errno":"EPERM","errnoRet":13}]}"#,
+            "t.json",
+        )
+        .unwrap();
+        assert_eq!(p.default_action, Action::Errno(38));
+        assert_eq!(p.rules[0].action, Action::Errno(22));
+        assert_eq!(p.rules[1].action, Action::Errno(1));
+        assert_eq!(p.warnings.len(), 1);
+        assert_eq!(p.warnings[0].path, "$.syscalls[1].errno");
+        assert!(
+            err(r#"{"defaultAction":"SCMP_ACT_ERRNO","defaultErrno":"EFOO"}"#)
+                .to_string()
+                .contains("unknown errno \"EFOO\"")
+        );
+    }
+
+    #[test]
+    fn errno_on_actions_without_data_is_an_error() {
+        let e = err(r#"{"defaultAction":"SCMP_ACT_ALLOW","defaultErrnoRet":1}"#);
+        assert_eq!(e.json_path(), Some("$.defaultErrnoRet"));
+        let e = err(
+            r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["x"],"action":"SCMP_ACT_LOG","errnoRet":5}]}"#,
+        );
+        assert_eq!(e.json_path(), Some("$.syscalls[0].errnoRet"));
+        // TRACE takes data and defaults to EPERM like ERRNO.
+        let p = parse(
+            br#"{"defaultAction":"SCMP_ACT_TRACE","syscalls":[{"names":["x"],"action":"SCMP_ACT_TRACE","errnoRet":7}]}"#,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(p.default_action, Action::Trace(1));
+        assert_eq!(p.rules[0].action, Action::Trace(7));
+    }
+
+    #[test]
+    fn oci_config_section() {
+        let p = parse(
+            br#"{"ociVersion":"1.0.2","linux":{"seccomp":{"defaultAction":"SCMP_ACT_KILL"}}}"#,
+            "config.json",
+        )
+        .unwrap();
+        assert_eq!(p.default_action, Action::KillThread);
+        let e =
+            err(r#"{"ociVersion":"1.0.2","linux":{"seccomp":{"defaultAction":"SCMP_ACT_FOO"}}}"#);
+        assert_eq!(e.json_path(), Some("$.linux.seccomp.defaultAction"));
+    }
+}
