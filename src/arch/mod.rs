@@ -1,10 +1,14 @@
-//! Architectures: `AUDIT_ARCH_*` tokens, names, byte order, and syscall tables.
+//! The platform a filter targets: architectures (`AUDIT_ARCH_*` tokens, names, byte order,
+//! syscall tables) and kernel versions.
 //!
 //! This module sits at the very bottom of secopt: both `bpf` (which names syscalls in
 //! disassembly and emulates the kernel's per-arch allow cache) and `policy` (which resolves
 //! syscall names in profiles) use it, and it uses neither.
 
+mod kernel;
 mod tables;
+
+pub use kernel::{KernelVersion, ParseKernelVersionError};
 
 pub use tables::{Fix, Fixes, SyscallTable, FIXES, TABLES_SOURCE};
 

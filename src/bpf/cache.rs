@@ -34,20 +34,11 @@ use super::insn::*;
 use super::{Program, RetVal};
 use crate::arch::Arch;
 use std::fmt;
-use std::str::FromStr;
 
-/// A Linux kernel version (major.minor); stable-series differences are noted where they
-/// matter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct KernelVersion {
-    pub major: u32,
-    pub minor: u32,
-}
+pub use crate::arch::{KernelVersion, ParseKernelVersionError};
 
+/// The kernel versions where the allow cache changed.
 impl KernelVersion {
-    pub const fn new(major: u32, minor: u32) -> Self {
-        KernelVersion { major, minor }
-    }
     /// First version with the allow cache (the "seccomp/cache" series).
     pub const ALLOW_CACHE: KernelVersion = KernelVersion::new(5, 11);
     /// `uretprobe` passes `seccomp_is_const_allow` unconditionally on x86_64 (mainline; also
@@ -63,29 +54,6 @@ impl KernelVersion {
     /// Whether this kernel has the allow cache at all.
     pub fn has_allow_cache(self) -> bool {
         self >= Self::ALLOW_CACHE
-    }
-}
-
-impl fmt::Display for KernelVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-/// Error parsing a [`KernelVersion`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid kernel version `{0}`: expected MAJOR.MINOR, e.g. 6.18 or a `uname -r` string like 6.18.44-generic")]
-pub struct ParseKernelVersionError(pub String);
-
-impl FromStr for KernelVersion {
-    type Err = ParseKernelVersionError;
-    /// Accepts `6.18`, `6.18.44`, and `uname -r` strings such as `6.18.44-fc-v669`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || ParseKernelVersionError(s.to_string());
-        let mut parts = s.trim().split(['.', '-', '+', '_']);
-        let major = parts.next().and_then(|p| p.parse().ok()).ok_or_else(err)?;
-        let minor = parts.next().and_then(|p| p.parse().ok()).ok_or_else(err)?;
-        Ok(KernelVersion { major, minor })
     }
 }
 

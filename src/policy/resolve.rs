@@ -299,7 +299,11 @@ impl Host<'_> {
         match self.kernel {
             Some(k) => Ok(k),
             None => {
-                let k = KernelVersion::running()?;
+                let k = KernelVersion::running().map_err(|e| {
+                    PolicyError::KernelVersion(format!(
+                        "cannot read the running kernel's version: {e}"
+                    ))
+                })?;
                 self.kernel = Some(k);
                 Ok(k)
             }
