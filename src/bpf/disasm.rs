@@ -612,7 +612,9 @@ impl Printer<'_> {
                     // A bit mask is not a syscall or an arch, whatever A holds.
                     (_, BPF_JSET) => format!("#{}", format_number(k)),
                     // `nr >= 0x40000000` is the x86_64/x32 split, not a compare with x32's `read`.
-                    (_, BPF_JGE | BPF_JGT) if k == X32_SYSCALL_BIT => format!("#{}", format_number(k)),
+                    (_, BPF_JGE | BPF_JGT) if k == X32_SYSCALL_BIT => {
+                        format!("#{}", format_number(k))
+                    }
                     _ => format!("#{}", self.compared_constant(k, know)),
                 };
                 format!(
