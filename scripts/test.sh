@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Sets up and runs secopt's whole test suite on a fresh Debian machine with Rust installed.
-# Installs the system packages the tests use as oracles (libseccomp for the reference filters),
-# then runs every test. Run as root (the kernel-oracle tests install seccomp filters in child
-# processes; apt-get needs root).
+# Installs the system packages the tests use as oracles (libseccomp for the reference filters;
+# runc, bubblewrap and busybox-static for the end-to-end tests, which skip loudly without them
+# unless SECOPT_REQUIRE_E2E=1), then runs every test. Run as root (the kernel-oracle tests
+# install seccomp filters in child processes; runc and apt-get need root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libseccomp-dev pkg-config)
+packages=(libseccomp-dev pkg-config runc bubblewrap busybox-static)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,7 +18,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
+# --all-features: the `libseccomp` feature adds libseccomp's programs as benchmark peers.
 echo "==> cargo test"
-cargo test --all-targets "$@"
+cargo test --all-features --all-targets "$@"
 echo "==> cargo test --doc"
-cargo test --doc
+cargo test --all-features --doc

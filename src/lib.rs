@@ -7,7 +7,11 @@
 //! - [`kernel`]: installing filters on the running kernel and asking it for decisions.
 
 pub mod arch;
+pub mod bench;
 pub mod bpf;
 pub mod cli;
+pub mod compile;
 pub mod kernel;
+pub mod optimize;
 pub mod policy;
+pub mod verify;

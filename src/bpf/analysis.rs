@@ -13,14 +13,15 @@
 //!
 //! Symbolic execution over the program, which is a DAG (jumps only go forward), in program order.
 //! A, X and `M[]` hold a constant, a symbolic 32-bit value, or an *opaque* value. A symbolic value
-//! is bit-blasted: 32 binary decision diagrams (BDDs) over the 512 bits of `seccomp_data` (words
-//! in order, most significant bit first within a word). Every ALU operation (including `MUL`,
+//! is bit-blasted: 32 binary decision diagrams (BDDs) over the 512 bits of `seccomp_data` (in
+//! the variable order [`crate::bpf::symbolic`] documents). Every ALU operation (including `MUL`,
 //! `DIV`, shifts by X, and values mixing several words) is computed exactly on these bit vectors,
 //! and every comparison becomes one BDD. Each path carries its path condition as a BDD; a branch
 //! side whose condition is `false` is infeasible and dropped, so feasibility is decided exactly.
 //! States that reach the same instruction with the same registers, scratch memory and step count
 //! are merged by OR-ing their conditions, which keeps real filters (a chain or tree of
-//! comparisons) linear in their size.
+//! comparisons) linear in their size. The engine is shared with the verifier: see
+//! [`crate::bpf::symbolic`].
 //!
 //! Limits ([`Budget`]): BDDs can grow exponentially (e.g. `MUL` of two unknown words, or comparing
 //! two different words for equality). When the node budget runs out, the value becomes opaque
@@ -60,19 +61,15 @@
 //! assert!(!read.depends_on_args && read.exact);
 //! ```
 
-use super::data::{Endian, Field, SeccompData, Words, NUM_WORDS};
+use super::data::{Endian, Field, SeccompData, Words, NUM_WORDS, OFF_ARCH};
 use super::insn::*;
 use super::interp;
+use super::symbolic::bdd::{Bdd, Node, OutOfNodes, FALSE, TRUE};
+use super::symbolic::{self, bitvec, Limits, Machine, Observer, State, Val, WORD_ARCH, WORD_NR};
 use super::validate::{validate, ValidationError};
 use super::RetVal;
 use crate::arch::{Arch, X32_SYSCALL_BIT};
-use bdd::{Bdd, Node, OutOfNodes, FALSE, TRUE};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Word index of `seccomp_data.nr`.
-const WORD_NR: usize = 0;
-/// Word index of `seccomp_data.arch`.
-const WORD_ARCH: usize = 1;
 
 /// How much work one analysis may do before it settles for a sound over-approximation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,63 +227,46 @@ pub fn analyze_syscall(
     Ok(Analyzer::new(prog)?.syscall(arch_token, nr, budget))
 }
 
-/// A register or scratch word during symbolic execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Val {
-    Const(u32),
-    /// A bit-blasted value: index into `Exec::syms`.
-    Sym(u32),
-    /// Any value (the budget ran out computing it). Ids are never reused.
-    Opaque(u32),
-}
-
-/// One symbolic state at an instruction.
-#[derive(Debug, Clone, Copy)]
-struct State {
-    a: Val,
-    x: Val,
-    mem: [Val; BPF_MEMWORDS as usize],
-    /// Instructions executed before this one (a range only after coarse merging).
-    steps_lo: u32,
-    steps_hi: u32,
-    /// The inputs that reach this state.
-    cond: Node,
-}
-
-impl State {
-    fn merge_key(&self) -> ([Val; 2 + BPF_MEMWORDS as usize], u32, u32) {
-        let mut regs = [Val::Const(0); 2 + BPF_MEMWORDS as usize];
-        regs[0] = self.a;
-        regs[1] = self.x;
-        regs[2..].copy_from_slice(&self.mem);
-        (regs, self.steps_lo, self.steps_hi)
+/// The architectures a program checks for: every known arch token compared (with a constant)
+/// while the accumulator holds `seccomp_data.arch`, found by the disassembler's data-flow so
+/// that a syscall number that happens to equal a token does not count. Sorted; x86_64's
+/// token brings x32 along.
+pub fn arches_checked(prog: &Program) -> Vec<Arch> {
+    let mut found: Vec<Arch> = Vec::new();
+    for token in arch_tokens_checked(prog) {
+        for &a in Arch::from_token(token) {
+            if !found.contains(&a) {
+                found.push(a);
+            }
+        }
     }
+    found.sort();
+    found
 }
 
-/// How a branch condition relates to a state's inputs.
-enum Decision {
-    Always(bool),
-    /// Taken exactly for the inputs in this BDD.
-    Split(Node),
-    /// Not decidable within budget: both ways.
-    Unknown,
+/// Every constant a program compares `seccomp_data.arch` with (known arch tokens or not),
+/// sorted and deduplicated; see [`arches_checked`].
+pub fn arch_tokens_checked(prog: &Program) -> Vec<u32> {
+    use super::disasm;
+    let knowledge = disasm::infer_knowledge(&prog.insns, disasm::ArchSet::anything());
+    let mut tokens: Vec<u32> = prog
+        .insns
+        .iter()
+        .zip(&knowledge)
+        .filter(|(insn, know)| {
+            let holds_arch = know.is_some_and(|k| k.a == disasm::Value::Word(OFF_ARCH));
+            insn.is_conditional_jump() && src(insn.code) == BPF_K && holds_arch
+        })
+        .map(|(insn, _)| insn.k)
+        .collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens
 }
 
-type Bits = [Node; 32];
-
-struct Exec<'p> {
-    prog: &'p Program,
-    budget: &'p Budget,
-    bdd: Bdd,
-    numbers: NrSet,
-    known: [Option<u32>; NUM_WORDS],
-    syms: Vec<Bits>,
-    sym_ids: bdd::FxMap<Bits, u32>,
-    word_vals: [Option<Val>; NUM_WORDS],
-    next_opaque: u32,
-    coarse: bool,
-    domain: Node,
-    // What was found.
+/// What one analysis found, reported by the symbolic executor.
+struct Found {
+    max_ret_a_values: usize,
     min_steps: u32,
     max_steps: u32,
     min_cond: Node,
@@ -298,47 +278,102 @@ struct Exec<'p> {
     returns: BTreeMap<RetVal, Node>,
     ret_sets_exact: bool,
     returns_complete: bool,
-    exact: bool,
-    budget_exceeded: bool,
+}
+
+impl Found {
+    fn steps(&mut self, lo: u32, hi: u32, cond: Node) {
+        self.any_return = true;
+        if lo < self.min_steps {
+            self.min_steps = lo;
+            self.min_cond = cond;
+        }
+        if hi > self.max_steps {
+            self.max_steps = hi;
+            self.max_cond = cond;
+        }
+    }
+
+    /// Records a return of `ret` after `lo..=hi` instructions for the inputs in `cond`.
+    fn record(&mut self, m: &mut Machine, ret: RetVal, lo: u32, hi: u32, cond: Node) {
+        self.steps(lo, hi, cond);
+        let entry = self.returns.entry(ret).or_insert(FALSE);
+        match m.bdd.or(*entry, cond) {
+            Ok(n) => *entry = n,
+            Err(OutOfNodes) => {
+                self.ret_sets_exact = false;
+                m.out_of_budget();
+            }
+        }
+    }
+
+    /// A return of values that are not listed.
+    fn open_return(&mut self, m: &mut Machine, lo: u32, hi: u32, cond: Node) {
+        m.exact = false;
+        self.returns_complete = false;
+        self.steps(lo, hi, cond);
+    }
+}
+
+impl Observer for Found {
+    fn load(&mut self, _m: &mut Machine, word: usize, cond: Node) {
+        if self.words_read & (1 << word) == 0 {
+            self.words_read |= 1 << word;
+            self.word_conds[word] = cond;
+        }
+    }
+
+    fn ret(&mut self, m: &mut Machine, value: Val, lo: u32, hi: u32, cond: Node) {
+        match m.values(value, cond, self.max_ret_a_values) {
+            Ok(Some(values)) => {
+                for (v, c) in values {
+                    self.record(m, RetVal(v), lo, hi, c);
+                }
+            }
+            Ok(None) => self.open_return(m, lo, hi, cond),
+            Err(OutOfNodes) => {
+                m.out_of_budget();
+                self.open_return(m, lo, hi, cond);
+            }
+        }
+    }
+}
+
+struct Exec<'p> {
+    prog: &'p Program,
+    budget: &'p Budget,
+    m: Machine,
+    numbers: NrSet,
+    domain: Node,
+    found: Found,
 }
 
 impl<'p> Exec<'p> {
     fn new(prog: &'p Program, budget: &'p Budget, arch_token: u32, numbers: NrSet) -> Self {
-        let mut known = [None; NUM_WORDS];
-        known[WORD_ARCH] = Some(arch_token);
+        let mut m = Machine::new(Bdd::new(budget.max_bdd_nodes));
+        m.set_known(WORD_ARCH, arch_token);
         if let NrSet::One(nr) = numbers {
-            known[WORD_NR] = Some(nr);
+            m.set_known(WORD_NR, nr);
         }
         Exec {
             prog,
             budget,
-            bdd: Bdd::new(budget.max_bdd_nodes),
+            m,
             numbers,
-            known,
-            syms: Vec::new(),
-            sym_ids: Default::default(),
-            word_vals: [None; NUM_WORDS],
-            next_opaque: 0,
-            coarse: false,
             domain: TRUE,
-            min_steps: u32::MAX,
-            max_steps: 0,
-            min_cond: FALSE,
-            max_cond: FALSE,
-            any_return: false,
-            words_read: 0,
-            word_conds: [FALSE; NUM_WORDS],
-            returns: BTreeMap::new(),
-            ret_sets_exact: true,
-            returns_complete: true,
-            exact: true,
-            budget_exceeded: false,
+            found: Found {
+                max_ret_a_values: budget.max_ret_a_values,
+                min_steps: u32::MAX,
+                max_steps: 0,
+                min_cond: FALSE,
+                max_cond: FALSE,
+                any_return: false,
+                words_read: 0,
+                word_conds: [FALSE; NUM_WORDS],
+                returns: BTreeMap::new(),
+                ret_sets_exact: true,
+                returns_complete: true,
+            },
         }
-    }
-
-    fn out_of_budget(&mut self) {
-        self.exact = false;
-        self.budget_exceeded = true;
     }
 
     /// The inputs the analysis covers, as a condition on `nr`.
@@ -346,21 +381,22 @@ impl<'p> Exec<'p> {
         let NrSet::Unnamed(arch) = numbers else {
             return Ok(TRUE);
         };
+        let bdd = &mut self.m.bdd;
         let named: Vec<u32> = arch.syscalls().iter().map(|(nr, _)| nr).collect();
-        let in_table = bits::value_set(&mut self.bdd, WORD_NR, &named)?;
-        let mut domain = self.bdd.not(in_table)?;
+        let in_table = bitvec::value_set(bdd, WORD_NR, &named)?;
+        let mut domain = bdd.not(in_table)?;
         if Arch::from_token(arch.token()).len() > 1 {
             // x86_64 and x32 share the token: bit 30 of nr picks the ABI.
-            let bit = self.bdd.var(bits::var_of(
+            let bit = bdd.var(symbolic::var_of(
                 WORD_NR,
                 X32_SYSCALL_BIT.trailing_zeros() as usize,
             ))?;
             let side = if arch == Arch::X32 {
                 bit
             } else {
-                self.bdd.not(bit)?
+                bdd.not(bit)?
             };
-            domain = self.bdd.and(domain, side)?;
+            domain = bdd.and(domain, side)?;
         }
         Ok(domain)
     }
@@ -369,393 +405,47 @@ impl<'p> Exec<'p> {
         let domain = match self.domain_of(self.numbers) {
             Ok(d) => d,
             Err(OutOfNodes) => {
-                self.out_of_budget();
+                self.m.out_of_budget();
                 TRUE
             }
         };
         self.domain = domain;
-        let init = State {
-            a: Val::Const(0),
-            x: Val::Const(0),
-            mem: [Val::Const(0); BPF_MEMWORDS as usize],
-            steps_lo: 0,
-            steps_hi: 0,
-            cond: domain,
-        };
         if domain != FALSE {
-            self.explore(init);
+            let limits = Limits {
+                max_states: self.budget.max_states,
+                count_steps: true,
+                strict: false,
+                deadline: None,
+            };
+            // Without `strict` the exploration always runs to the end.
+            let _ = symbolic::explore(
+                self.prog,
+                &mut self.m,
+                State::initial(domain),
+                &limits,
+                &mut self.found,
+            );
         }
         self.finish()
     }
 
-    /// Runs every state to a return, in program order so that all states reaching an
-    /// instruction are there (and merged) before it executes.
-    fn explore(&mut self, init: State) {
-        let mut pending: BTreeMap<usize, Vec<State>> = BTreeMap::new();
-        let mut ready: Vec<(usize, State)> = vec![(0, init)];
-        let mut successors: Vec<(usize, State)> = Vec::with_capacity(4);
-        let mut explored = 0usize;
-        loop {
-            let Some((pc, state)) = ready.pop() else {
-                let Some((pc, states)) = pending.pop_first() else {
-                    break;
-                };
-                for s in self.merge(states) {
-                    ready.push((pc, s));
-                }
-                continue;
-            };
-            explored += 1;
-            if explored > self.budget.max_states && !self.coarse {
-                self.coarse = true;
-                self.out_of_budget();
-            }
-            successors.clear();
-            self.step(pc, state, &mut successors);
-            let alone = ready.is_empty() && successors.len() == 1;
-            for (next_pc, next) in successors.drain(..) {
-                // Straight-line fast path: nothing else can reach `next_pc` any more.
-                if alone
-                    && pending
-                        .first_key_value()
-                        .map_or(true, |(&k, _)| k > next_pc)
-                {
-                    ready.push((next_pc, next));
-                } else {
-                    pending.entry(next_pc).or_default().push(next);
-                }
-            }
-        }
-    }
-
-    /// Merges states at one instruction: exactly when registers, memory and steps agree,
-    /// or (after the state budget ran out) all of them into one over-approximating state.
-    fn merge(&mut self, states: Vec<State>) -> Vec<State> {
-        if states.len() < 2 {
-            return states;
-        }
-        if self.coarse {
-            let mut it = states.into_iter();
-            let mut acc = it.next().expect("at least two states");
-            for s in it {
-                acc.a = self.join(acc.a, s.a);
-                acc.x = self.join(acc.x, s.x);
-                for i in 0..acc.mem.len() {
-                    acc.mem[i] = self.join(acc.mem[i], s.mem[i]);
-                }
-                acc.steps_lo = acc.steps_lo.min(s.steps_lo);
-                acc.steps_hi = acc.steps_hi.max(s.steps_hi);
-                acc.cond = self.bdd.or(acc.cond, s.cond).unwrap_or(TRUE);
-            }
-            return vec![acc];
-        }
-        let mut out: Vec<State> = Vec::with_capacity(states.len());
-        let mut index: bdd::FxMap<_, usize> = Default::default();
-        for s in states {
-            let key = s.merge_key();
-            if let Some(&i) = index.get(&key) {
-                if let Ok(c) = self.bdd.or(out[i].cond, s.cond) {
-                    out[i].cond = c;
-                    continue;
-                }
-                self.out_of_budget();
-            }
-            index.insert(key, out.len());
-            out.push(s);
-        }
-        out
-    }
-
-    fn join(&mut self, a: Val, b: Val) -> Val {
-        if a == b {
-            a
-        } else {
-            self.opaque()
-        }
-    }
-
-    fn opaque(&mut self) -> Val {
-        self.exact = false;
-        self.next_opaque += 1;
-        Val::Opaque(self.next_opaque)
-    }
-
-    fn intern(&mut self, b: Bits) -> Val {
-        if let Some(c) = bits::as_const(&b) {
-            return Val::Const(c);
-        }
-        if let Some(&id) = self.sym_ids.get(&b) {
-            return Val::Sym(id);
-        }
-        let id = self.syms.len() as u32;
-        self.syms.push(b);
-        self.sym_ids.insert(b, id);
-        Val::Sym(id)
-    }
-
-    fn bits_of(&self, v: Val) -> Option<Bits> {
-        match v {
-            Val::Const(c) => Some(bits::constant(c)),
-            Val::Sym(id) => Some(self.syms[id as usize]),
-            Val::Opaque(_) => None,
-        }
-    }
-
-    fn load_word(&mut self, word: usize, cond: Node) -> Val {
-        if self.words_read & (1 << word) == 0 {
-            self.words_read |= 1 << word;
-            self.word_conds[word] = cond;
-        }
-        if let Some(c) = self.known[word] {
-            return Val::Const(c);
-        }
-        if let Some(v) = self.word_vals[word] {
-            return v;
-        }
-        let v = match bits::word(&mut self.bdd, word) {
-            Ok(b) => self.intern(b),
-            Err(OutOfNodes) => {
-                self.out_of_budget();
-                self.opaque()
-            }
-        };
-        self.word_vals[word] = Some(v);
-        v
-    }
-
-    /// `a OP b` for ALU operations other than division by zero (handled by the caller).
-    fn alu(&mut self, op: u16, a: Val, b: Val) -> Val {
-        if let (Val::Const(x), Val::Const(y)) = (a, b) {
-            return Val::Const(concrete_alu(op, x, y));
-        }
-        let (Some(ab), Some(bb)) = (self.bits_of(a), self.bits_of(b)) else {
-            return self.opaque();
-        };
-        match bits::alu(&mut self.bdd, op, &ab, &bb) {
-            Ok(r) => self.intern(r),
-            Err(OutOfNodes) => {
-                self.out_of_budget();
-                self.opaque()
-            }
-        }
-    }
-
-    fn decide(&mut self, op: u16, a: Val, b: Val) -> Decision {
-        if let (Val::Const(x), Val::Const(y)) = (a, b) {
-            return Decision::Always(concrete_jump(op, x, y));
-        }
-        let (Some(ab), Some(bb)) = (self.bits_of(a), self.bits_of(b)) else {
-            self.exact = false;
-            return Decision::Unknown;
-        };
-        match bits::compare(&mut self.bdd, op, &ab, &bb) {
-            Ok(TRUE) => Decision::Always(true),
-            Ok(FALSE) => Decision::Always(false),
-            Ok(p) => Decision::Split(p),
-            Err(OutOfNodes) => {
-                self.out_of_budget();
-                Decision::Unknown
-            }
-        }
-    }
-
-    /// The conditions under which a decision goes each way from `cond` (`None`: infeasible).
-    fn split(&mut self, cond: Node, d: Decision) -> (Option<Node>, Option<Node>) {
-        let feasible = |n: Node| (n != FALSE).then_some(n);
-        match d {
-            Decision::Always(true) => (Some(cond), None),
-            Decision::Always(false) => (None, Some(cond)),
-            Decision::Unknown => (Some(cond), Some(cond)),
-            Decision::Split(p) => {
-                let taken = self.bdd.and(cond, p);
-                let not_taken = self.bdd.ite(p, FALSE, cond);
-                match (taken, not_taken) {
-                    (Ok(t), Ok(f)) => (feasible(t), feasible(f)),
-                    _ => {
-                        self.out_of_budget();
-                        (Some(cond), Some(cond))
-                    }
-                }
-            }
-        }
-    }
-
-    /// Records a return of `ret` after `lo..=hi` instructions for the inputs in `cond`.
-    fn record(&mut self, ret: RetVal, lo: u32, hi: u32, cond: Node) {
-        self.any_return = true;
-        if lo < self.min_steps {
-            self.min_steps = lo;
-            self.min_cond = cond;
-        }
-        if hi > self.max_steps {
-            self.max_steps = hi;
-            self.max_cond = cond;
-        }
-        let entry = self.returns.entry(ret).or_insert(FALSE);
-        match self.bdd.or(*entry, cond) {
-            Ok(n) => *entry = n,
-            Err(OutOfNodes) => {
-                self.ret_sets_exact = false;
-                self.out_of_budget();
-            }
-        }
-    }
-
-    fn step(&mut self, pc: usize, st: State, out: &mut Vec<(usize, State)>) {
-        let insn = self.prog.insns[pc];
-        let k = insn.k;
-        let mut next = st;
-        next.steps_lo += 1;
-        next.steps_hi += 1;
-        let (lo, hi) = (next.steps_lo, next.steps_hi);
-        match class(insn.code) {
-            BPF_LD | BPF_LDX => {
-                let v = match mode(insn.code) {
-                    BPF_ABS => self.load_word(k as usize / 4, st.cond),
-                    BPF_LEN => Val::Const(super::data::SECCOMP_DATA_SIZE),
-                    BPF_IMM => Val::Const(k),
-                    // BPF_MEM (the validator admits no other mode).
-                    _ => st.mem[k as usize % BPF_MEMWORDS as usize],
-                };
-                if class(insn.code) == BPF_LD {
-                    next.a = v;
-                } else {
-                    next.x = v;
-                }
-                out.push((pc + 1, next));
-            }
-            BPF_ST => {
-                next.mem[k as usize % BPF_MEMWORDS as usize] = st.a;
-                out.push((pc + 1, next));
-            }
-            BPF_STX => {
-                next.mem[k as usize % BPF_MEMWORDS as usize] = st.x;
-                out.push((pc + 1, next));
-            }
-            BPF_ALU => {
-                let operand = if src(insn.code) == BPF_X {
-                    st.x
-                } else {
-                    Val::Const(k)
-                };
-                let o = op(insn.code);
-                let mut cond = st.cond;
-                if o == BPF_DIV {
-                    // The kernel makes the whole filter return 0 on division by X == 0.
-                    let d = self.decide(BPF_JEQ, operand, Val::Const(0));
-                    let (zero, nonzero) = self.split(st.cond, d);
-                    if let Some(z) = zero {
-                        self.record(RetVal(0), lo, hi, z);
-                    }
-                    let Some(nz) = nonzero else { return };
-                    cond = nz;
-                }
-                next.a = self.alu(o, st.a, operand);
-                next.cond = cond;
-                out.push((pc + 1, next));
-            }
-            BPF_JMP => {
-                if insn.is_ja() {
-                    out.push((pc + 1 + k as usize, next));
-                    return;
-                }
-                let operand = if src(insn.code) == BPF_X {
-                    st.x
-                } else {
-                    Val::Const(k)
-                };
-                let d = self.decide(op(insn.code), st.a, operand);
-                let (taken, not_taken) = self.split(st.cond, d);
-                if let Some(c) = taken {
-                    out.push((pc + 1 + insn.jt as usize, State { cond: c, ..next }));
-                }
-                if let Some(c) = not_taken {
-                    out.push((pc + 1 + insn.jf as usize, State { cond: c, ..next }));
-                }
-            }
-            BPF_RET => {
-                let value = if rval(insn.code) == BPF_A {
-                    st.a
-                } else {
-                    Val::Const(k)
-                };
-                self.ret(value, lo, hi, st.cond);
-            }
-            _ => {
-                // BPF_MISC: TAX or TXA.
-                if miscop(insn.code) == BPF_TXA {
-                    next.a = st.x;
-                } else {
-                    next.x = st.a;
-                }
-                out.push((pc + 1, next));
-            }
-        }
-    }
-
-    fn ret(&mut self, value: Val, lo: u32, hi: u32, cond: Node) {
-        match value {
-            Val::Const(c) => self.record(RetVal(c), lo, hi, cond),
-            Val::Sym(id) => {
-                let b = self.syms[id as usize];
-                match bits::enumerate(&mut self.bdd, &b, cond, self.budget.max_ret_a_values) {
-                    Ok(Some(values)) => {
-                        for (v, c) in values {
-                            self.record(RetVal(v), lo, hi, c);
-                        }
-                    }
-                    Ok(None) => self.open_return(lo, hi, cond),
-                    Err(OutOfNodes) => {
-                        self.out_of_budget();
-                        self.open_return(lo, hi, cond);
-                    }
-                }
-            }
-            Val::Opaque(_) => self.open_return(lo, hi, cond),
-        }
-    }
-
-    /// A return of values that are not listed.
-    fn open_return(&mut self, lo: u32, hi: u32, cond: Node) {
-        self.exact = false;
-        self.returns_complete = false;
-        self.any_return = true;
-        if lo < self.min_steps {
-            self.min_steps = lo;
-            self.min_cond = cond;
-        }
-        if hi > self.max_steps {
-            self.max_steps = hi;
-            self.max_cond = cond;
-        }
-    }
-
     /// A concrete input in `cond`, run through the interpreter.
     fn witness(&self, cond: Node) -> Option<(Words, interp::Trace)> {
-        let assignment = self.bdd.witness(cond)?;
-        let mut words: Words = [0; NUM_WORDS];
-        for (var, value) in assignment {
-            if value {
-                let (word, bit) = bits::word_bit_of(var);
-                words[word] |= 1 << bit;
-            }
-        }
-        for (w, k) in self.known.iter().enumerate() {
-            if let Some(k) = k {
-                words[w] = *k;
-            }
-        }
+        let words = self.m.witness(cond)?;
         let trace = interp::trace_words(self.prog, &words).ok()?;
         Some((words, trace))
     }
 
     fn finish(mut self) -> SyscallPaths {
-        if !self.any_return {
-            self.min_steps = 0;
-        }
+        let f = &self.found;
+        let (any_return, min_steps, max_steps) = (
+            f.any_return,
+            if f.any_return { f.min_steps } else { 0 },
+            f.max_steps,
+        );
         let mut witnesses = Witnesses::default();
         let mut missing = false;
-        let returns: Vec<(RetVal, Node)> = self.returns.iter().map(|(&r, &c)| (r, c)).collect();
+        let returns: Vec<(RetVal, Node)> = f.returns.iter().map(|(&r, &c)| (r, c)).collect();
         for &(r, c) in &returns {
             match self.witness(c) {
                 Some((w, t)) if t.ret == r => {
@@ -764,25 +454,25 @@ impl<'p> Exec<'p> {
                 _ => missing = true,
             }
         }
-        if self.any_return {
-            match self.witness(self.min_cond) {
-                Some((w, t)) if t.steps == self.min_steps as usize => {
+        if any_return {
+            match self.witness(f.min_cond) {
+                Some((w, t)) if t.steps == min_steps as usize => {
                     witnesses.min_steps = Some(SeccompData::from_words(&w))
                 }
                 _ => missing = true,
             }
-            match self.witness(self.max_cond) {
-                Some((w, t)) if t.steps == self.max_steps as usize => {
+            match self.witness(f.max_cond) {
+                Some((w, t)) if t.steps == max_steps as usize => {
                     witnesses.max_steps = Some(SeccompData::from_words(&w))
                 }
                 _ => missing = true,
             }
         }
         for word in 0..NUM_WORDS {
-            if self.words_read & (1 << word) == 0 {
+            if f.words_read & (1 << word) == 0 {
                 continue;
             }
-            match self.witness(self.word_conds[word]) {
+            match self.witness(f.word_conds[word]) {
                 Some((w, t)) if t.words_read & (1 << word) != 0 => {
                     witnesses
                         .words
@@ -793,545 +483,50 @@ impl<'p> Exec<'p> {
         }
         // Exactness is claimed only when every claim has a confirmed witness.
         if missing {
-            self.exact = false;
+            self.m.exact = false;
         }
         let depends_on_args = self.depends_on_args(&returns);
         SyscallPaths {
-            min_steps: self.min_steps as usize,
-            max_steps: self.max_steps as usize,
-            words_read: self.words_read,
+            min_steps: min_steps as usize,
+            max_steps: max_steps as usize,
+            words_read: self.found.words_read,
             returns: returns.iter().map(|&(r, _)| r).collect(),
-            returns_complete: self.returns_complete,
+            returns_complete: self.found.returns_complete,
             depends_on_args,
-            exact: self.exact,
-            budget_exceeded: self.budget_exceeded,
+            exact: self.m.exact,
+            budget_exceeded: self.m.budget_exceeded,
             witnesses,
         }
     }
 
     fn depends_on_args(&mut self, returns: &[(RetVal, Node)]) -> bool {
-        let conservative = returns.len() > 1 || !self.returns_complete;
-        if !self.exact || !self.ret_sets_exact {
+        let conservative = returns.len() > 1 || !self.found.returns_complete;
+        if !self.m.exact || !self.found.ret_sets_exact {
             return conservative;
         }
-        if self.known[WORD_NR].is_some() || returns.len() < 2 {
+        if self.m.known(WORD_NR).is_some() || returns.len() < 2 {
             // Each listed value is returned for some input: more than one means dependence.
             return returns.len() > 1;
         }
         // A set of numbers: is there one number for which the arguments change the decision?
-        let unknown_words = |v: u16| bits::word_bit_of(v).0 > WORD_ARCH;
+        let unknown_words = |v: u16| {
+            let w = symbolic::word_bit_of(v).0;
+            w != WORD_NR && w != WORD_ARCH
+        };
+        let domain = self.domain;
+        let bdd = &mut self.m.bdd;
         let mut check = || -> Result<bool, OutOfNodes> {
             for &(_, inputs) in returns {
-                let some = self.bdd.exists(inputs, unknown_words)?;
-                let others = self.bdd.ite(inputs, FALSE, self.domain)?;
-                let other = self.bdd.exists(others, unknown_words)?;
-                if self.bdd.and(some, other)? != FALSE {
+                let some = bdd.exists(inputs, unknown_words)?;
+                let others = bdd.and_not(domain, inputs)?;
+                let other = bdd.exists(others, unknown_words)?;
+                if bdd.and(some, other)? != FALSE {
                     return Ok(true);
                 }
             }
             Ok(false)
         };
         check().unwrap_or(conservative)
-    }
-}
-
-/// Concrete ALU semantics (32-bit, wrapping, shifts by `& 31`); `DIV` by 0 is never asked.
-fn concrete_alu(op: u16, a: u32, b: u32) -> u32 {
-    match op {
-        BPF_ADD => a.wrapping_add(b),
-        BPF_SUB => a.wrapping_sub(b),
-        BPF_MUL => a.wrapping_mul(b),
-        BPF_DIV => a.checked_div(b).unwrap_or(0),
-        BPF_OR => a | b,
-        BPF_AND => a & b,
-        BPF_XOR => a ^ b,
-        BPF_LSH => a.wrapping_shl(b & 31),
-        BPF_RSH => a.wrapping_shr(b & 31),
-        // BPF_NEG (the validator admits no other operation).
-        _ => a.wrapping_neg(),
-    }
-}
-
-fn concrete_jump(op: u16, a: u32, b: u32) -> bool {
-    match op {
-        BPF_JEQ => a == b,
-        BPF_JGT => a > b,
-        BPF_JGE => a >= b,
-        // BPF_JSET.
-        _ => a & b != 0,
-    }
-}
-
-/// Bit-blasted 32-bit values: bit `i` (0 = least significant) of a value is a BDD over the input
-/// bits.
-mod bits {
-    use super::bdd::{Bdd, Node, OutOfNodes, FALSE, TRUE};
-    use super::Bits;
-    use crate::bpf::insn::*;
-
-    type R<T> = Result<T, OutOfNodes>;
-
-    /// The BDD variable of bit `bit` of word `word`: words in order, most significant bit
-    /// first, so that comparisons with constants stay linear and words stay independent.
-    pub fn var_of(word: usize, bit: usize) -> u16 {
-        (word * 32 + (31 - bit)) as u16
-    }
-
-    /// Inverse of [`var_of`].
-    pub fn word_bit_of(var: u16) -> (usize, usize) {
-        (var as usize / 32, 31 - var as usize % 32)
-    }
-
-    pub fn constant(c: u32) -> Bits {
-        std::array::from_fn(|i| if c >> i & 1 == 1 { TRUE } else { FALSE })
-    }
-
-    pub fn as_const(b: &Bits) -> Option<u32> {
-        b.iter().enumerate().try_fold(0u32, |acc, (i, &n)| match n {
-            TRUE => Some(acc | 1 << i),
-            FALSE => Some(acc),
-            _ => None,
-        })
-    }
-
-    /// The unknown word `word` itself.
-    pub fn word(bdd: &mut Bdd, word: usize) -> R<Bits> {
-        let mut b = [FALSE; 32];
-        for (i, n) in b.iter_mut().enumerate() {
-            *n = bdd.var(var_of(word, i))?;
-        }
-        Ok(b)
-    }
-
-    /// The set `{word ∈ values}` (values sorted ascending), built bottom-up without any
-    /// Boolean operation.
-    pub fn value_set(bdd: &mut Bdd, word: usize, values: &[u32]) -> R<Node> {
-        fn build(bdd: &mut Bdd, word: usize, bit: usize, values: &[u32]) -> R<Node> {
-            if values.is_empty() {
-                return Ok(FALSE);
-            }
-            if bit == 0 {
-                return Ok(TRUE);
-            }
-            let b = bit - 1;
-            let split = values.partition_point(|v| v >> b & 1 == 0);
-            let lo = build(bdd, word, b, &values[..split])?;
-            let hi = build(bdd, word, b, &values[split..])?;
-            bdd.mk(var_of(word, b), lo, hi)
-        }
-        let mut sorted = values.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        build(bdd, word, 32, &sorted)
-    }
-
-    /// `a + b + carry` over `a.len()` bits.
-    fn add(bdd: &mut Bdd, a: &[Node], b: &[Node], mut carry: Node) -> R<Vec<Node>> {
-        let mut sum = Vec::with_capacity(a.len());
-        for (&x, &y) in a.iter().zip(b) {
-            let differ = bdd.xor(x, y)?;
-            sum.push(bdd.xor(differ, carry)?);
-            // Carry out: the incoming carry if the bits differ, else their common value.
-            carry = bdd.ite(differ, carry, x)?;
-        }
-        Ok(sum)
-    }
-
-    fn not(bdd: &mut Bdd, a: &[Node]) -> R<Vec<Node>> {
-        a.iter().map(|&n| bdd.not(n)).collect()
-    }
-
-    fn sub(bdd: &mut Bdd, a: &[Node], b: &[Node]) -> R<Vec<Node>> {
-        let nb = not(bdd, b)?;
-        add(bdd, a, &nb, TRUE)
-    }
-
-    fn select(bdd: &mut Bdd, c: Node, t: &[Node], e: &[Node]) -> R<Vec<Node>> {
-        t.iter().zip(e).map(|(&x, &y)| bdd.ite(c, x, y)).collect()
-    }
-
-    /// `a >= b` (`or_equal`) or `a > b`, unsigned, over `a.len()` bits.
-    fn greater(bdd: &mut Bdd, a: &[Node], b: &[Node], or_equal: bool) -> R<Node> {
-        // From the least significant bit up: g_i = a_i > b_i, or a_i == b_i and g_{i-1}.
-        let mut g = if or_equal { TRUE } else { FALSE };
-        for (&x, &y) in a.iter().zip(b) {
-            let if_one = bdd.ite(y, g, TRUE)?;
-            let if_zero = bdd.ite(y, FALSE, g)?;
-            g = bdd.ite(x, if_one, if_zero)?;
-        }
-        Ok(g)
-    }
-
-    fn to_bits(v: Vec<Node>) -> Bits {
-        let mut b = [FALSE; 32];
-        b.copy_from_slice(&v[..32]);
-        b
-    }
-
-    fn shift_const(a: &Bits, amount: u32, left: bool) -> Bits {
-        let s = (amount & 31) as usize;
-        std::array::from_fn(|i| {
-            if left {
-                if i >= s {
-                    a[i - s]
-                } else {
-                    FALSE
-                }
-            } else if i + s < 32 {
-                a[i + s]
-            } else {
-                FALSE
-            }
-        })
-    }
-
-    /// Shift by a symbolic amount (its low five bits, as the kernel does): a barrel shifter.
-    fn shift_by(bdd: &mut Bdd, a: &Bits, amount: &Bits, left: bool) -> R<Bits> {
-        let mut cur = *a;
-        for (j, &bit) in amount.iter().enumerate().take(5) {
-            let shifted = shift_const(&cur, 1 << j, left);
-            cur = to_bits(select(bdd, bit, &shifted, &cur)?);
-        }
-        Ok(cur)
-    }
-
-    fn mul(bdd: &mut Bdd, a: &Bits, b: &Bits) -> R<Bits> {
-        let mut acc = [FALSE; 32];
-        for (j, &bj) in b.iter().enumerate() {
-            if bj == FALSE {
-                continue;
-            }
-            let shifted = shift_const(a, j as u32, true);
-            let mut partial = [FALSE; 32];
-            for (p, &s) in partial.iter_mut().zip(&shifted).skip(j) {
-                *p = bdd.and(bj, s)?;
-            }
-            acc = to_bits(add(bdd, &acc, &partial, FALSE)?);
-        }
-        Ok(acc)
-    }
-
-    /// Unsigned `a / b` by restoring division; inputs with `b == 0` are the caller's concern
-    /// (they never reach a `DIV` in the kernel).
-    fn div(bdd: &mut Bdd, a: &Bits, b: &Bits) -> R<Bits> {
-        // A 33-bit remainder: before each shift it is below b < 2^32.
-        let mut divisor = b.to_vec();
-        divisor.push(FALSE);
-        let mut rem = vec![FALSE; 33];
-        let mut quotient = [FALSE; 32];
-        for i in (0..32).rev() {
-            rem.rotate_right(1);
-            rem[0] = a[i];
-            let fits = greater(bdd, &rem, &divisor, true)?;
-            quotient[i] = fits;
-            let reduced = sub(bdd, &rem, &divisor)?;
-            rem = select(bdd, fits, &reduced, &rem)?;
-        }
-        Ok(quotient)
-    }
-
-    /// `a OP b` for an ALU operation (`b` ignored by `NEG`).
-    pub fn alu(bdd: &mut Bdd, op: u16, a: &Bits, b: &Bits) -> R<Bits> {
-        let per_bit = |bdd: &mut Bdd, f: fn(&mut Bdd, Node, Node) -> R<Node>| -> R<Bits> {
-            let mut r = [FALSE; 32];
-            for ((out, &x), &y) in r.iter_mut().zip(a).zip(b) {
-                *out = f(bdd, x, y)?;
-            }
-            Ok(r)
-        };
-        Ok(match op {
-            BPF_AND => per_bit(bdd, Bdd::and)?,
-            BPF_OR => per_bit(bdd, Bdd::or)?,
-            BPF_XOR => per_bit(bdd, Bdd::xor)?,
-            BPF_ADD => to_bits(add(bdd, a, b, FALSE)?),
-            BPF_SUB => to_bits(sub(bdd, a, b)?),
-            // By a power of two these are shifts, which cost no BDD operation.
-            BPF_MUL => match as_const(b).filter(|k| k.is_power_of_two()) {
-                Some(k) => shift_const(a, k.trailing_zeros(), true),
-                None => mul(bdd, a, b)?,
-            },
-            BPF_DIV => match as_const(b).filter(|k| k.is_power_of_two()) {
-                Some(k) => shift_const(a, k.trailing_zeros(), false),
-                None => div(bdd, a, b)?,
-            },
-            BPF_LSH | BPF_RSH => match as_const(b) {
-                Some(k) => shift_const(a, k, op == BPF_LSH),
-                None => shift_by(bdd, a, b, op == BPF_LSH)?,
-            },
-            // BPF_NEG.
-            _ => to_bits(sub(bdd, &[FALSE; 32], a)?),
-        })
-    }
-
-    /// The condition of a conditional jump comparing `a` with `b`.
-    pub fn compare(bdd: &mut Bdd, op: u16, a: &Bits, b: &Bits) -> R<Node> {
-        match op {
-            BPF_JEQ => {
-                // Least significant bit first, so each step adds a node above the previous ones.
-                let mut eq = TRUE;
-                for (&x, &y) in a.iter().zip(b) {
-                    let same = bdd.iff(x, y)?;
-                    eq = bdd.and(same, eq)?;
-                }
-                Ok(eq)
-            }
-            BPF_JGT => greater(bdd, a, b, false),
-            BPF_JGE => greater(bdd, a, b, true),
-            // BPF_JSET.
-            _ => {
-                let mut any = FALSE;
-                for (&x, &y) in a.iter().zip(b) {
-                    let both = bdd.and(x, y)?;
-                    any = bdd.or(both, any)?;
-                }
-                Ok(any)
-            }
-        }
-    }
-
-    /// Every value `v` the bit vector takes on inputs in `cond`, with the inputs giving it;
-    /// `None` if there are more than `limit`.
-    pub fn enumerate(
-        bdd: &mut Bdd,
-        v: &Bits,
-        cond: Node,
-        limit: usize,
-    ) -> R<Option<Vec<(u32, Node)>>> {
-        let mut found = Vec::new();
-        let mut stack = vec![(32usize, 0u32, cond)];
-        while let Some((bit, value, c)) = stack.pop() {
-            if bit == 0 {
-                if found.len() == limit {
-                    return Ok(None);
-                }
-                found.push((value, c));
-                continue;
-            }
-            let b = bit - 1;
-            let one = bdd.and(c, v[b])?;
-            let zero = bdd.ite(v[b], FALSE, c)?;
-            if one != FALSE {
-                stack.push((b, value | 1 << b, one));
-            }
-            if zero != FALSE {
-                stack.push((b, value, zero));
-            }
-        }
-        Ok(Some(found))
-    }
-}
-
-/// A small reduced ordered BDD package with a shared node table, so that equal functions are
-/// equal node ids (which makes state merging and feasibility checks O(1)).
-mod bdd {
-    use std::collections::HashMap;
-    use std::hash::{BuildHasherDefault, Hasher};
-
-    /// FxHash (as in rustc): the keys here are small integer tuples from our own tables.
-    #[derive(Default, Clone, Copy)]
-    pub struct FxHasher(u64);
-    impl Hasher for FxHasher {
-        fn write(&mut self, bytes: &[u8]) {
-            for &b in bytes {
-                self.add(b as u64);
-            }
-        }
-        fn write_u8(&mut self, i: u8) {
-            self.add(i as u64)
-        }
-        fn write_u16(&mut self, i: u16) {
-            self.add(i as u64)
-        }
-        fn write_u32(&mut self, i: u32) {
-            self.add(i as u64)
-        }
-        fn write_u64(&mut self, i: u64) {
-            self.add(i)
-        }
-        fn write_usize(&mut self, i: usize) {
-            self.add(i as u64)
-        }
-        fn finish(&self) -> u64 {
-            self.0
-        }
-    }
-    impl FxHasher {
-        #[inline]
-        fn add(&mut self, v: u64) {
-            self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-    /// A node id; 0 and 1 are the constants.
-    pub type Node = u32;
-    pub const FALSE: Node = 0;
-    pub const TRUE: Node = 1;
-    const LEAF: u16 = u16::MAX;
-    /// Entries kept in the operation cache before it is flushed (it is only a cache).
-    const MEMO_LIMIT: usize = 1 << 20;
-
-    /// The node budget ran out.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct OutOfNodes;
-
-    pub struct Bdd {
-        /// `(variable, low child, high child)`; variables increase from a node to its children.
-        nodes: Vec<(u16, Node, Node)>,
-        unique: FxMap<(u16, Node, Node), Node>,
-        memo: FxMap<(Node, Node, Node), Node>,
-        limit: usize,
-    }
-
-    impl Bdd {
-        pub fn new(limit: usize) -> Self {
-            Bdd {
-                nodes: vec![(LEAF, FALSE, FALSE), (LEAF, TRUE, TRUE)],
-                unique: FxMap::default(),
-                memo: FxMap::default(),
-                limit: limit.max(2),
-            }
-        }
-
-        fn top(&self, n: Node) -> u16 {
-            self.nodes[n as usize].0
-        }
-
-        /// The node `if var then hi else lo`; `var` must precede the children's variables.
-        pub fn mk(&mut self, var: u16, lo: Node, hi: Node) -> Result<Node, OutOfNodes> {
-            if lo == hi {
-                return Ok(lo);
-            }
-            debug_assert!(var < self.top(lo) && var < self.top(hi));
-            if let Some(&n) = self.unique.get(&(var, lo, hi)) {
-                return Ok(n);
-            }
-            if self.nodes.len() >= self.limit {
-                return Err(OutOfNodes);
-            }
-            let n = self.nodes.len() as Node;
-            self.nodes.push((var, lo, hi));
-            self.unique.insert((var, lo, hi), n);
-            Ok(n)
-        }
-
-        pub fn var(&mut self, var: u16) -> Result<Node, OutOfNodes> {
-            self.mk(var, FALSE, TRUE)
-        }
-
-        fn cofactors(&self, n: Node, var: u16) -> (Node, Node) {
-            let (v, lo, hi) = self.nodes[n as usize];
-            if v == var {
-                (lo, hi)
-            } else {
-                (n, n)
-            }
-        }
-
-        /// `if f then g else h`.
-        pub fn ite(&mut self, f: Node, g: Node, h: Node) -> Result<Node, OutOfNodes> {
-            if f == TRUE {
-                return Ok(g);
-            }
-            if f == FALSE {
-                return Ok(h);
-            }
-            let g = if g == f { TRUE } else { g };
-            let h = if h == f { FALSE } else { h };
-            if g == h {
-                return Ok(g);
-            }
-            if g == TRUE && h == FALSE {
-                return Ok(f);
-            }
-            if let Some(&r) = self.memo.get(&(f, g, h)) {
-                return Ok(r);
-            }
-            let v = self.top(f).min(self.top(g)).min(self.top(h));
-            let (f0, f1) = self.cofactors(f, v);
-            let (g0, g1) = self.cofactors(g, v);
-            let (h0, h1) = self.cofactors(h, v);
-            let lo = self.ite(f0, g0, h0)?;
-            let hi = self.ite(f1, g1, h1)?;
-            let r = self.mk(v, lo, hi)?;
-            if self.memo.len() >= MEMO_LIMIT {
-                self.memo.clear();
-            }
-            self.memo.insert((f, g, h), r);
-            Ok(r)
-        }
-
-        pub fn not(&mut self, f: Node) -> Result<Node, OutOfNodes> {
-            self.ite(f, FALSE, TRUE)
-        }
-        pub fn and(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
-            self.ite(f, g, FALSE)
-        }
-        pub fn or(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
-            self.ite(f, TRUE, g)
-        }
-        pub fn xor(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
-            let ng = self.not(g)?;
-            self.ite(f, ng, g)
-        }
-        pub fn iff(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
-            let ng = self.not(g)?;
-            self.ite(f, g, ng)
-        }
-
-        /// `∃ vars. f` for the variables `quantified` selects.
-        pub fn exists(
-            &mut self,
-            f: Node,
-            quantified: impl Fn(u16) -> bool,
-        ) -> Result<Node, OutOfNodes> {
-            let mut memo = FxMap::default();
-            self.exists_rec(f, &quantified, &mut memo)
-        }
-
-        fn exists_rec(
-            &mut self,
-            f: Node,
-            quantified: &impl Fn(u16) -> bool,
-            memo: &mut FxMap<Node, Node>,
-        ) -> Result<Node, OutOfNodes> {
-            if f == FALSE || f == TRUE {
-                return Ok(f);
-            }
-            if let Some(&r) = memo.get(&f) {
-                return Ok(r);
-            }
-            let (v, lo, hi) = self.nodes[f as usize];
-            let l = self.exists_rec(lo, quantified, memo)?;
-            let h = self.exists_rec(hi, quantified, memo)?;
-            let r = if quantified(v) {
-                self.or(l, h)?
-            } else {
-                self.mk(v, l, h)?
-            };
-            memo.insert(f, r);
-            Ok(r)
-        }
-
-        /// One satisfying partial assignment of `f` (variables not listed are free).
-        pub fn witness(&self, mut f: Node) -> Option<Vec<(u16, bool)>> {
-            if f == FALSE {
-                return None;
-            }
-            let mut path = Vec::new();
-            while f != TRUE {
-                let (v, lo, hi) = self.nodes[f as usize];
-                // In a reduced BDD every node other than FALSE is satisfiable.
-                if lo != FALSE {
-                    path.push((v, false));
-                    f = lo;
-                } else {
-                    path.push((v, true));
-                    f = hi;
-                }
-            }
-            Some(path)
-        }
     }
 }
 

@@ -5,12 +5,10 @@ use super::asm_cmd::parse_arch;
 use super::io::{display_name, load_program, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
-use crate::bpf::analysis::{Analyzer, Budget, SyscallPaths};
+use crate::bpf::analysis::{arches_checked, Analyzer, Budget, SyscallPaths};
 use crate::bpf::cache::{CacheBitmap, CacheStatus, ConstAllow, KernelCache, KernelVersion};
-use crate::bpf::data::OFF_ARCH;
-use crate::bpf::insn::{src, BPF_K};
 use crate::bpf::insn::{BPF_MAXINSNS, MAX_INSNS_PER_PATH};
-use crate::bpf::{disasm, Field, Program, RetVal};
+use crate::bpf::{Field, RetVal};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -41,26 +39,6 @@ pub struct AnalyzeArgs {
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-}
-
-/// The architectures a program checks for: every known arch token compared while the
-/// accumulator holds `seccomp_data.arch` (found by the disassembler's data-flow, so a syscall
-/// number that happens to equal a token does not count).
-fn arches_in(prog: &Program) -> Vec<Arch> {
-    let knowledge = disasm::infer_knowledge(&prog.insns, disasm::ArchSet::anything());
-    let mut found: Vec<Arch> = Vec::new();
-    for (insn, know) in prog.insns.iter().zip(&knowledge) {
-        let holds_arch = know.is_some_and(|k| k.a == disasm::Value::Word(OFF_ARCH));
-        if insn.is_conditional_jump() && src(insn.code) == BPF_K && holds_arch {
-            for &a in Arch::from_token(insn.k) {
-                if !found.contains(&a) {
-                    found.push(a);
-                }
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 /// The kernel arch whose allow cache covers syscalls of `a` (a 64-bit kernel with its compat
@@ -141,7 +119,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
     };
     let mut arches = args.arch.clone();
     if arches.is_empty() {
-        arches = arches_in(&prog);
+        arches = arches_checked(&prog);
     }
     if arches.is_empty() {
         arches.push(Arch::host().ok_or_else(|| {

@@ -5,8 +5,13 @@
 
 mod analyze;
 mod asm_cmd;
+mod bench;
+mod compile;
 mod emu;
+mod exec;
 pub mod io;
+mod optimize;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::fmt;
@@ -85,6 +90,25 @@ enum Command {
     /// Report a filter's size and limits, per-arch cacheable syscalls, per-syscall path lengths
     /// and which syscalls read which arguments.
     Analyze(analyze::AnalyzeArgs),
+    /// Compile an OCI/Docker/podman profile or a Firecracker seccompiler file into a filter
+    /// that decides exactly as runc+libseccomp (or Firecracker) would, as raw cBPF,
+    /// assembly, C, Rust, Go, base64 (crun's run.oci.seccomp_bpf_data) or JSON.
+    Compile(compile::CompileArgs),
+    /// Decide whether two filters return the same value for every seccomp_data (exactly, not
+    /// by sampling); a confirmed counterexample when they do not.
+    Verify(verify::VerifyArgs),
+    /// Show how two filters differ, per architecture and syscall, with argument conditions.
+    Diff(verify::DiffArgs),
+    /// Run a command under a filter compiled from a profile (or a raw filter), as a
+    /// container runtime would install it: no_new_privs, the profile's flags, NOTIFY
+    /// listener handed to the agent, then execve.
+    Exec(exec::ExecArgs),
+    /// Time a workload's syscalls on this kernel under several filters (none, RET ALLOW,
+    /// libseccomp, secopt, files), with medians, 95% intervals and instruction counts.
+    Bench(bench::BenchArgs),
+    /// Optimize any valid filter: smallest and fastest equivalent program, proved equal to
+    /// the input before it is written.
+    Optimize(optimize::OptimizeArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -106,6 +130,12 @@ pub fn main() -> i32 {
         Command::Asm(a) => asm_cmd::asm(a),
         Command::Emu(a) => emu::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Compile(a) => compile::run(a),
+        Command::Verify(a) => verify::run_verify(a),
+        Command::Diff(a) => verify::run_diff(a),
+        Command::Exec(a) => exec::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Optimize(a) => optimize::run(a),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,8 @@
 //!   for given calls, without letting any call run.
 
 #[cfg(target_os = "linux")]
+pub mod notify;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

@@ -35,6 +35,61 @@ impl SyscallResolver {
     pub fn lookup(&self, arch: Arch, name: &str) -> Option<u32> {
         (self.0)(arch, name)
     }
+
+    /// The table of the libseccomp this secopt is linked with: what runc, linked with the
+    /// same library, resolves. A name libseccomp does not know on an arch (it answers
+    /// with an error, or with a pseudo-number at or below -10000) is unknown there.
+    /// libseccomp's multiplexed socket and IPC pseudo-numbers (-101…-120, -201…-224) stand
+    /// for the direct syscall where the arch has one; its number comes from secopt's table
+    /// (tests/syscall_tables.rs checks the two agree), otherwise the name is unknown and
+    /// reached only through the multiplexer ([`ResolvedArch::multiplexer`]).
+    #[cfg(feature = "libseccomp")]
+    pub fn libseccomp() -> Self {
+        SyscallResolver::new(|arch, name| {
+            let nr =
+                i32::from(libseccomp::ScmpSyscall::from_name_by_arch(name, scmp_arch(arch)).ok()?);
+            if nr >= 0 {
+                u32::try_from(nr).ok()
+            } else if (-120..=-101).contains(&nr) || (-224..=-201).contains(&nr) {
+                arch.syscalls().nr(name)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The version of the linked libseccomp (`2.5.4`), for messages.
+    #[cfg(feature = "libseccomp")]
+    pub fn libseccomp_version() -> String {
+        libseccomp::ScmpVersion::current()
+            .map(|v| format!("{}.{}.{}", v.major, v.minor, v.micro))
+            .unwrap_or_else(|_| "(unknown version)".into())
+    }
+}
+
+/// libseccomp's name for an arch.
+#[cfg(feature = "libseccomp")]
+fn scmp_arch(arch: Arch) -> libseccomp::ScmpArch {
+    use libseccomp::ScmpArch;
+    match arch {
+        Arch::X86_64 => ScmpArch::X8664,
+        Arch::X86 => ScmpArch::X86,
+        Arch::X32 => ScmpArch::X32,
+        Arch::Aarch64 => ScmpArch::Aarch64,
+        Arch::Arm => ScmpArch::Arm,
+        Arch::Riscv64 => ScmpArch::Riscv64,
+        Arch::S390x => ScmpArch::S390X,
+        Arch::Ppc64le => ScmpArch::Ppc64Le,
+        Arch::Ppc64 => ScmpArch::Ppc64,
+        Arch::Ppc => ScmpArch::Ppc,
+        Arch::Mips => ScmpArch::Mips,
+        Arch::Mipsel => ScmpArch::Mipsel,
+        Arch::Mips64 => ScmpArch::Mips64,
+        Arch::Mipsel64 => ScmpArch::Mipsel64,
+        Arch::Mips64n32 => ScmpArch::Mips64N32,
+        Arch::Mipsel64n32 => ScmpArch::Mipsel64N32,
+        Arch::Loongarch64 => ScmpArch::Loongarch64,
+    }
 }
 
 impl fmt::Debug for SyscallResolver {
@@ -71,6 +126,10 @@ pub struct ResolvedRule {
     pub conditions: Vec<ArgCondition>,
     /// JSON path of the profile entry (or condition) the rule comes from.
     pub origin: String,
+    /// Position among the policy's rules (one per name and condition group): the order in
+    /// which runc adds rules to libseccomp, whose merging of overlapping rules depends on
+    /// it. Several names of one profile entry share an `origin` but not a `seq`.
+    pub seq: usize,
 }
 
 /// The rules for one architecture.
@@ -81,13 +140,109 @@ pub struct ResolvedArch {
     /// policy's [`Dialect`]'s business (the lowering reproduces it). Rules whose action is
     /// the default action are left out, as runc does.
     pub syscalls: BTreeMap<u32, Vec<ResolvedRule>>,
-    /// Names used by applicable rules that this arch has no syscall for (sorted). They were
-    /// skipped, as runc skips them.
+    /// Names used by applicable rules that this arch has no syscall number for (sorted).
+    /// runc skips them, except the socket and SysV IPC calls that libseccomp reaches through
+    /// `socketcall(2)`/`ipc(2)` on this arch ([`ResolvedArch::multiplexer`]), such as `recv`
+    /// or `semop` on x86: their rules are in [`unknown_rules`](Self::unknown_rules).
     pub unknown: Vec<String>,
+    /// The rules of the names in `unknown` (left out as the default's are), by name, in
+    /// profile order: the lowering applies the multiplexed ones as libseccomp does.
+    pub unknown_rules: BTreeMap<String, Vec<ResolvedRule>>,
     /// The highest syscall number named by any applicable rule on this arch, counting rules
-    /// left out for equalling the default (runc's ENOSYS stub starts above it:
-    /// libcontainer/seccomp/patchbpf/enosys_linux.go `findLastSyscalls`).
+    /// left out for equalling the default, as runc's ENOSYS stub computes it
+    /// (libcontainer/seccomp/patchbpf/enosys_linux.go `findLastSyscalls`). In the libseccomp
+    /// dialect the multiplexed socket and IPC calls never count on the arches that
+    /// multiplex them: libseccomp resolves their names to negative pseudo-numbers there
+    /// (src/syscalls.c `abi_syscall_resolve_name_munge`), which runc's `sysno >
+    /// largestSyscall` never takes, even where a direct syscall exists (`socket`, 359 on x86).
     pub highest_named: Option<u32>,
+    /// Whether the profile itself lists this arch: in OCI `architectures`, through moby's
+    /// `archMap` (moby writes the native arch and its sub-architectures into the OCI
+    /// config), or by the caller's explicit arch set. runc's ENOSYS stub covers only these
+    /// (`findLastSyscalls` loops over the config's `Architectures`); the native arch is in
+    /// every libseccomp filter but, when not listed, gets no stub section.
+    pub listed: bool,
+}
+
+/// The `call` argument of `socketcall(2)` for each socket syscall (include/uapi/linux/net.h).
+const SOCKETCALL: [(&str, u64); 20] = [
+    ("socket", 1),
+    ("bind", 2),
+    ("connect", 3),
+    ("listen", 4),
+    ("accept", 5),
+    ("getsockname", 6),
+    ("getpeername", 7),
+    ("socketpair", 8),
+    ("send", 9),
+    ("recv", 10),
+    ("sendto", 11),
+    ("recvfrom", 12),
+    ("shutdown", 13),
+    ("setsockopt", 14),
+    ("getsockopt", 15),
+    ("sendmsg", 16),
+    ("recvmsg", 17),
+    ("accept4", 18),
+    ("recvmmsg", 19),
+    ("sendmmsg", 20),
+];
+
+/// The `call` argument of `ipc(2)` for each SysV IPC syscall (include/uapi/linux/ipc.h).
+const IPC: [(&str, u64); 12] = [
+    ("semop", 1),
+    ("semget", 2),
+    ("semctl", 3),
+    ("semtimedop", 4),
+    ("msgsnd", 11),
+    ("msgrcv", 12),
+    ("msgget", 13),
+    ("msgctl", 14),
+    ("shmat", 21),
+    ("shmdt", 22),
+    ("shmget", 23),
+    ("shmctl", 24),
+];
+
+/// The arches where libseccomp also reaches socket and SysV IPC calls through the
+/// `socketcall`/`ipc` multiplexers (src/arch-*.c with `.rule_add = abi_rule_add`, the same
+/// set in 2.5.4 and 2.6.1 apart from arches secopt does not support).
+fn multiplexes(arch: Arch) -> bool {
+    matches!(
+        arch,
+        Arch::X86
+            | Arch::S390x
+            | Arch::Ppc
+            | Arch::Ppc64
+            | Arch::Ppc64le
+            | Arch::Mips
+            | Arch::Mipsel
+    )
+}
+
+impl ResolvedArch {
+    /// The multiplexer (`"socketcall"` or `"ipc"`) and its call number through which
+    /// libseccomp also applies a rule for `name` on this arch, replacing any condition on
+    /// argument 0 by `arg0 == call` (libseccomp src/syscalls.c `abi_rule_add`). `None` for
+    /// other names and on arches that do not multiplex.
+    pub fn multiplexer(&self, name: &str) -> Option<(&'static str, u64)> {
+        if !multiplexes(self.arch) {
+            return None;
+        }
+        let find = |table: &[(&str, u64)]| table.iter().find(|(n, _)| *n == name).map(|e| e.1);
+        find(&SOCKETCALL)
+            .map(|call| ("socketcall", call))
+            .or_else(|| find(&IPC).map(|call| ("ipc", call)))
+    }
+
+    /// The names in [`unknown`](Self::unknown) that libseccomp still applies here, through
+    /// `socketcall`/`ipc` (libseccomp dialect): they are not skipped.
+    pub fn multiplexed_unknown(&self) -> impl Iterator<Item = &str> {
+        self.unknown
+            .iter()
+            .map(String::as_str)
+            .filter(|n| self.multiplexer(n).is_some())
+    }
 }
 
 /// A policy resolved for one host and container: what the lowering consumes.
@@ -151,7 +306,11 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         })?,
     };
 
-    let (arches, unsupported_arches) = arch_set(policy, options, native)?;
+    let ArchSet {
+        covered: arches,
+        unsupported: unsupported_arches,
+    } = arch_set(policy, options, native)?;
+    let libseccomp = policy.dialect == Dialect::Libseccomp;
 
     let mut host = Host {
         native,
@@ -176,38 +335,63 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     let tables = SyscallResolver::tables();
     let resolver = options.resolver.as_ref().unwrap_or(&tables);
     let mut resolved_arches = Vec::with_capacity(arches.len());
-    for arch in arches {
-        let mut syscalls: BTreeMap<u32, Vec<ResolvedRule>> = BTreeMap::new();
+    for (arch, listed) in arches {
+        let mut resolved = ResolvedArch {
+            arch,
+            syscalls: BTreeMap::new(),
+            unknown: Vec::new(),
+            unknown_rules: BTreeMap::new(),
+            highest_named: None,
+            listed,
+        };
         let mut unknown = BTreeSet::new();
-        let mut highest_named = None;
-        for rule in &applicable {
-            let Some(nr) = resolver.lookup(arch, &rule.syscall) else {
-                unknown.insert(rule.syscall.clone());
-                continue;
-            };
-            highest_named = highest_named.max(Some(nr));
-            if rule.action == policy.default_action {
-                continue;
+        for (seq, rule) in applicable.iter().enumerate() {
+            let nr = resolver.lookup(arch, &rule.syscall);
+            let multiplexed = libseccomp && resolved.multiplexer(&rule.syscall).is_some();
+            if !multiplexed {
+                resolved.highest_named = resolved.highest_named.max(nr);
             }
-            syscalls.entry(nr).or_default().push(ResolvedRule {
+            let resolved_rule = ResolvedRule {
                 action: rule.action,
                 conditions: rule.conditions.clone(),
                 origin: rule.origin.clone(),
-            });
+                seq,
+            };
+            let list = match nr {
+                Some(nr) => resolved.syscalls.entry(nr).or_default(),
+                None => {
+                    unknown.insert(rule.syscall.clone());
+                    resolved
+                        .unknown_rules
+                        .entry(rule.syscall.clone())
+                        .or_default()
+                }
+            };
+            if rule.action != policy.default_action {
+                list.push(resolved_rule);
+            }
         }
-        resolved_arches.push(ResolvedArch {
-            arch,
-            syscalls,
-            unknown: unknown.into_iter().collect(),
-            highest_named,
-        });
+        // A name whose every rule equals the default leaves no entry behind.
+        resolved.syscalls.retain(|_, rules| !rules.is_empty());
+        resolved.unknown_rules.retain(|_, rules| !rules.is_empty());
+        resolved.unknown = unknown.into_iter().collect();
+        resolved_arches.push(resolved);
     }
 
     if options.strict {
+        // Names libseccomp reaches through a multiplexer are not skipped: not an error.
         let unknown: BTreeMap<Arch, Vec<String>> = resolved_arches
             .iter()
-            .filter(|a| !a.unknown.is_empty())
-            .map(|a| (a.arch, a.unknown.clone()))
+            .map(|a| {
+                let skipped = a
+                    .unknown
+                    .iter()
+                    .filter(|n| !libseccomp || a.multiplexer(n).is_none())
+                    .cloned()
+                    .collect::<Vec<_>>();
+                (a.arch, skipped)
+            })
+            .filter(|(_, names)| !names.is_empty())
             .collect();
         if !unknown.is_empty() {
             return Err(PolicyError::UnknownSyscalls {
@@ -234,41 +418,59 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     })
 }
 
-/// The architectures the filter covers (deduplicated, in order) and the names of those
-/// without a secopt table.
+/// The architectures a filter covers.
+struct ArchSet {
+    /// Deduplicated, in order, each with whether the profile (or the caller) lists it.
+    covered: Vec<(Arch, bool)>,
+    /// The names of listed architectures secopt has no table for.
+    unsupported: Vec<String>,
+}
+
+/// The architectures the filter covers for `policy` on `native`.
 fn arch_set(
     policy: &Policy,
     options: &ResolveOptions,
     native: Arch,
-) -> Result<(Vec<Arch>, Vec<String>), PolicyError> {
-    let refs: Vec<ArchRef> = match (&options.arches, &policy.architectures) {
-        (Some(list), _) => list.iter().map(|&a| ArchRef::Supported(a)).collect(),
-        (None, Architectures::Exactly(list)) => {
-            list.iter().map(|&a| ArchRef::Supported(a)).collect()
-        }
-        (None, Architectures::NativePlus(extra)) => std::iter::once(ArchRef::Supported(native))
-            .chain(extra.iter().copied())
+) -> Result<ArchSet, PolicyError> {
+    let refs: Vec<(ArchRef, bool)> = match (&options.arches, &policy.architectures) {
+        (Some(list), _) => list
+            .iter()
+            .map(|&a| (ArchRef::Supported(a), true))
             .collect(),
-        (None, Architectures::ArchMap(map)) => {
-            let subs = map
-                .iter()
-                .find(|entry| entry.arch == ArchRef::Supported(native))
-                .map(|entry| entry.sub_arches.as_slice())
-                .unwrap_or_default();
-            std::iter::once(ArchRef::Supported(native))
-                .chain(subs.iter().copied())
+        (None, Architectures::Exactly(list)) => list
+            .iter()
+            .map(|&a| (ArchRef::Supported(a), true))
+            .collect(),
+        // libseccomp's filter always holds the native arch; the OCI config lists only what
+        // the profile lists (runc libcontainer/specconv `SetupSeccomp`).
+        (None, Architectures::NativePlus(extra)) => {
+            std::iter::once((ArchRef::Supported(native), false))
+                .chain(extra.iter().map(|&a| (a, true)))
                 .collect()
         }
-    };
-    let mut arches = Vec::new();
-    let mut unsupported = Vec::new();
-    for r in refs {
-        match r {
-            ArchRef::Supported(a) => {
-                if !arches.contains(&a) {
-                    arches.push(a);
-                }
+        // moby (profiles/seccomp `setupSeccomp`) writes the native arch and its
+        // sub-architectures into the OCI config when the map has an entry for it, and
+        // nothing otherwise.
+        (None, Architectures::ArchMap(map)) => {
+            match map
+                .iter()
+                .find(|entry| entry.arch == ArchRef::Supported(native))
+            {
+                Some(entry) => std::iter::once((ArchRef::Supported(native), true))
+                    .chain(entry.sub_arches.iter().map(|&a| (a, true)))
+                    .collect(),
+                None => vec![(ArchRef::Supported(native), false)],
             }
+        }
+    };
+    let mut arches: Vec<(Arch, bool)> = Vec::new();
+    let mut unsupported = Vec::new();
+    for (r, listed) in refs {
+        match r {
+            ArchRef::Supported(a) => match arches.iter_mut().find(|(x, _)| *x == a) {
+                Some(entry) => entry.1 |= listed,
+                None => arches.push((a, listed)),
+            },
             ArchRef::Unsupported(name) => {
                 if options.strict {
                     return Err(PolicyError::UnsupportedArch {
@@ -282,7 +484,10 @@ fn arch_set(
             }
         }
     }
-    Ok((arches, unsupported))
+    Ok(ArchSet {
+        covered: arches,
+        unsupported,
+    })
 }
 
 /// The host and container facts `includes`/`excludes` are checked against.
@@ -336,5 +541,85 @@ impl Host<'_> {
             }
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::oci;
+
+    fn resolve_on(profile: &str, native: Arch, strict: bool) -> Result<Resolved, PolicyError> {
+        let policy = oci::parse(profile.as_bytes(), "t.json").unwrap();
+        let options = ResolveOptions {
+            native: Some(native),
+            strict,
+            kernel: Some(KernelVersion::new(6, 18)),
+            ..Default::default()
+        };
+        resolve(&policy, &options)
+    }
+
+    fn listed(r: &Resolved) -> Vec<(Arch, bool)> {
+        r.arches.iter().map(|a| (a.arch, a.listed)).collect()
+    }
+
+    /// runc's stub covers the config's `architectures` only (libcontainer/specconv copies
+    /// the profile's list without adding the native arch); moby (profiles/seccomp
+    /// `setupSeccomp`) writes the native arch's archMap entry, with its sub-architectures,
+    /// into that list, and nothing when the map has no entry for it.
+    #[test]
+    fn records_which_arches_the_profile_lists() {
+        let none = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": []}"#;
+        let r = resolve_on(none, Arch::X86_64, false).unwrap();
+        assert_eq!(listed(&r), [(Arch::X86_64, false)]);
+        let some = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+            "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X86_64"], "syscalls": []}"#;
+        let r = resolve_on(some, Arch::X86_64, false).unwrap();
+        assert_eq!(listed(&r), [(Arch::X86_64, true), (Arch::X86, true)]);
+        let map = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [], "archMap": [
+            {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]}]}"#;
+        let r = resolve_on(map, Arch::Aarch64, false).unwrap();
+        assert_eq!(listed(&r), [(Arch::Aarch64, true), (Arch::Arm, true)]);
+        let r = resolve_on(map, Arch::X86_64, false).unwrap();
+        assert_eq!(listed(&r), [(Arch::X86_64, false)]);
+    }
+
+    /// i386 has no `recv` or `semop` syscall (arch/x86/entry/syscalls/syscall_32.tbl); it
+    /// has `socket` (359) and `read` (3).
+    #[test]
+    fn multiplexed_names_keep_their_rules_and_never_set_the_threshold() {
+        let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+            {"names": ["read", "socket", "recv"], "action": "SCMP_ACT_ALLOW"},
+            {"names": ["semop"], "action": "SCMP_ACT_ERRNO"},
+            {"names": ["no_such_call"], "action": "SCMP_ACT_TRAP"}]}"#;
+        let r = resolve_on(profile, Arch::X86, false).unwrap();
+        let x86 = r.arch(Arch::X86).unwrap();
+        assert_eq!(x86.unknown, ["no_such_call", "recv", "semop"]);
+        // semop's one rule equals the default: dropped, as for known names.
+        let names: Vec<&str> = x86.unknown_rules.keys().map(String::as_str).collect();
+        assert_eq!(names, ["no_such_call", "recv"]);
+        assert_eq!(x86.unknown_rules["recv"][0].seq, 2);
+        assert_eq!(x86.syscalls[&359][0].seq, 1);
+        assert_eq!(x86.highest_named, Some(3));
+        assert_eq!(x86.multiplexer("recv"), Some(("socketcall", 10)));
+        assert_eq!(x86.multiplexer("semop"), Some(("ipc", 1)));
+        assert_eq!(x86.multiplexer("read"), None);
+        assert_eq!(
+            x86.multiplexed_unknown().collect::<Vec<_>>(),
+            ["recv", "semop"]
+        );
+        // Strict mode: only the name nothing applies is an error.
+        match resolve_on(profile, Arch::X86, true) {
+            Err(PolicyError::UnknownSyscalls { unknown, .. }) => {
+                assert_eq!(unknown[&Arch::X86], ["no_such_call"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // x86_64 does not multiplex: socket (41) counts.
+        let r = resolve_on(profile, Arch::X86_64, false).unwrap();
+        let x86_64 = r.arch(Arch::X86_64).unwrap();
+        assert_eq!(x86_64.highest_named, Some(65)); // semop
+        assert_eq!(x86_64.multiplexer("recv"), None);
     }
 }

@@ -18,12 +18,21 @@
 //! - Not modelled: runc's ENOSYS stub (`patchbpf`), which runc prepends to libseccomp's program;
 //!   this returns libseccomp's own program.
 //!
+//! Other hosts: [`ProfileOptions::native`] builds the filter runc would build on, say, an
+//! aarch64 or s390x host, by removing this machine's arch from the libseccomp filter and
+//! adding the chosen ones (libseccomp translates rules between arches by syscall name).
+//! Big-endian filters are exported big-endian and swapped back here.
+//!
+//! Besides the BPF, [`LibseccompFilter::pfc`] holds libseccomp's pseudo filter code for the
+//! same filter and [`Pfc`] runs it: libseccomp's rule database as it prints it, without its
+//! BPF code generator (which has bugs of its own, see tests/compile_libseccomp.rs).
+//!
 //! Never use secopt's own profile parser here: this module is what it is checked against.
 
 use libseccomp::{
     ScmpAction, ScmpArch, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall,
 };
-use secopt::bpf::Program;
+use secopt::bpf::{Program, SeccompData};
 use serde_json::Value;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -60,27 +69,59 @@ pub struct ProfileOptions {
     pub kernel: (u32, u32, u32),
     /// libseccomp's `SCMP_FLTATR_CTL_OPTIMIZE`: 1 (linear, priority order) or 2 (binary tree).
     pub optimize: u32,
+    /// The host architecture to behave as, as an OCI name (`SCMP_ARCH_AARCH64`); `None`: this
+    /// machine's. A foreign host is emulated by removing this machine's architecture from
+    /// the filter (unless listed) and adding the chosen one, as runc on that host would have
+    /// it (libseccomp then translates every rule by syscall name).
+    pub native: Option<String>,
+    /// The architectures to add besides the native one (OCI names), replacing the profile's
+    /// `architectures`/`archMap`; `None`: what the profile says.
+    pub arches: Option<Vec<String>>,
 }
 
 impl Default for ProfileOptions {
-    /// Docker's default capabilities on a 6.18 kernel, linear layout.
+    /// Docker's default capabilities on a 6.18 kernel, linear layout, this host.
     fn default() -> Self {
         ProfileOptions {
             caps: DOCKER_DEFAULT_CAPS.iter().map(|c| c.to_string()).collect(),
             kernel: (6, 18, 0),
             optimize: 1,
+            native: None,
+            arches: None,
         }
     }
 }
 
-/// The native architecture in the three spellings the conversion needs: libseccomp's, the OCI
-/// `SCMP_ARCH_*` name (for `archMap`), and moby's Go-style name (for `includes`/`excludes`).
+/// The native architecture in the two spellings the conversion needs: the OCI `SCMP_ARCH_*`
+/// name (for `archMap`), and moby's Go-style name (for `includes`/`excludes`).
 struct Native {
     oci: &'static str,
     moby: &'static str,
 }
 
-fn native() -> Result<Native, String> {
+/// This machine's architecture as an OCI name.
+fn host_oci() -> Result<&'static str, String> {
+    Ok(host_native()?.oci)
+}
+
+/// The native architecture named by its OCI name.
+fn native_named(oci: &str) -> Result<Native, String> {
+    // moby's goToNative, the other way round.
+    let (oci, moby) = match oci {
+        "SCMP_ARCH_X86_64" => ("SCMP_ARCH_X86_64", "amd64"),
+        "SCMP_ARCH_X86" => ("SCMP_ARCH_X86", "386"),
+        "SCMP_ARCH_AARCH64" => ("SCMP_ARCH_AARCH64", "arm64"),
+        "SCMP_ARCH_ARM" => ("SCMP_ARCH_ARM", "arm"),
+        "SCMP_ARCH_RISCV64" => ("SCMP_ARCH_RISCV64", "riscv64"),
+        "SCMP_ARCH_S390X" => ("SCMP_ARCH_S390X", "s390x"),
+        "SCMP_ARCH_PPC64LE" => ("SCMP_ARCH_PPC64LE", "ppc64le"),
+        "SCMP_ARCH_LOONGARCH64" => ("SCMP_ARCH_LOONGARCH64", "loong64"),
+        other => return Err(format!("no moby arch name known for {other}")),
+    };
+    Ok(Native { oci, moby })
+}
+
+fn host_native() -> Result<Native, String> {
     // moby's goToNative: GOARCH → the name profiles use in includes/excludes.
     Ok(match std::env::consts::ARCH {
         "x86_64" => Native {
@@ -142,6 +183,9 @@ pub struct LibseccompFilter {
     pub arches: Vec<String>,
     /// The rules added, in order: `(name, return value, conditions)`, for diagnostics.
     pub rules: Vec<(String, u32, Vec<Condition>)>,
+    /// libseccomp's "pseudo filter code" for the same filter: its rule database printed as
+    /// nested `if`/`else` (src/gen_pfc.c), independent of its BPF code generator.
+    pub pfc: String,
 }
 
 /// One argument condition as runc hands it to libseccomp.
@@ -292,9 +336,13 @@ fn conditions(call: &Value) -> Result<Vec<Condition>, String> {
         .collect()
 }
 
-/// Builds libseccomp's filter for `profile` as Docker + runc would on this host.
+/// Builds libseccomp's filter for `profile` as Docker + runc would on this host (or on the
+/// host `opts.native` names).
 pub fn build_filter(profile: &Value, opts: &ProfileOptions) -> Result<LibseccompFilter, String> {
-    let native = native()?;
+    let native = match &opts.native {
+        Some(n) => native_named(n)?,
+        None => host_native()?,
+    };
     let errno_of = |v: Option<&Value>| v.and_then(Value::as_u64);
     let default_name = profile
         .get("defaultAction")
@@ -320,12 +368,37 @@ pub fn build_filter(profile: &Value, opts: &ProfileOptions) -> Result<Libseccomp
             break;
         }
     }
+    if let Some(list) = &opts.arches {
+        arches = list.clone();
+    }
+    // runc's filter always holds the native arch (seccomp_init adds it).
+    if !arches.iter().any(|a| a == native.oci) {
+        arches.insert(0, native.oci.to_string());
+    }
 
     let err = |what: &str, e: libseccomp::error::SeccompError| format!("{what}: {e}");
     let mut ctx = ScmpFilterContext::new(default).map_err(|e| err("seccomp_init", e))?;
-    for a in &arches {
-        let arch: ScmpArch = a.parse().map_err(|e| err(a, e))?;
-        ctx.add_arch(arch).map_err(|e| err(a, e))?;
+    // A foreign host: libseccomp's own native arch goes unless it is wanted. Rules are still
+    // given as this machine's syscall numbers; libseccomp translates them to every arch in
+    // the filter by name (its tables know every name on every arch, as pseudo-numbers
+    // where the arch lacks the call).
+    let host = host_oci()?;
+    if !arches.iter().any(|a| a == host) {
+        // Removed first: libseccomp refuses to mix byte orders, and an empty filter takes
+        // the byte order of the next arch added.
+        ctx.remove_arch(ScmpArch::native())
+            .map_err(|e| err("remove native arch", e))?;
+        for a in &arches {
+            let arch: ScmpArch = a.parse().map_err(|e| err(a, e))?;
+            ctx.add_arch(arch).map_err(|e| err(a, e))?;
+        }
+    } else {
+        for a in &arches {
+            let arch: ScmpArch = a.parse().map_err(|e| err(a, e))?;
+            if !ctx.is_arch_present(arch).map_err(|e| err(a, e))? {
+                ctx.add_arch(arch).map_err(|e| err(a, e))?;
+            }
+        }
     }
     ctx.set_ctl_optimize(opts.optimize)
         .map_err(|e| err("optimize", e))?;
@@ -381,31 +454,98 @@ pub fn build_filter(profile: &Value, opts: &ProfileOptions) -> Result<Libseccomp
     }
 
     let bad_arch = ctx.get_act_badarch().map_err(|e| err("badarch", e))?;
+    let big_endian = arches.iter().all(|a| {
+        matches!(
+            a.as_str(),
+            "SCMP_ARCH_S390X"
+                | "SCMP_ARCH_S390"
+                | "SCMP_ARCH_PPC64"
+                | "SCMP_ARCH_PPC"
+                | "SCMP_ARCH_MIPS"
+                | "SCMP_ARCH_MIPS64"
+                | "SCMP_ARCH_MIPS64N32"
+        )
+    });
+    let mut returns: Vec<u32> = rules.iter().map(|r| r.1).collect();
+    returns.extend([action_value(default), action_value(bad_arch)]);
     Ok(LibseccompFilter {
-        program: export(&ctx)?,
+        program: export(&ctx, big_endian, &returns)?,
         default_action: action_value(default),
         bad_arch_action: action_value(bad_arch),
         arches,
         rules,
+        pfc: export_pfc(&ctx)?,
     })
 }
 
-/// `seccomp_export_bpf` into a memfd (libseccomp 2.5 has no export to memory).
-fn export(ctx: &ScmpFilterContext) -> Result<Program, String> {
+/// `seccomp_export_pfc` into a memfd.
+fn export_pfc(ctx: &ScmpFilterContext) -> Result<String, String> {
+    let mut file = memfd()?;
+    ctx.export_pfc(&file)
+        .map_err(|e| format!("export_pfc: {e}"))?;
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.read_to_string(&mut text))
+        .map_err(|e| format!("reading the exported PFC: {e}"))?;
+    Ok(text)
+}
+
+fn memfd() -> Result<File, String> {
     // SAFETY: memfd_create with a valid C string; the fd is owned by the File from here on.
-    let fd = unsafe { libc::memfd_create(c"secopt-test-bpf".as_ptr(), libc::MFD_CLOEXEC) };
+    let fd = unsafe { libc::memfd_create(c"secopt-test-export".as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
         return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
     }
     // SAFETY: `fd` is a fresh descriptor nobody else owns.
-    let mut file = unsafe { File::from_raw_fd(fd) };
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// `seccomp_export_bpf` into a memfd (libseccomp 2.5 has no export to memory). libseccomp
+/// writes a big-endian filter's `struct sock_filter` fields big-endian; they are swapped
+/// back here.
+///
+/// Generating a big-endian filter on a little-endian host, libseccomp (2.5.4 and 2.6.1,
+/// src/gen_bpf.c `_gen_bpf_build_jmp_ret`) swaps the value of the `RET` copies it inserts
+/// for long jumps twice, so those come out little-endian. On a real big-endian host the
+/// swap is a no-op and the filter is right. Such a `RET` is repaired here: when its value
+/// is not an action this filter can return (`returns`) but the value byte-swapped is, it
+/// is swapped; a value that is neither is an error.
+fn export(ctx: &ScmpFilterContext, big_endian: bool, returns: &[u32]) -> Result<Program, String> {
+    let mut file = memfd()?;
     ctx.export_bpf(&file)
         .map_err(|e| format!("export_bpf: {e}"))?;
     let mut raw = Vec::new();
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.read_to_end(&mut raw))
         .map_err(|e| format!("reading the exported filter: {e}"))?;
-    Program::from_raw(&raw).map_err(|e| e.to_string())
+    if big_endian {
+        for insn in raw.chunks_exact_mut(8) {
+            insn[0..2].reverse();
+            insn[4..8].reverse();
+        }
+    }
+    let mut program = Program::from_raw(&raw).map_err(|e| e.to_string())?;
+    if big_endian {
+        for (pc, insn) in program.insns.iter_mut().enumerate() {
+            if insn.code != 0x06 {
+                continue; // only RET K
+            }
+            match (
+                returns.contains(&insn.k),
+                returns.contains(&insn.k.swap_bytes()),
+            ) {
+                (true, _) => {}
+                (false, true) => insn.k = insn.k.swap_bytes(),
+                (false, false) => {
+                    return Err(format!(
+                        "RET at {pc} returns {:#x}: not an action of this filter",
+                        insn.k
+                    ))
+                }
+            }
+        }
+    }
+    Ok(program)
 }
 
 /// Docker's default profile for this host, built by libseccomp with `optimize` (1 or 2).
@@ -416,4 +556,219 @@ pub fn docker_default(optimize: u32) -> LibseccompFilter {
         ..ProfileOptions::default()
     };
     build_filter(&profile, &opts).expect("libseccomp builds docker-default.json")
+}
+
+/// One statement of libseccomp's pseudo filter code.
+#[derive(Debug, Clone)]
+enum PfcStmt {
+    If {
+        cond: PfcCond,
+        then: Vec<PfcStmt>,
+        otherwise: Vec<PfcStmt>,
+    },
+    Action(u32),
+}
+
+#[derive(Debug, Clone)]
+struct PfcCond {
+    /// `arch`, `syscall`, or an argument word: (index, Some(true) = hi32, Some(false) =
+    /// lo32, None = the 32-bit argument).
+    what: PfcValue,
+    mask: u32,
+    op: &'static str,
+    k: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PfcValue {
+    Arch,
+    Syscall,
+    Arg(usize, Option<bool>),
+}
+
+/// libseccomp's pseudo filter code, parsed, as a second oracle: the rule database as
+/// libseccomp itself prints it, without its BPF code generator in between.
+#[derive(Debug, Clone)]
+pub struct Pfc(Vec<PfcStmt>);
+
+impl Pfc {
+    pub fn parse(text: &str) -> Result<Pfc, String> {
+        let lines: Vec<(usize, String)> = text
+            .lines()
+            .map(|l| {
+                let code = l.split('#').next().unwrap_or("");
+                let indent = code.len() - code.trim_start().len();
+                (indent / 2, code.trim().to_string())
+            })
+            .filter(|(_, l)| !l.is_empty())
+            .collect();
+        let mut i = 0;
+        let block = parse_block(&lines, &mut i, 0)?;
+        if i != lines.len() {
+            return Err(format!("PFC: unexpected line {:?}", lines[i].1));
+        }
+        Ok(Pfc(block))
+    }
+
+    /// The action for `data` (`None`: the code ends without one).
+    pub fn decide(&self, data: &SeccompData) -> Option<u32> {
+        run_block(&self.0, data)
+    }
+}
+
+fn parse_block(
+    lines: &[(usize, String)],
+    i: &mut usize,
+    indent: usize,
+) -> Result<Vec<PfcStmt>, String> {
+    let mut out = Vec::new();
+    while *i < lines.len() && lines[*i].0 == indent {
+        let line = &lines[*i].1;
+        if let Some(rest) = line.strip_prefix("if (") {
+            let cond = parse_cond(rest.strip_suffix(')').ok_or("PFC: if without )")?)?;
+            *i += 1;
+            let then = parse_block(lines, i, indent + 1)?;
+            let mut otherwise = Vec::new();
+            if *i < lines.len() && lines[*i].0 == indent && lines[*i].1 == "else" {
+                *i += 1;
+                otherwise = parse_block(lines, i, indent + 1)?;
+            }
+            out.push(PfcStmt::If {
+                cond,
+                then,
+                otherwise,
+            });
+        } else if let Some(rest) = line.strip_prefix("action ") {
+            out.push(PfcStmt::Action(parse_pfc_action(
+                rest.trim_end_matches(';'),
+            )?));
+            *i += 1;
+        } else {
+            return Err(format!("PFC: cannot read {line:?}"));
+        }
+    }
+    Ok(out)
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    let s = s.trim();
+    match s.strip_prefix("0x") {
+        Some(h) => u32::from_str_radix(h, 16),
+        None => s.parse(),
+    }
+    .map_err(|e| format!("PFC: bad number {s:?}: {e}"))
+}
+
+fn parse_cond(text: &str) -> Result<PfcCond, String> {
+    let (lhs, rest) = text.split_once(' ').ok_or("PFC: bad condition")?;
+    let what = match lhs {
+        "$arch" => PfcValue::Arch,
+        "$syscall" => PfcValue::Syscall,
+        a => {
+            let a = a.strip_prefix("$a").ok_or("PFC: bad operand")?;
+            let (index, half) = match a.split_once('.') {
+                Some((n, "hi32")) => (n, Some(true)),
+                Some((n, "lo32")) => (n, Some(false)),
+                None => (a, None),
+                _ => return Err("PFC: bad argument half".into()),
+            };
+            PfcValue::Arg(index.parse().map_err(|_| "PFC: bad argument index")?, half)
+        }
+    };
+    let (mask, rest) = match rest.strip_prefix("& ") {
+        Some(r) => {
+            let (m, r) = r.split_once(' ').ok_or("PFC: bad mask")?;
+            (parse_u32(m)?, r)
+        }
+        None => (u32::MAX, rest),
+    };
+    let (op, k) = rest.split_once(' ').ok_or("PFC: bad comparison")?;
+    let op = match op {
+        "==" => "==",
+        ">=" => ">=",
+        ">" => ">",
+        other => return Err(format!("PFC: unknown operator {other}")),
+    };
+    Ok(PfcCond {
+        what,
+        mask,
+        op,
+        k: parse_u32(k)?,
+    })
+}
+
+fn parse_pfc_action(text: &str) -> Result<u32, String> {
+    let data = |s: &str| -> Result<u32, String> {
+        parse_u32(
+            s.split_once('(')
+                .and_then(|(_, r)| r.strip_suffix(')'))
+                .ok_or("PFC: bad action data")?,
+        )
+    };
+    Ok(match text {
+        "KILL_PROCESS" => 0x8000_0000,
+        "KILL" => 0,
+        "TRAP" => 0x0003_0000,
+        "LOG" => 0x7ffc_0000,
+        "ALLOW" => 0x7fff_0000,
+        t if t.starts_with("ERRNO(") => 0x0005_0000 | data(t)?,
+        t if t.starts_with("TRACE(") => 0x7ff0_0000 | data(t)?,
+        t => parse_u32(t)?,
+    })
+}
+
+fn run_block(block: &[PfcStmt], data: &SeccompData) -> Option<u32> {
+    for stmt in block {
+        match stmt {
+            PfcStmt::Action(a) => return Some(*a),
+            PfcStmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let v = match cond.what {
+                    PfcValue::Arch => data.arch,
+                    PfcValue::Syscall => data.nr as u32,
+                    PfcValue::Arg(i, Some(true)) => (data.args[i] >> 32) as u32,
+                    PfcValue::Arg(i, _) => data.args[i] as u32,
+                } & cond.mask;
+                let holds = match cond.op {
+                    "==" => v == cond.k,
+                    ">=" => v >= cond.k,
+                    _ => v > cond.k,
+                };
+                let taken = if holds { then } else { otherwise };
+                if let Some(a) = run_block(taken, data) {
+                    return Some(a);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The syscall names of every rule group that applies on the host (moby's includes and
+/// excludes), including rules whose action is the default one — the names runc's ENOSYS
+/// stub looks at (libcontainer/seccomp/patchbpf `findLastSyscalls` iterates them all).
+pub fn applicable_names(profile: &Value, opts: &ProfileOptions) -> Result<Vec<String>, String> {
+    let native = match &opts.native {
+        Some(n) => native_named(n)?,
+        None => host_native()?,
+    };
+    let mut names = Vec::new();
+    for call in profile
+        .get("syscalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if !group_applies(call, &native, opts)? {
+            continue;
+        }
+        names.extend(strings(call.get("names")).iter().map(|s| s.to_string()));
+        if let Some(n) = call.get("name").and_then(Value::as_str) {
+            names.push(n.to_string());
+        }
+    }
+    Ok(names)
 }

@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests. Each test crate uses only some of them.
 #![allow(dead_code)]
 
+pub mod libseccomp_names;
 pub mod libseccomp_profiles;

@@ -1,0 +1,133 @@
+//! Compile-time numbers for the corpus in ../shared/profiles: how long secopt takes to turn a
+//! profile into a filter (parse + resolve + lower + validate), how long the system libseccomp
+//! takes for the same profile (linear and tree), how long the optimizer takes on libseccomp's
+//! Docker filter, and how long the analyses behind `secopt analyze` and `secopt bench` take
+//! (the allow-cache bitmap and the per-syscall path analysis of every syscall of every arch).
+//!
+//! Groups: `compile` (secopt: parse + resolve + lower + validate, host x86_64 with the
+//! profile's sub-architectures; libseccomp-1/-2: the same rules through the system libseccomp,
+//! linear and tree, including its export), `optimize` (the optimizer with its verification, on
+//! libseccomp's Docker filters for x86_64+x86+x32), `analysis docker libseccomp-1` (the
+//! allow-cache bitmap of x86_64 + ia32, and the path analysis of every syscall of an arch).
+//!
+//! `cargo bench --bench compile`. Figures are in docs/benchmarks.md.
+
+#[path = "../tests/common/libseccomp_profiles.rs"]
+#[allow(dead_code)]
+mod libseccomp_profiles;
+
+use criterion::{criterion_group, Criterion};
+use secopt::arch::Arch;
+use secopt::bpf::analysis::{Analyzer, Budget};
+use secopt::bpf::cache::{CacheBitmap, KernelCache};
+use secopt::compile::{compile_firecracker, compile_oci, CompileOptions};
+use secopt::policy::firecracker::FirecrackerOptions;
+use secopt::policy::{KernelVersion, ResolveOptions};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn profile(rel: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/profiles")
+        .join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+const OCI: [&str; 4] = [
+    "oci/docker-default.json",
+    "oci/podman-containers-common-default.json",
+    "oci/runc-integration-seccomp_syscall_test1.json",
+    "oci/spo-nginx-1.19.1.json",
+];
+const FIRECRACKER: &str = "firecracker/firecracker-x86_64-unknown-linux-musl.json";
+
+/// `oci/docker-default.json` → `docker-default` (criterion truncates long ids).
+fn short(rel: &str) -> &str {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.strip_suffix(".json").unwrap_or(name)
+}
+
+fn resolve_options() -> ResolveOptions {
+    ResolveOptions {
+        native: Some(Arch::X86_64),
+        kernel: Some(KernelVersion::new(6, 18)),
+        ..Default::default()
+    }
+}
+
+fn bench_compile(c: &mut Criterion) {
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(30).measurement_time(Duration::from_secs(3));
+    let options = CompileOptions::default();
+    for rel in OCI {
+        let bytes = profile(rel);
+        g.bench_function(format!("secopt {}", short(rel)), |b| {
+            b.iter(|| compile_oci(black_box(&bytes), rel, &resolve_options(), &options).unwrap())
+        });
+    }
+    let fc = profile(FIRECRACKER);
+    g.bench_function("secopt firecracker (3 threads)", |b| {
+        b.iter(|| {
+            compile_firecracker(
+                black_box(&fc),
+                FIRECRACKER,
+                &FirecrackerOptions::new(Arch::X86_64),
+                &options,
+            )
+            .unwrap()
+        })
+    });
+    for rel in OCI {
+        let json = libseccomp_profiles::load_profile(rel).unwrap();
+        for optimize in [1, 2] {
+            let opts = libseccomp_profiles::ProfileOptions {
+                optimize,
+                ..Default::default()
+            };
+            g.bench_function(format!("libseccomp-{optimize} {}", short(rel)), |b| {
+                b.iter(|| libseccomp_profiles::build_filter(black_box(&json), &opts).unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+fn bench_optimize(c: &mut Criterion) {
+    let mut g = c.benchmark_group("optimize");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    for optimize in [1, 2] {
+        let prog = libseccomp_profiles::docker_default(optimize).program;
+        let opts = secopt::optimize::OptimizeOptions::default();
+        g.bench_function(
+            format!("docker libseccomp-{optimize} ({} insns)", prog.len()),
+            |b| b.iter(|| secopt::optimize::optimize(black_box(&prog), &opts).unwrap()),
+        );
+    }
+    g.finish();
+}
+
+fn bench_analysis(c: &mut Criterion) {
+    let mut g = c.benchmark_group("analysis docker libseccomp-1");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    let prog = libseccomp_profiles::docker_default(1).program;
+    let kernel = KernelCache::for_arch(Arch::X86_64).unwrap();
+    g.bench_function("allow-cache bitmap", |b| {
+        b.iter(|| CacheBitmap::new(kernel.clone()).attach(black_box(&prog)))
+    });
+    let analyzer = Analyzer::new(&prog).unwrap();
+    let budget = Budget::default();
+    for arch in [Arch::X86_64, Arch::X86, Arch::X32] {
+        g.bench_function(format!("paths of every {arch} syscall"), |b| {
+            b.iter(|| analyzer.arch_summary(black_box(arch), &budget))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_compile, bench_optimize, bench_analysis);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

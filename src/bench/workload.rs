@@ -1,0 +1,832 @@
+//! Workloads: which system calls a program makes, how often, and optionally with which
+//! arguments.
+//!
+//! Three sources:
+//! - **`strace -c` / `strace -f -c` summaries** ([`parse_strace_summary`]): the table strace
+//!   prints, with its `% time  seconds  usecs/call  calls  errors syscall` header. The `calls`
+//!   column is found by the header (strace right-aligns numbers under their column name, and
+//!   `-U` may select other columns), so an empty `errors` cell does not shift it. Dashed rules
+//!   and the `total` row are skipped; the total is checked against the rows and a mismatch is
+//!   noted (a table with elided rows, like the gVisor one in `../shared/workloads/`, is still
+//!   usable). `System call usage summary for 32 bit mode:` / `x32 mode:` starts a section of
+//!   the compat ABI. Unknown syscalls printed as `syscall_0x1b6` / `syscall_438` are read as
+//!   numbers.
+//! - **JSON** ([`parse_json`]): `{ "read": 1200, "write": 800 }`, where a value may instead be
+//!   an object `{ "syscall": "ioctl", "count": 90, "args": [null, "0xae80"] }` — the key is then
+//!   a label, so one syscall can appear with several argument patterns
+//!   (`"ioctl(KVM_RUN)"`, `"ioctl(other)"`). `args` gives representative values for the
+//!   arguments a harmless invocation lets the caller choose ([`super::invoke`]); `null` keeps
+//!   the default. Keys starting with `$` are ignored (`"$comment"`).
+//! - **Named probe lists** ([`probe_list`]): built-in syscall mixes with equal or fixed weights.
+//!
+//! Counts must be non-negative integers; a name the architecture does not have is an error
+//! that lists every such name with its line (or `--skip-unknown` turns them into notes).
+
+use super::BenchError;
+use crate::arch::Arch;
+use crate::policy::json::{self as pjson, JPath, Json, Reader};
+use serde::Serialize;
+
+/// Where a workload came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadFormat {
+    /// An `strace -c` summary table.
+    StraceSummary,
+    /// A JSON object of counts.
+    Json,
+    /// A built-in probe list.
+    Probes,
+}
+
+/// One syscall (with one argument pattern) of a workload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkloadEntry {
+    /// How reports name it: the syscall name, or the JSON key for labelled entries.
+    pub label: String,
+    /// The kernel's name of the syscall.
+    pub syscall: String,
+    /// The ABI it was made through (x86_64, or x86/x32 for strace's compat sections).
+    pub arch: Arch,
+    /// The number as `seccomp_data.nr` carries it (x32 numbers include bit 30).
+    pub nr: u32,
+    /// How many calls.
+    pub count: u64,
+    /// Representative argument values the workload asks for (`None`: the default).
+    pub args: [Option<u64>; 6],
+    /// Where in the input it was found (`line 12`, `$.ioctl`), for messages.
+    pub origin: String,
+}
+
+/// A workload: syscalls with counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Workload {
+    /// File name or probe list name.
+    pub source: String,
+    pub format: WorkloadFormat,
+    /// In input order.
+    pub entries: Vec<WorkloadEntry>,
+    /// Things worth knowing about the input (total mismatch, skipped unknown names).
+    pub notes: Vec<String>,
+}
+
+impl Workload {
+    /// Total number of calls.
+    pub fn total_calls(&self) -> u64 {
+        self.entries.iter().map(|e| e.count).sum()
+    }
+}
+
+/// How to read a workload.
+#[derive(Debug, Clone)]
+pub struct WorkloadOptions {
+    /// The native ABI (strace's first section, and the JSON format's names).
+    pub native: Arch,
+    /// Names the architecture does not have become notes instead of an error.
+    pub skip_unknown: bool,
+}
+
+impl Default for WorkloadOptions {
+    fn default() -> Self {
+        WorkloadOptions {
+            native: Arch::host().unwrap_or(Arch::X86_64),
+            skip_unknown: false,
+        }
+    }
+}
+
+/// The compat ABI strace calls "32 bit" for a native arch.
+fn compat_of(native: Arch) -> Option<Arch> {
+    match native {
+        Arch::X86_64 => Some(Arch::X86),
+        Arch::Aarch64 => Some(Arch::Arm),
+        Arch::Ppc64 => Some(Arch::Ppc),
+        _ => None,
+    }
+}
+
+/// Reads a workload file: JSON if it starts with `{`, else an `strace -c` summary.
+pub fn parse_file(
+    bytes: &[u8],
+    source: &str,
+    options: &WorkloadOptions,
+) -> Result<Workload, BenchError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| BenchError::Workload {
+        source_name: source.to_string(),
+        place: format!("byte {}", e.valid_up_to()),
+        message: "not UTF-8 text (expected an strace -c summary or a JSON object)".into(),
+    })?;
+    if text.trim_start().starts_with('{') {
+        parse_json(bytes, source, options)
+    } else {
+        parse_strace_summary(text, source, options)
+    }
+}
+
+/// A name that did not resolve, remembered until all are known.
+struct Unknown {
+    name: String,
+    arch: Arch,
+    origin: String,
+}
+
+fn unknown_error(source: &str, unknown: &[Unknown]) -> BenchError {
+    BenchError::UnknownSyscalls {
+        source_name: source.to_string(),
+        names: unknown
+            .iter()
+            .map(|u| format!("{} ({}, {})", u.name, u.arch, u.origin))
+            .collect(),
+    }
+}
+
+/// Resolves a syscall name (or strace's `syscall_0x1b6` for unnamed numbers) on `arch`.
+fn resolve_name(arch: Arch, name: &str) -> Option<(String, u32)> {
+    let table = arch.syscalls();
+    if let Some(nr) = table.nr(name) {
+        return Some((name.to_string(), nr));
+    }
+    let digits = name.strip_prefix("syscall_")?;
+    let nr = match digits.strip_prefix("0x") {
+        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+        None => digits.parse().ok()?,
+    };
+    // strace prints the number without the x32 bit.
+    let nr = if arch == Arch::X32 {
+        nr | crate::arch::X32_SYSCALL_BIT
+    } else {
+        nr
+    };
+    Some((
+        table
+            .name(nr)
+            .map_or_else(|| name.to_string(), str::to_string),
+        nr,
+    ))
+}
+
+/// Column of a header: its name and the character position where it ends.
+struct Column {
+    name: String,
+    end: usize,
+}
+
+/// Splits a line into whitespace-separated tokens with their end positions (in chars).
+fn tokens(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut chars = 0;
+    for (byte, c) in line.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                out.push((chars, &line[s..byte]));
+            }
+        } else if start.is_none() {
+            start = Some(byte);
+        }
+        chars += 1;
+    }
+    if let Some(s) = start {
+        out.push((chars, &line[s..]));
+    }
+    out
+}
+
+/// The columns of an strace summary header (`% time` is one column).
+fn header_columns(line: &str) -> Option<Vec<Column>> {
+    let toks = tokens(line);
+    if !toks.iter().any(|(_, t)| *t == "calls") || toks.last().map(|t| t.1) != Some("syscall") {
+        return None;
+    }
+    let mut cols: Vec<Column> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let (end, t) = toks[i];
+        if t == "%" && toks.get(i + 1).is_some_and(|n| n.1 == "time") {
+            cols.push(Column {
+                name: "% time".into(),
+                end: toks[i + 1].0,
+            });
+            i += 2;
+            continue;
+        }
+        cols.push(Column {
+            name: t.to_string(),
+            end,
+        });
+        i += 1;
+    }
+    Some(cols)
+}
+
+/// The `calls` cell of a data row: the token right-aligned under the header's `calls`, or by
+/// position when the row is not aligned (hand-edited files). An empty `errors` cell is the
+/// only one strace leaves blank.
+fn calls_cell<'l>(row: &[(usize, &'l str)], cols: &[Column]) -> Option<&'l str> {
+    let calls_col = cols.iter().position(|c| c.name == "calls")?;
+    let numbers = &row[..row.len() - 1];
+    if let Some((_, t)) = numbers.iter().find(|(end, _)| *end == cols[calls_col].end) {
+        return Some(t);
+    }
+    let data_cols = cols.len() - 1; // without `syscall`
+    let errors_col = cols.iter().position(|c| c.name == "errors");
+    if numbers.len() == data_cols {
+        return Some(numbers[calls_col].1);
+    }
+    match errors_col {
+        Some(e) if numbers.len() + 1 == data_cols && e > calls_col => Some(numbers[calls_col].1),
+        _ => None,
+    }
+}
+
+/// Parses an integer count, refusing negative and fractional values.
+fn parse_count(cell: &str) -> Result<u64, String> {
+    if cell.starts_with('-') {
+        return Err(format!("negative call count {cell}"));
+    }
+    cell.parse::<u64>()
+        .map_err(|_| format!("call count {cell:?} is not a non-negative integer"))
+}
+
+/// Parses an `strace -c` (or `strace -f -c`, `-U` with a `calls` column) summary.
+pub fn parse_strace_summary(
+    text: &str,
+    source: &str,
+    options: &WorkloadOptions,
+) -> Result<Workload, BenchError> {
+    let err = |line: usize, message: String| BenchError::Workload {
+        source_name: source.to_string(),
+        place: format!("line {line}"),
+        message,
+    };
+    let mut arch = options.native;
+    let mut cols: Option<Vec<Column>> = None;
+    let mut entries: Vec<WorkloadEntry> = Vec::new();
+    let mut unknown: Vec<Unknown> = Vec::new();
+    let mut notes = Vec::new();
+    let mut section_sum: u64 = 0;
+    let mut sections = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = raw.trim_end();
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with("strace:") {
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("System call usage summary for ") {
+            let mode = rest.trim_end_matches(':').trim_end_matches(" mode");
+            arch = match mode {
+                "32 bit" => compat_of(options.native).ok_or_else(|| {
+                    err(
+                        n,
+                        format!("a 32 bit section, but {} has no compat ABI", options.native),
+                    )
+                })?,
+                "x32" if options.native == Arch::X86_64 => Arch::X32,
+                "64 bit" => options.native,
+                other => return Err(err(n, format!("unknown strace personality {other:?}"))),
+            };
+            cols = None;
+            continue;
+        }
+        if let Some(c) = header_columns(line) {
+            cols = Some(c);
+            sections += 1;
+            section_sum = 0;
+            continue;
+        }
+        if trimmed.chars().all(|c| c == '-' || c == ' ') {
+            continue;
+        }
+        let Some(columns) = &cols else {
+            return Err(err(
+                n,
+                format!(
+                    "expected the strace -c header (`% time  seconds  usecs/call  calls  errors  syscall`) before {trimmed:?}"
+                ),
+            ));
+        };
+        let row = tokens(line);
+        let name = row.last().map(|t| t.1).unwrap_or_default();
+        let cell = calls_cell(&row, columns)
+            .ok_or_else(|| err(n, format!("cannot find the calls column in {trimmed:?}")))?;
+        let count = parse_count(cell).map_err(|m| err(n, m))?;
+        if name == "total" {
+            if count != section_sum {
+                notes.push(format!(
+                    "line {n}: the total says {count} calls but the rows add up to {section_sum} (rows elided from the summary?)"
+                ));
+            }
+            continue;
+        }
+        section_sum = section_sum.saturating_add(count);
+        let origin = format!("line {n}");
+        let Some((syscall, nr)) = resolve_name(arch, name) else {
+            unknown.push(Unknown {
+                name: name.to_string(),
+                arch,
+                origin,
+            });
+            continue;
+        };
+        if let Some(prev) = entries
+            .iter()
+            .find(|e| e.arch == arch && e.syscall == syscall)
+        {
+            return Err(err(
+                n,
+                format!(
+                    "{syscall} ({arch}) is listed twice (first at {})",
+                    prev.origin
+                ),
+            ));
+        }
+        entries.push(WorkloadEntry {
+            label: if arch == options.native {
+                syscall.clone()
+            } else {
+                format!("{syscall}/{arch}")
+            },
+            syscall,
+            arch,
+            nr,
+            count,
+            args: [None; 6],
+            origin,
+        });
+    }
+    if sections == 0 {
+        return Err(BenchError::Workload {
+            source_name: source.to_string(),
+            place: "line 1".into(),
+            message: "no strace -c summary header found (expected a line like `% time  seconds  usecs/call  calls  errors  syscall`), and the file is not a JSON object".into(),
+        });
+    }
+    finish(
+        source,
+        WorkloadFormat::StraceSummary,
+        entries,
+        unknown,
+        notes,
+        options,
+    )
+}
+
+fn finish(
+    source: &str,
+    format: WorkloadFormat,
+    entries: Vec<WorkloadEntry>,
+    unknown: Vec<Unknown>,
+    mut notes: Vec<String>,
+    options: &WorkloadOptions,
+) -> Result<Workload, BenchError> {
+    if !unknown.is_empty() {
+        if !options.skip_unknown {
+            return Err(unknown_error(source, &unknown));
+        }
+        for u in &unknown {
+            notes.push(format!(
+                "{}: skipped {}: no such syscall on {}",
+                u.origin, u.name, u.arch
+            ));
+        }
+    }
+    if entries.is_empty() {
+        return Err(BenchError::Workload {
+            source_name: source.to_string(),
+            place: "-".into(),
+            message: "the workload names no syscall".into(),
+        });
+    }
+    Ok(Workload {
+        source: source.to_string(),
+        format,
+        entries,
+        notes,
+    })
+}
+
+fn json_error(e: crate::policy::PolicyError) -> BenchError {
+    match e {
+        crate::policy::PolicyError::Syntax {
+            file,
+            line,
+            column,
+            message,
+        } => BenchError::Workload {
+            source_name: file,
+            place: format!("line {line}, column {column}"),
+            message,
+        },
+        crate::policy::PolicyError::Invalid {
+            file,
+            path,
+            message,
+        } => BenchError::Workload {
+            source_name: file,
+            place: path,
+            message,
+        },
+        other => BenchError::Workload {
+            source_name: String::new(),
+            place: "-".into(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// A JSON count: a non-negative integer.
+fn json_count(r: &Reader, v: &Json, path: &JPath) -> Result<u64, BenchError> {
+    match v {
+        Json::Int(n) => Err(json_error(
+            r.error(path, format!("negative call count {n}")),
+        )),
+        _ => r.u64(v, path).map_err(json_error),
+    }
+}
+
+/// A JSON argument value: an integer (negative ones as two's complement, like a C `long`), a
+/// string in any base `0x…`/`0o…`/`0b…`/decimal, or `null` for the default.
+fn json_arg(r: &Reader, v: &Json, path: &JPath) -> Result<Option<u64>, BenchError> {
+    Ok(Some(match v {
+        Json::Null => return Ok(None),
+        Json::UInt(n) => *n,
+        Json::Int(n) => *n as u64,
+        Json::Str(s) => parse_u64(s).ok_or_else(|| {
+            json_error(r.error(
+                path,
+                format!("{s:?} is not a number (decimal, 0x…, 0o…, 0b…)"),
+            ))
+        })?,
+        other => {
+            return Err(json_error(r.error(
+                path,
+                format!(
+                    "expected an argument value (integer, numeric string or null), found {}",
+                    other.kind()
+                ),
+            )))
+        }
+    }))
+}
+
+/// Parses a 64-bit number in decimal, `0x` hex, `0o` octal or `0b` binary, or a negative
+/// decimal as two's complement.
+pub fn parse_u64(s: &str) -> Option<u64> {
+    let s = s.trim().replace('_', "");
+    if let Some(neg) = s.strip_prefix('-') {
+        return neg.parse::<i64>().ok().map(|n| n.wrapping_neg() as u64);
+    }
+    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (h, 16)
+    } else if let Some(o) = s.strip_prefix("0o") {
+        (o, 8)
+    } else if let Some(b) = s.strip_prefix("0b") {
+        (b, 2)
+    } else {
+        (s.as_str(), 10)
+    };
+    if digits.is_empty() || digits.starts_with('+') {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// Parses a JSON workload (see the module docs).
+pub fn parse_json(
+    bytes: &[u8],
+    source: &str,
+    options: &WorkloadOptions,
+) -> Result<Workload, BenchError> {
+    let doc = pjson::parse_document(bytes, source).map_err(json_error)?;
+    let r = Reader::new(source);
+    let root = JPath::root();
+    let top = r.object(&doc, &root).map_err(json_error)?;
+    let arch = options.native;
+    let mut entries: Vec<WorkloadEntry> = Vec::new();
+    let mut unknown = Vec::new();
+    for (key, value, path) in top.members() {
+        if key.starts_with('$') {
+            continue;
+        }
+        let (name, count, args) = match value {
+            Json::Obj(_) => {
+                let mut obj = r.object(value, &path).map_err(json_error)?;
+                let name = match obj.get("syscall") {
+                    Some((v, p)) => r.string(v, &p).map_err(json_error)?.to_string(),
+                    None => key.to_string(),
+                };
+                let count = match obj.get("count") {
+                    Some((v, p)) => json_count(&r, v, &p)?,
+                    None => {
+                        return Err(json_error(
+                            r.error(&path, "missing \"count\" (the number of calls)"),
+                        ))
+                    }
+                };
+                let mut args = [None; 6];
+                if let Some((v, p)) = obj.get("args") {
+                    let items = r.array(v, &p).map_err(json_error)?;
+                    if items.len() > 6 {
+                        return Err(json_error(r.error(
+                            &p,
+                            format!("a syscall has 6 arguments, found {}", items.len()),
+                        )));
+                    }
+                    for (i, item) in items.iter().enumerate() {
+                        args[i] = json_arg(&r, item, &p.index(i))?;
+                    }
+                }
+                if let Some((k, p)) = obj.unused().first() {
+                    return Err(json_error(r.error(
+                        p,
+                        format!("unknown key {k:?} (expected \"syscall\", \"count\", \"args\")"),
+                    )));
+                }
+                (name, count, args)
+            }
+            _ => (key.to_string(), json_count(&r, value, &path)?, [None; 6]),
+        };
+        let origin = path.as_str().to_string();
+        let Some((syscall, nr)) = resolve_name(arch, &name) else {
+            unknown.push(Unknown { name, arch, origin });
+            continue;
+        };
+        entries.push(WorkloadEntry {
+            label: key.to_string(),
+            syscall,
+            arch,
+            nr,
+            count,
+            args,
+            origin,
+        });
+    }
+    finish(
+        source,
+        WorkloadFormat::Json,
+        entries,
+        unknown,
+        Vec::new(),
+        options,
+    )
+}
+
+/// The built-in probe lists: name, description.
+pub const PROBE_LISTS: &[(&str, &str)] = &[
+    ("getpid", "getpid alone: the classic seccomp overhead probe"),
+    (
+        "common",
+        "a dozen syscalls servers make most, equal weights",
+    ),
+    (
+        "firecracker-vcpu",
+        "a synthetic Firecracker vCPU-thread mix dominated by ioctl(KVM_RUN)",
+    ),
+    (
+        "harmless-all",
+        "every syscall secopt knows a harmless invocation for, equal weights",
+    ),
+];
+
+/// `KVM_RUN`: `_IO(KVMIO, 0x80)` with `KVMIO` = 0xAE (include/uapi/linux/kvm.h).
+pub const KVM_RUN: u64 = 0xae80;
+/// `KVM_IRQFD` = `_IOW(KVMIO, 0x76, struct kvm_irqfd)` (32 bytes), one of the requests
+/// Firecracker's vcpu filter allows.
+pub const KVM_IRQFD: u64 = 0x4020_ae76;
+/// `FUTEX_WAKE | FUTEX_PRIVATE_FLAG` (include/uapi/linux/futex.h).
+pub const FUTEX_WAKE_PRIVATE: u64 = 0x81;
+
+/// A built-in probe list, for `arch` (x86_64 names).
+pub fn probe_list(name: &str, arch: Arch) -> Result<Workload, BenchError> {
+    let no_args = [None; 6];
+    let with_arg = |i: usize, v: u64| {
+        let mut a = [None; 6];
+        a[i] = Some(v);
+        a
+    };
+    let items: Vec<(String, &str, u64, [Option<u64>; 6])> = match name {
+        "getpid" => vec![("getpid".into(), "getpid", 1, no_args)],
+        "common" => [
+            "read",
+            "write",
+            "close",
+            "fstat",
+            "futex",
+            "epoll_wait",
+            "recvfrom",
+            "sendto",
+            "writev",
+            "openat",
+            "mmap",
+            "getpid",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), *s, 1, no_args))
+        .collect(),
+        // A vCPU thread mostly re-enters the guest; between runs it signals eventfds
+        // (write), wakes other threads (futex) and occasionally reconfigures irqfds.
+        // Invented proportions, stated as such in docs/benchmarks.md.
+        "firecracker-vcpu" => vec![
+            ("ioctl(KVM_RUN)".into(), "ioctl", 900, with_arg(1, KVM_RUN)),
+            ("write".into(), "write", 60, no_args),
+            (
+                "futex(WAKE_PRIVATE)".into(),
+                "futex",
+                30,
+                with_arg(1, FUTEX_WAKE_PRIVATE),
+            ),
+            (
+                "ioctl(KVM_IRQFD)".into(),
+                "ioctl",
+                5,
+                with_arg(1, KVM_IRQFD),
+            ),
+            ("sched_yield".into(), "sched_yield", 5, no_args),
+        ],
+        "harmless-all" => super::invoke::harmless_names()
+            .map(|s| (s.to_string(), s, 1, no_args))
+            .collect(),
+        other => {
+            return Err(BenchError::Usage(format!(
+                "unknown probe list {other:?}; known: {}",
+                PROBE_LISTS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        }
+    };
+    let mut entries = Vec::new();
+    let mut unknown = Vec::new();
+    for (label, syscall, count, args) in items {
+        match resolve_name(arch, syscall) {
+            Some((syscall, nr)) => entries.push(WorkloadEntry {
+                label,
+                syscall,
+                arch,
+                nr,
+                count,
+                args,
+                origin: format!("probe list {name}"),
+            }),
+            None => unknown.push(Unknown {
+                name: syscall.to_string(),
+                arch,
+                origin: format!("probe list {name}"),
+            }),
+        }
+    }
+    let options = WorkloadOptions {
+        native: arch,
+        skip_unknown: true,
+    };
+    finish(
+        name,
+        WorkloadFormat::Probes,
+        entries,
+        unknown,
+        Vec::new(),
+        &options,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> WorkloadOptions {
+        WorkloadOptions {
+            native: Arch::X86_64,
+            skip_unknown: false,
+        }
+    }
+
+    #[test]
+    fn an_empty_errors_cell_does_not_shift_the_calls_column() {
+        let text = "\
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 62.10  431.799048         496    870063     46227 futex
+  0.87    6.032292          37    160201           sendmmsg
+------ ----------- ----------- --------- --------- ----------------
+100.00  437.831340         447   1030264     46227 total
+";
+        let w = parse_strace_summary(text, "t", &opts()).unwrap();
+        let got: Vec<(&str, u64, u32)> = w
+            .entries
+            .iter()
+            .map(|e| (e.syscall.as_str(), e.count, e.nr))
+            .collect();
+        // futex is 202 and sendmmsg 307 on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl).
+        assert_eq!(got, [("futex", 870063, 202), ("sendmmsg", 160201, 307)]);
+        assert!(w.notes.is_empty(), "{:?}", w.notes);
+    }
+
+    #[test]
+    fn unaligned_rows_fall_back_to_positions() {
+        // Hand-edited, single-space separated; the second row has no errors cell.
+        let text =
+            "% time seconds usecs/call calls errors syscall\n1 0.1 1 7 2 read\n1 0.1 1 5 write\n";
+        let w = parse_strace_summary(text, "t", &opts()).unwrap();
+        assert_eq!(w.entries[0].count, 7);
+        assert_eq!(w.entries[1].count, 5);
+    }
+
+    #[test]
+    fn calls_only_columns_and_compat_sections() {
+        let text = "\
+    calls syscall
+--------- ----------------
+        3 read
+System call usage summary for 32 bit mode:
+    calls syscall
+--------- ----------------
+        4 read
+        2 syscall_0x1b6
+";
+        let w = parse_strace_summary(text, "t", &opts()).unwrap();
+        let got: Vec<(Arch, u32, u64)> =
+            w.entries.iter().map(|e| (e.arch, e.nr, e.count)).collect();
+        // read: 0 on x86_64, 3 on i386 (syscall_32.tbl); 0x1b6 = 438 (pidfd_getfd).
+        assert_eq!(
+            got,
+            [(Arch::X86_64, 0, 3), (Arch::X86, 3, 4), (Arch::X86, 438, 2)]
+        );
+        assert_eq!(w.entries[2].syscall, "pidfd_getfd");
+        assert_eq!(w.entries[1].label, "read/x86");
+    }
+
+    #[test]
+    fn bad_rows_are_errors_with_their_line() {
+        let header = "% time     seconds  usecs/call     calls    errors syscall\n";
+        let neg = format!("{header}  1.00    0.000001           1        -3           read\n");
+        let e = parse_strace_summary(&neg, "w.txt", &opts()).unwrap_err();
+        assert!(
+            e.to_string().contains("w.txt: line 2") && e.to_string().contains("negative"),
+            "{e}"
+        );
+        let unknown = format!(
+            "{header}  1.00    0.000001           1         3           frobnicate\n  1.00    0.000001           1         3           read\n  1.00    0.000001           1         3           nosuch2\n"
+        );
+        let e = parse_strace_summary(&unknown, "w.txt", &opts()).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("frobnicate (x86_64, line 2)") && msg.contains("nosuch2 (x86_64, line 4)"),
+            "{msg}"
+        );
+        let skipped = parse_strace_summary(
+            &unknown,
+            "w.txt",
+            &WorkloadOptions {
+                skip_unknown: true,
+                ..opts()
+            },
+        )
+        .unwrap();
+        assert_eq!(skipped.entries.len(), 1);
+        assert_eq!(skipped.notes.len(), 2);
+        let e = parse_strace_summary("read 3\n", "w.txt", &opts()).unwrap_err();
+        assert!(e.to_string().contains("header"), "{e}");
+    }
+
+    #[test]
+    fn json_counts_labels_and_args() {
+        let json = br#"{"$comment": "x", "read": 10,
+            "ioctl(KVM_RUN)": {"syscall": "ioctl", "count": 5, "args": [null, "0xae80"]},
+            "kill": {"count": 1, "args": [-1]}}"#;
+        let w = parse_json(json, "w.json", &opts()).unwrap();
+        assert_eq!(w.entries.len(), 3);
+        assert_eq!((w.entries[0].nr, w.entries[0].count), (0, 10));
+        assert_eq!(w.entries[1].nr, 16); // ioctl
+        assert_eq!(w.entries[1].args[1], Some(0xae80));
+        assert_eq!(w.entries[1].label, "ioctl(KVM_RUN)");
+        assert_eq!(w.entries[2].args[0], Some(u64::MAX));
+        for (bad, want) in [
+            (&br#"{"read": -1}"#[..], "negative"),
+            (br#"{"read": 1.5}"#, "integer"),
+            (br#"{"read": 1, "read": 2}"#, "duplicate"),
+            (br#"{"nope": 1}"#, "nope"),
+            (br#"{"read": {"count": 1, "argz": []}}"#, "argz"),
+            (br#"{"read": {"args": []}}"#, "count"),
+            (br#"[1]"#, "object"),
+            (br#"{"read": 1"#, "line 1"),
+        ] {
+            let e = parse_json(bad, "w.json", &opts()).unwrap_err().to_string();
+            assert!(e.contains(want) && e.starts_with("w.json"), "{e}");
+        }
+    }
+
+    #[test]
+    fn probe_lists_resolve() {
+        let vcpu = probe_list("firecracker-vcpu", Arch::X86_64).unwrap();
+        assert_eq!(vcpu.entries[0].args[1], Some(0xae80));
+        assert_eq!(vcpu.total_calls(), 1000);
+        assert!(probe_list("nope", Arch::X86_64).is_err());
+        // KVM_RUN = _IO(0xAE, 0x80): no direction bits, no size.
+        assert_eq!(KVM_RUN, (0xae << 8) | 0x80);
+        // KVM_IRQFD = _IOW(0xAE, 0x76, 32 bytes): dir 1 << 30, size 32 << 16.
+        assert_eq!(KVM_IRQFD, (1 << 30) | (32 << 16) | (0xae << 8) | 0x76);
+    }
+}

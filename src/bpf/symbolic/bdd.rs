@@ -1,0 +1,427 @@
+//! A small reduced ordered BDD package with a shared node table, so that equal functions are
+//! equal node ids: state merging, feasibility checks and the verifier's equivalence test are
+//! all O(1) comparisons of ids.
+//!
+//! Hand-written rather than a crate because the needs are narrow (ITE with a bounded cache,
+//! existential quantification, cofactors, witnesses) and because every operation must be able
+//! to give up cleanly when a budget (nodes, estimated memory, wall-clock time) runs out: callers
+//! turn [`OutOfNodes`] into an over-approximation (analysis) or an `unknown` verdict (verify),
+//! never into a wrong answer.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Instant;
+
+/// FxHash (as in rustc): the keys here are small integer tuples from our own tables.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(b as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64)
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.add(i as u64)
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64)
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i)
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64)
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+/// A `HashMap` with [`FxHasher`].
+pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A node id; 0 and 1 are the constants.
+pub type Node = u32;
+/// A variable; smaller variables are nearer the root.
+pub type Var = u16;
+/// The constant false.
+pub const FALSE: Node = 0;
+/// The constant true.
+pub const TRUE: Node = 1;
+/// The variable of the two leaves: after every real variable.
+pub const LEAF: Var = Var::MAX;
+/// Most entries kept in the operation cache before it is flushed (it is only a cache); a
+/// manager with a small node budget keeps a proportionally small cache.
+const MEMO_LIMIT: usize = 1 << 20;
+/// Nodes created between two checks of the clock and the memory estimate.
+const CHECK_EVERY: usize = 1 << 14;
+
+/// A budget ran out; [`Bdd::exhausted`] says which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfNodes;
+
+/// Which budget of a [`Bdd`] ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// The node count reached the limit.
+    Nodes(usize),
+    /// The estimated memory reached the limit (bytes).
+    Memory(usize),
+    /// The deadline passed.
+    Time,
+}
+
+/// The budgets of one [`Bdd`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most nodes (at least 2).
+    pub max_nodes: usize,
+    /// Most estimated bytes of tables ([`Bdd::memory_estimate`]).
+    pub max_bytes: Option<usize>,
+    /// When to give up.
+    pub deadline: Option<Instant>,
+}
+
+/// A BDD manager: every function built with it lives in one shared, hash-consed node table.
+pub struct Bdd {
+    /// `(variable, low child, high child)`; variables increase from a node to its children.
+    nodes: Vec<(Var, Node, Node)>,
+    unique: FxMap<(Var, Node, Node), Node>,
+    memo: FxMap<(Node, Node, Node), Node>,
+    limits: Limits,
+    memo_limit: usize,
+    exhausted: Option<Limit>,
+}
+
+/// Bytes one node costs: its table entry plus its unique-table entry (key, value, control byte
+/// and the hash table's spare capacity).
+const BYTES_PER_NODE: usize = 12 + 24;
+/// Bytes one operation-cache entry costs.
+const BYTES_PER_MEMO: usize = 24;
+
+impl Bdd {
+    /// A manager with at most `limit` nodes and no other budget.
+    pub fn new(limit: usize) -> Self {
+        Self::with_limits(Limits {
+            max_nodes: limit,
+            max_bytes: None,
+            deadline: None,
+        })
+    }
+
+    /// A manager with the given budgets.
+    pub fn with_limits(limits: Limits) -> Self {
+        Bdd {
+            nodes: vec![(LEAF, FALSE, FALSE), (LEAF, TRUE, TRUE)],
+            unique: FxMap::default(),
+            memo: FxMap::default(),
+            limits: Limits {
+                max_nodes: limits.max_nodes.max(2),
+                ..limits
+            },
+            memo_limit: limits.max_nodes.saturating_mul(4).clamp(1 << 12, MEMO_LIMIT),
+            exhausted: None,
+        }
+    }
+
+    /// Which budget ran out, if one did (then every later operation that needs a new node
+    /// fails too).
+    pub fn exhausted(&self) -> Option<Limit> {
+        self.exhausted
+    }
+
+    /// Number of nodes, including the two leaves.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether only the two leaves exist.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() <= 2
+    }
+
+    /// Estimated bytes held by the node table, the unique table and the operation cache.
+    pub fn memory_estimate(&self) -> usize {
+        self.nodes.capacity() * BYTES_PER_NODE + self.memo.capacity() * BYTES_PER_MEMO
+    }
+
+    /// The variable at the root of `n` ([`LEAF`] for the constants).
+    pub fn top(&self, n: Node) -> Var {
+        self.nodes[n as usize].0
+    }
+
+    /// `(variable, low child, high child)` of `n`.
+    pub fn node(&self, n: Node) -> (Var, Node, Node) {
+        self.nodes[n as usize]
+    }
+
+    fn fail(&mut self, why: Limit) -> OutOfNodes {
+        self.exhausted.get_or_insert(why);
+        OutOfNodes
+    }
+
+    /// The node `if var then hi else lo`; `var` must precede the children's variables.
+    pub fn mk(&mut self, var: Var, lo: Node, hi: Node) -> Result<Node, OutOfNodes> {
+        if lo == hi {
+            return Ok(lo);
+        }
+        debug_assert!(var < self.top(lo) && var < self.top(hi));
+        if let Some(&n) = self.unique.get(&(var, lo, hi)) {
+            return Ok(n);
+        }
+        if self.exhausted.is_some() {
+            return Err(OutOfNodes);
+        }
+        let len = self.nodes.len();
+        if len >= self.limits.max_nodes {
+            return Err(self.fail(Limit::Nodes(self.limits.max_nodes)));
+        }
+        if len % CHECK_EVERY == 0 {
+            if let Some(max) = self.limits.max_bytes {
+                if self.memory_estimate() >= max {
+                    return Err(self.fail(Limit::Memory(max)));
+                }
+            }
+            if self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(self.fail(Limit::Time));
+            }
+        }
+        let n = len as Node;
+        self.nodes.push((var, lo, hi));
+        self.unique.insert((var, lo, hi), n);
+        Ok(n)
+    }
+
+    /// The function that is true exactly when `var` is.
+    pub fn var(&mut self, var: Var) -> Result<Node, OutOfNodes> {
+        self.mk(var, FALSE, TRUE)
+    }
+
+    fn cofactors(&self, n: Node, var: Var) -> (Node, Node) {
+        let (v, lo, hi) = self.nodes[n as usize];
+        if v == var {
+            (lo, hi)
+        } else {
+            (n, n)
+        }
+    }
+
+    /// `if f then g else h`.
+    pub fn ite(&mut self, f: Node, g: Node, h: Node) -> Result<Node, OutOfNodes> {
+        if f == TRUE {
+            return Ok(g);
+        }
+        if f == FALSE {
+            return Ok(h);
+        }
+        let g = if g == f { TRUE } else { g };
+        let h = if h == f { FALSE } else { h };
+        if g == h {
+            return Ok(g);
+        }
+        if g == TRUE && h == FALSE {
+            return Ok(f);
+        }
+        if let Some(&r) = self.memo.get(&(f, g, h)) {
+            return Ok(r);
+        }
+        let v = self.top(f).min(self.top(g)).min(self.top(h));
+        let (f0, f1) = self.cofactors(f, v);
+        let (g0, g1) = self.cofactors(g, v);
+        let (h0, h1) = self.cofactors(h, v);
+        let lo = self.ite(f0, g0, h0)?;
+        let hi = self.ite(f1, g1, h1)?;
+        let r = self.mk(v, lo, hi)?;
+        if self.memo.len() >= self.memo_limit {
+            self.memo.clear();
+        }
+        self.memo.insert((f, g, h), r);
+        Ok(r)
+    }
+
+    pub fn not(&mut self, f: Node) -> Result<Node, OutOfNodes> {
+        self.ite(f, FALSE, TRUE)
+    }
+    pub fn and(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
+        self.ite(f, g, FALSE)
+    }
+    pub fn or(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
+        self.ite(f, TRUE, g)
+    }
+    pub fn xor(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
+        let ng = self.not(g)?;
+        self.ite(f, ng, g)
+    }
+    pub fn iff(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
+        let ng = self.not(g)?;
+        self.ite(f, g, ng)
+    }
+    /// `f ∧ ¬g`.
+    pub fn and_not(&mut self, f: Node, g: Node) -> Result<Node, OutOfNodes> {
+        self.ite(g, FALSE, f)
+    }
+
+    /// `∃ vars. f` for the variables `quantified` selects.
+    pub fn exists(
+        &mut self,
+        f: Node,
+        quantified: impl Fn(Var) -> bool,
+    ) -> Result<Node, OutOfNodes> {
+        let mut memo = FxMap::default();
+        self.exists_rec(f, &quantified, &mut memo)
+    }
+
+    fn exists_rec(
+        &mut self,
+        f: Node,
+        quantified: &impl Fn(Var) -> bool,
+        memo: &mut FxMap<Node, Node>,
+    ) -> Result<Node, OutOfNodes> {
+        if f == FALSE || f == TRUE {
+            return Ok(f);
+        }
+        if let Some(&r) = memo.get(&f) {
+            return Ok(r);
+        }
+        let (v, lo, hi) = self.nodes[f as usize];
+        let l = self.exists_rec(lo, quantified, memo)?;
+        let h = self.exists_rec(hi, quantified, memo)?;
+        let r = if quantified(v) {
+            self.or(l, h)?
+        } else {
+            self.mk(v, l, h)?
+        };
+        memo.insert(f, r);
+        Ok(r)
+    }
+
+    /// The cofactor of `f` for the variables `fixed` gives a value to (the others stay free).
+    pub fn restrict(
+        &mut self,
+        f: Node,
+        fixed: impl Fn(Var) -> Option<bool>,
+    ) -> Result<Node, OutOfNodes> {
+        let mut memo = FxMap::default();
+        self.restrict_rec(f, &fixed, &mut memo)
+    }
+
+    fn restrict_rec(
+        &mut self,
+        f: Node,
+        fixed: &impl Fn(Var) -> Option<bool>,
+        memo: &mut FxMap<Node, Node>,
+    ) -> Result<Node, OutOfNodes> {
+        if f == FALSE || f == TRUE {
+            return Ok(f);
+        }
+        if let Some(&r) = memo.get(&f) {
+            return Ok(r);
+        }
+        let (v, lo, hi) = self.nodes[f as usize];
+        let r = match fixed(v) {
+            Some(false) => self.restrict_rec(lo, fixed, memo)?,
+            Some(true) => self.restrict_rec(hi, fixed, memo)?,
+            None => {
+                let l = self.restrict_rec(lo, fixed, memo)?;
+                let h = self.restrict_rec(hi, fixed, memo)?;
+                self.mk(v, l, h)?
+            }
+        };
+        memo.insert(f, r);
+        Ok(r)
+    }
+
+    /// The value of `f` under a full assignment.
+    pub fn eval(&self, mut f: Node, value_of: impl Fn(Var) -> bool) -> bool {
+        while f != TRUE && f != FALSE {
+            let (v, lo, hi) = self.nodes[f as usize];
+            f = if value_of(v) { hi } else { lo };
+        }
+        f == TRUE
+    }
+
+    /// One satisfying partial assignment of `f` (variables not listed are free): the smallest
+    /// in the variable order when free variables are read as 0, because it prefers the low
+    /// child at every node.
+    pub fn witness(&self, mut f: Node) -> Option<Vec<(Var, bool)>> {
+        if f == FALSE {
+            return None;
+        }
+        let mut path = Vec::new();
+        while f != TRUE {
+            let (v, lo, hi) = self.nodes[f as usize];
+            // In a reduced BDD every node other than FALSE is satisfiable.
+            if lo != FALSE {
+                path.push((v, false));
+                f = lo;
+            } else {
+                path.push((v, true));
+                f = hi;
+            }
+        }
+        Some(path)
+    }
+
+    /// Number of nodes reachable from `f` (the size of its diagram), leaves excluded.
+    pub fn size(&self, f: Node) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![f];
+        while let Some(n) = stack.pop() {
+            if n == FALSE || n == TRUE || !seen.insert(n) {
+                continue;
+            }
+            let (_, lo, hi) = self.nodes[n as usize];
+            stack.push(lo);
+            stack.push(hi);
+        }
+        seen.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_ids_for_equal_functions() {
+        let mut b = Bdd::new(1000);
+        let (x, y) = (b.var(0).unwrap(), b.var(1).unwrap());
+        // De Morgan: ¬(x ∧ y) = ¬x ∨ ¬y, as the same node.
+        let lhs = {
+            let a = b.and(x, y).unwrap();
+            b.not(a).unwrap()
+        };
+        let rhs = {
+            let (nx, ny) = (b.not(x).unwrap(), b.not(y).unwrap());
+            b.or(nx, ny).unwrap()
+        };
+        assert_eq!(lhs, rhs);
+        let e = b.exists(lhs, |v| v == 0).unwrap();
+        assert_eq!(e, TRUE);
+        let r = b.restrict(lhs, |v| (v == 0).then_some(true)).unwrap();
+        assert_eq!(r, b.not(y).unwrap());
+        assert!(b.eval(lhs, |v| v == 0));
+        assert!(!b.eval(lhs, |_| true));
+        assert_eq!(b.witness(lhs), Some(vec![(0, false)]));
+    }
+
+    #[test]
+    fn budgets_fail_cleanly_and_say_why() {
+        let mut b = Bdd::new(4);
+        let x = b.var(0).unwrap();
+        let y = b.var(1).unwrap();
+        assert_eq!(b.and(x, y), Err(OutOfNodes));
+        assert_eq!(b.exhausted(), Some(Limit::Nodes(4)));
+        // Existing nodes are still found.
+        assert_eq!(b.var(0), Ok(x));
+    }
+}

@@ -1,0 +1,423 @@
+//! `secopt compile PROFILE [-o OUT]`: an OCI/Docker/podman profile or a Firecracker
+//! seccompiler file to a filter, in the format a runtime takes.
+
+use super::asm_cmd::parse_arch;
+use super::io::{display_name, read_input, write_output};
+use super::{Failure, EXIT_OK};
+use crate::arch::Arch;
+use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat};
+use crate::policy::firecracker::FirecrackerOptions;
+use crate::policy::{
+    self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
+};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+secopt compile docker-default.json -o docker.bpf            raw filter for this host (x86_64: + x86, x32)\n  \
+secopt compile docker-default.json --runc-compat --emit c   what runc loads, as a C header\n  \
+secopt compile profile.json --arch aarch64 --arch arm -o f.json   metadata + program as JSON\n  \
+secopt compile firecracker.json -o 'fc-{thread}.bpf'        one raw filter per thread kind\n  \
+secopt compile firecracker.json --thread vcpu --emit base64\n\n\
+Syscall names: runc resolves a profile's names with the libseccomp it is linked with and \
+skips the names that library does not know, so a rule for a syscall newer than the library \
+is silently dropped and the syscall gets the default action. secopt resolves names with its \
+own Linux 6.18 tables by default; libseccomp 2.5.4 as Debian 12 ships it knows syscalls up \
+to Linux 6.7 only (not mseal, statmount, listmount, *xattrat, uretprobe, ...). To get \
+the filter runc loads, pass --syscall-table libseccomp (builds with the `libseccomp` \
+feature) on a host whose libseccomp is runc's (`runc --version` shows its version).")]
+pub struct CompileArgs {
+    /// The profile: OCI runtime-spec seccomp JSON (Docker, podman, a whole config.json) or a
+    /// Firecracker seccompiler file (detected, or forced with --firecracker). `-` is stdin.
+    pub profile: PathBuf,
+    /// Output file (`-`: stdout). For Firecracker files with several thread kinds: a
+    /// directory (`DIR/`) or a pattern containing `{thread}`.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Output format. Default: from the output's extension (.bpf .s .h .rs .go .b64 .json);
+    /// else assembly to a terminal and raw to a pipe or file.
+    #[arg(long, value_enum)]
+    pub emit: Option<EmitFormat>,
+    /// Architectures the filter covers (repeatable; the first is the native one that
+    /// `includes.arches`/`archMap` are matched against). Default: this host's, plus the
+    /// sub-architectures the profile's archMap or architectures list.
+    #[arg(long = "arch", value_parser = parse_arch)]
+    pub arches: Vec<Arch>,
+    /// The container's capabilities: `default` (Docker's 14), `all`, or a comma-separated
+    /// list such as `default,sys_admin` or `CAP_NET_ADMIN,CAP_BPF`.
+    #[arg(long, default_value = "default")]
+    pub caps: String,
+    /// Kernel version `minKernel` is compared with (`5.15`); default: the running kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Make unknown syscall names and unsupported architectures an error instead of
+    /// skipping them (as runc does).
+    #[arg(long)]
+    pub strict: bool,
+    /// Prepend runc's ENOSYS stub (what runc actually loads): on the architectures the
+    /// profile lists, numbers above the profile's highest syscall return ENOSYS unless the
+    /// default action is ALLOW, LOG or TRACE.
+    #[arg(long)]
+    pub runc_compat: bool,
+    /// Which table turns syscall names into numbers: `builtin` (secopt's, Linux 6.18) or
+    /// `libseccomp` (the libseccomp this secopt is linked with, as runc does; names it does
+    /// not know are skipped, as runc skips them). `libseccomp` needs a secopt built with the
+    /// `libseccomp` feature.
+    #[arg(long, value_enum, default_value_t = SyscallTable::Builtin)]
+    pub syscall_table: SyscallTable,
+    /// Read the profile as a Firecracker seccompiler file (detected automatically otherwise).
+    #[arg(long)]
+    pub firecracker: bool,
+    /// Whose semantics a Firecracker file has: Firecracker's own compiler (libseccomp) or
+    /// rust-vmm seccompiler's BPF backend.
+    #[arg(long, value_enum, default_value_t = FirecrackerDialect::Libseccomp)]
+    pub firecracker_dialect: FirecrackerDialect,
+    /// Only this Firecracker thread kind (`vmm`, `api`, `vcpu`, ...).
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Name of the array in C/Rust/Go output (default: from the profile's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// Where syscall numbers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SyscallTable {
+    /// secopt's own tables (Linux 6.18, every architecture).
+    Builtin,
+    /// The linked libseccomp's table: what runc resolves with the same library.
+    Libseccomp,
+}
+
+impl SyscallTable {
+    /// The resolver, and a description for the output's settings.
+    fn resolver(self) -> Result<(Option<SyscallResolver>, String), Failure> {
+        match self {
+            SyscallTable::Builtin => Ok((None, "builtin (Linux 6.18)".to_string())),
+            #[cfg(feature = "libseccomp")]
+            SyscallTable::Libseccomp => Ok((
+                Some(SyscallResolver::libseccomp()),
+                format!("libseccomp {}", SyscallResolver::libseccomp_version()),
+            )),
+            #[cfg(not(feature = "libseccomp"))]
+            SyscallTable::Libseccomp => Err(Failure::input(
+                "--syscall-table libseccomp: this secopt was built without the `libseccomp` \
+                 feature; rebuild it with `--features libseccomp` (needs the system libseccomp)",
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FirecrackerDialect {
+    /// Firecracker's in-tree seccompiler (libseccomp based).
+    Libseccomp,
+    /// rust-vmm seccompiler's own BPF backend.
+    RustVmm,
+}
+
+pub fn run(args: CompileArgs) -> Result<i32, Failure> {
+    let bytes = read_input(&args.profile)?;
+    let source = display_name(&args.profile);
+    let caps = CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;
+    let kernel = args
+        .kernel
+        .as_deref()
+        .map(|k| k.parse::<KernelVersion>())
+        .transpose()
+        .map_err(|e| Failure::input(format!("--kernel: {e}")))?;
+    let base_name = args.name.clone().unwrap_or_else(|| {
+        args.profile
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| *s != "-")
+            .unwrap_or("seccomp_filter")
+            .to_string()
+    });
+    let mut settings = vec![("caps".to_string(), args.caps.clone())];
+    if !args.arches.is_empty() {
+        let names: Vec<&str> = args.arches.iter().map(|a| a.name()).collect();
+        settings.push(("arch".to_string(), names.join(",")));
+    }
+    if args.strict {
+        settings.push(("strict".to_string(), "yes".to_string()));
+    }
+    let (resolver, table) = args.syscall_table.resolver()?;
+    settings.push(("syscall table".to_string(), table));
+    let options = CompileOptions {
+        runc_compat: args.runc_compat,
+        settings,
+        ..Default::default()
+    };
+
+    let filters: Vec<(Option<String>, CompiledFilter)> =
+        if args.firecracker || looks_like_firecracker(&bytes) {
+            compile_firecracker(&args, &bytes, &source, &options, resolver)?
+        } else {
+            if args.thread.is_some() {
+                return Err(Failure::input(format!(
+                "{source}: --thread only applies to Firecracker files, and this is an OCI profile"
+            )));
+            }
+            let resolve = ResolveOptions {
+                native: args.arches.first().copied(),
+                arches: (!args.arches.is_empty()).then(|| args.arches.clone()),
+                caps,
+                kernel,
+                strict: args.strict,
+                resolver,
+            };
+            let policy = policy::oci::parse(&bytes, &source).map_err(input_error)?;
+            report_warnings(&policy);
+            let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+            report_unknown(&resolved, None);
+            if args.syscall_table == SyscallTable::Builtin {
+                report_names_runc_may_skip(&resolved);
+            }
+            let filter = compile::compile(&resolved, &options).map_err(input_error)?;
+            vec![(None, filter)]
+        };
+
+    write_all(&args, &base_name, &filters)?;
+    Ok(EXIT_OK)
+}
+
+fn input_error(e: impl std::fmt::Display) -> Failure {
+    Failure::input(e.to_string())
+}
+
+/// A Firecracker file is an object of thread filters, each with a `filter` array; an OCI
+/// profile has `defaultAction` (or is a whole config with `ociVersion`).
+fn looks_like_firecracker(bytes: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(top)) = serde_json::from_slice::<serde_json::Value>(bytes)
+    else {
+        return false;
+    };
+    !top.is_empty()
+        && !top.contains_key("defaultAction")
+        && !top.contains_key("ociVersion")
+        && top
+            .values()
+            .all(|v| v.as_object().is_some_and(|o| o.contains_key("filter")))
+}
+
+fn compile_firecracker(
+    args: &CompileArgs,
+    bytes: &[u8],
+    source: &str,
+    options: &CompileOptions,
+    resolver: Option<SyscallResolver>,
+) -> Result<Vec<(Option<String>, CompiledFilter)>, Failure> {
+    if args.arches.len() > 1 {
+        return Err(Failure::input(
+            "a Firecracker filter is built for one architecture; give --arch once",
+        ));
+    }
+    let arch = match args.arches.first() {
+        Some(&a) => a,
+        None => Arch::host().ok_or_else(|| {
+            Failure::input("this host's architecture has no syscall table; give --arch")
+        })?,
+    };
+    let dialect = match args.firecracker_dialect {
+        FirecrackerDialect::Libseccomp => Dialect::Libseccomp,
+        FirecrackerDialect::RustVmm => Dialect::RustVmmSeccompiler,
+    };
+    let fc = FirecrackerOptions { arch, dialect };
+    let policies: Vec<(String, Policy)> = policy::firecracker::parse_with(bytes, source, &fc)
+        .map_err(input_error)?
+        .into_iter()
+        .filter(|(thread, _)| args.thread.as_ref().map_or(true, |t| t == thread))
+        .collect();
+    if policies.is_empty() {
+        return Err(Failure::input(match &args.thread {
+            Some(t) => format!("{source}: no thread filter named {t:?}"),
+            None => format!("{source}: no thread filters"),
+        }));
+    }
+    let resolve = ResolveOptions {
+        native: Some(arch),
+        strict: args.strict,
+        resolver,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for (thread, policy) in policies {
+        report_warnings(&policy);
+        let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        report_unknown(&resolved, Some(&thread));
+        let filter = compile::compile(&resolved, options).map_err(input_error)?;
+        let mut info = filter.info().clone();
+        info.thread = Some(thread.clone());
+        let filter = CompiledFilter::new(filter.into_program(), info).map_err(input_error)?;
+        out.push((Some(thread), filter));
+    }
+    Ok(out)
+}
+
+fn report_warnings(policy: &Policy) {
+    for w in &policy.warnings {
+        eprintln!("secopt: warning: {}: {w}", policy.source);
+    }
+}
+
+/// Unknown names per arch, as runc would skip them (not the socket and IPC calls that
+/// libseccomp still applies through `socketcall`/`ipc`).
+fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
+    let prefix = match thread {
+        Some(t) => format!("{} (thread {t})", resolved.source),
+        None => resolved.source.clone(),
+    };
+    let libseccomp = resolved.dialect == Dialect::Libseccomp;
+    for a in &resolved.arches {
+        let skipped: Vec<&str> = a
+            .unknown
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !libseccomp || a.multiplexer(n).is_none())
+            .collect();
+        if !skipped.is_empty() {
+            eprintln!(
+                "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
+                skipped.len(),
+                if skipped.len() == 1 { "" } else { "s" },
+                a.arch,
+                skipped.join(", ")
+            );
+        }
+        let multiplexed: Vec<&str> = a.multiplexed_unknown().collect();
+        if libseccomp && !multiplexed.is_empty() {
+            eprintln!(
+                "secopt: note: {prefix}: on {} only through socketcall/ipc, as libseccomp applies them: {}",
+                a.arch,
+                multiplexed.join(", ")
+            );
+        }
+    }
+    if !resolved.unsupported_arches.is_empty() {
+        eprintln!(
+            "secopt: warning: {prefix}: not covered (secopt has no syscall table): {}",
+            resolved.unsupported_arches.join(", ")
+        );
+    }
+}
+
+/// Warns when the profile names syscalls that older libseccomp releases, and so runc linked
+/// with them, do not know: runc skips those names, and its filter gives those syscalls the
+/// default action where secopt's (from its Linux 6.18 tables) applies their rules (a name
+/// is reported when it has rules, or sets runc's ENOSYS threshold).
+fn report_names_runc_may_skip(resolved: &Resolved) {
+    let named: Vec<&str> = compile::NEWER_THAN_LIBSECCOMP_2_5_5
+        .iter()
+        .copied()
+        .filter(|name| {
+            resolved.arches.iter().any(|a| {
+                a.arch
+                    .syscalls()
+                    .nr(name)
+                    .is_some_and(|nr| a.syscalls.contains_key(&nr) || a.highest_named == Some(nr))
+            })
+        })
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    eprintln!(
+        "secopt: warning: {}: resolved with secopt's Linux 6.18 syscall table; runc skips the \
+         names its libseccomp does not know, and libseccomp up to 2.5.5 (Debian 12 ships 2.5.4) \
+         does not know {}: there runc's filter gives them the default action instead. \
+         --syscall-table libseccomp resolves as the linked libseccomp does",
+        resolved.source,
+        named.join(", ")
+    );
+}
+
+/// The format: `--emit`, else the extension, else assembly for a terminal and raw otherwise.
+fn format_for(args: &CompileArgs, path: &Path) -> EmitFormat {
+    if let Some(f) = args.emit {
+        return f;
+    }
+    if path != Path::new("-") {
+        if let Some(f) = EmitFormat::from_extension(path) {
+            return f;
+        }
+        return EmitFormat::Raw;
+    }
+    if std::io::stdout().is_terminal() {
+        EmitFormat::Asm
+    } else {
+        EmitFormat::Raw
+    }
+}
+
+/// Where each filter goes: one output, a directory, or a `{thread}` pattern.
+fn write_all(
+    args: &CompileArgs,
+    base_name: &str,
+    filters: &[(Option<String>, CompiledFilter)],
+) -> Result<(), Failure> {
+    let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let out_text = output.to_string_lossy().into_owned();
+    let is_dir = out_text.ends_with('/') || (output != Path::new("-") && output.is_dir());
+    let is_pattern = out_text.contains("{thread}");
+    if filters.len() > 1 && !is_dir && !is_pattern {
+        let threads: Vec<&str> = filters.iter().filter_map(|(t, _)| t.as_deref()).collect();
+        return Err(Failure::input(format!(
+            "{}: {} thread filters ({}); choose one with --thread, or write all with -o DIR/ or -o 'NAME-{{thread}}.bpf'",
+            display_name(&args.profile),
+            filters.len(),
+            threads.join(", ")
+        )));
+    }
+    for (thread, filter) in filters {
+        let path = match thread {
+            Some(t) if is_pattern => PathBuf::from(out_text.replace("{thread}", t)),
+            Some(t) if is_dir => {
+                let ext = match args.emit.unwrap_or(EmitFormat::Raw) {
+                    EmitFormat::Raw => "bpf",
+                    EmitFormat::Asm => "s",
+                    EmitFormat::C => "h",
+                    EmitFormat::Rust => "rs",
+                    EmitFormat::Go => "go",
+                    EmitFormat::Base64 => "b64",
+                    EmitFormat::Json => "json",
+                };
+                output.join(format!("{t}.{ext}"))
+            }
+            _ => output.clone(),
+        };
+        let format = format_for(args, &path);
+        if format.is_binary() && path == Path::new("-") && std::io::stdout().is_terminal() {
+            return Err(Failure::input(
+                "refusing to write a binary filter to a terminal; use -o FILE, --emit asm, or redirect stdout",
+            ));
+        }
+        let name = match thread {
+            Some(t) => format!("{base_name}_{t}"),
+            None => base_name.to_string(),
+        };
+        let bytes = compile::emit(filter, format, &name);
+        write_output(&path, &bytes)?;
+        if path != Path::new("-") {
+            eprintln!(
+                "secopt: {}{}: {} instructions ({}) -> {}",
+                filter.info().source,
+                thread
+                    .as_deref()
+                    .map(|t| format!(" thread {t}"))
+                    .unwrap_or_default(),
+                filter.program().len(),
+                filter
+                    .info()
+                    .arches
+                    .iter()
+                    .map(|a| a.arch.name())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}

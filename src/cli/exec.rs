@@ -1,0 +1,733 @@
+//! `secopt exec`: run a command under a seccomp filter compiled from a profile (or read from
+//! a raw filter file), the way a container runtime would install it.
+//!
+//! Order of operations, chosen so that nothing the filter forbids is needed after it is in
+//! force: compile and validate; resolve the command on `PATH`; connect to the seccomp agent
+//! (NOTIFY only); set `no_new_privs`; `seccomp(SECCOMP_SET_MODE_FILTER)` with the profile's
+//! flags; hand the listener fd to the agent (one `sendmsg`); `execve`.
+//!
+//! NOTIFY rules are never dropped: a filter that can return `USER_NOTIF` is installed with
+//! `SECCOMP_FILTER_FLAG_NEW_LISTENER` and its listener sent to `listenerPath` (or
+//! `--listener-path`) as the OCI runtime spec describes, or `exec` refuses to run. Without
+//! a listener the kernel would answer those calls with `ENOSYS`.
+
+use super::asm_cmd::parse_arch;
+use super::io::{display_name, load_program, read_input, InputFormat};
+use super::{print_json, Failure, Format, EXIT_OK};
+use crate::arch::Arch;
+use crate::bpf::action::Action as RetAction;
+use crate::bpf::insn::{BPF_A, BPF_K, BPF_RET};
+use crate::bpf::{disasm, interp, Program, RetVal, SeccompData};
+use crate::compile::{self, CompileOptions, CompiledFilter};
+use crate::kernel::notify::{install_filter_with_listener, ContainerProcessState, ListenerHandoff};
+use crate::kernel::seccomp::{install_filter, set_no_new_privs};
+use crate::policy::{self, Action, CapSet, FilterFlag, KernelVersion, ResolveOptions, Resolved};
+use std::ffi::{CString, OsString};
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Exit code when the command cannot be found (as env(1) and shells use).
+pub const EXIT_NOT_FOUND: i32 = 127;
+/// Exit code when the command was found but cannot be executed.
+pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+
+/// glibc's `execvp` search path when `PATH` is unset.
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+secopt exec -p docker-default.json -- /bin/true\n      \
+run a command under Docker's default profile (host arch + sub-arches, Docker's 14 caps)\n  \
+secopt exec -p profile.json --caps default,sys_admin --runc-compat -- make test\n  \
+secopt exec --bpf filter.bpf -- ./server --port 8080      exec under an existing raw filter\n  \
+secopt exec -p notify.json --listener-path /run/agent.sock -- ./app\n      \
+hand the NOTIFY listener to a seccomp agent (OCI container process state + SCM_RIGHTS)\n  \
+secopt exec -p docker-default.json --dry-run -- sh        show what would be installed\n\n\
+Exit status: the command's own status once it runs; 127 if the command is not found, 126 if \
+it cannot be executed, 2 for a bad profile, filter or option.")]
+pub struct ExecArgs {
+    /// The profile to compile (OCI runtime-spec seccomp section, a whole OCI config.json,
+    /// or a Docker/podman profile).
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "PROFILE",
+        required_unless_present = "bpf"
+    )]
+    pub profile: Option<PathBuf>,
+    /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,
+    /// or secopt assembly).
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub bpf: Option<PathBuf>,
+    /// Architectures the filter covers (repeat or comma-separate; replaces the profile's
+    /// own list and must include this host's). `includes.arches`/`archMap` are always
+    /// matched against this host's arch. Default: the host's plus the sub-architectures the
+    /// profile's archMap or architectures list.
+    #[arg(long, value_delimiter = ',', value_parser = parse_arch, requires = "profile")]
+    pub arch: Option<Vec<Arch>>,
+    /// Capabilities for `includes`/`excludes`: names (`sys_admin`, `CAP_NET_RAW`),
+    /// `default` (Docker's 14) or `all`, comma-separated.
+    #[arg(long, default_value = "default", requires = "profile")]
+    pub caps: String,
+    /// Kernel version for `minKernel` (default: the running kernel).
+    #[arg(long, value_name = "MAJOR.MINOR", requires = "profile")]
+    pub kernel: Option<KernelVersion>,
+    /// Add runc's ENOSYS semantics for syscall numbers above the profile's highest.
+    #[arg(long, requires = "profile")]
+    pub runc_compat: bool,
+    /// Refuse profiles naming syscalls or architectures secopt does not know.
+    #[arg(long, requires = "profile")]
+    pub strict: bool,
+    /// A `seccomp(2)` filter flag (`log`, `spec_allow`, `tsync`, `wait_killable_recv`, or
+    /// the spec's `SECCOMP_FILTER_FLAG_*` names); repeat for several. Replaces the profile's
+    /// `flags`. Without it, a profile's flags are used (none listed: SPEC_ALLOW, as runc does).
+    #[arg(long = "flag", value_name = "FLAG", value_parser = parse_flag)]
+    pub flags: Vec<FilterFlag>,
+    /// Install no flags at all (overrides the profile's and runc's default SPEC_ALLOW).
+    #[arg(long, conflicts_with = "flags")]
+    pub no_flags: bool,
+    /// Unix socket of the seccomp agent that receives the NOTIFY listener (overrides the
+    /// profile's `listenerPath`).
+    #[arg(long, value_name = "SOCKET")]
+    pub listener_path: Option<PathBuf>,
+    /// Opaque metadata for the agent (overrides the profile's `listenerMetadata`).
+    #[arg(long, value_name = "TEXT")]
+    pub listener_metadata: Option<String>,
+    /// Print what would be installed and executed, and exit without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format of --dry-run.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Report skipped syscall names and adjusted flags on stderr before running.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<OsString>,
+}
+
+fn parse_flag(s: &str) -> Result<FilterFlag, String> {
+    let upper = s.trim().to_ascii_uppercase();
+    let spec = if upper.starts_with("SECCOMP_FILTER_FLAG_") {
+        upper
+    } else {
+        format!("SECCOMP_FILTER_FLAG_{upper}")
+    };
+    FilterFlag::from_spec_name(&spec).ok_or_else(|| {
+        format!("unknown seccomp filter flag `{s}`; expected log, spec_allow, tsync or wait_killable_recv")
+    })
+}
+
+/// Where the NOTIFY listener goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Listener {
+    path: PathBuf,
+    metadata: Option<String>,
+}
+
+/// Everything `exec` installs, decided before anything irreversible happens.
+#[derive(Debug)]
+struct Plan {
+    program: Program,
+    /// `seccomp(2)` flags (without `NEW_LISTENER`, added when `listener` is set).
+    flags: Vec<FilterFlag>,
+    listener: Option<Listener>,
+    /// Where the filter came from, for the dry run.
+    origin: String,
+    arches: Vec<Arch>,
+    /// Remarks for --verbose and --dry-run.
+    notes: Vec<String>,
+}
+
+/// Runs `secopt exec`. Returns only on failure or for --dry-run; otherwise the process
+/// becomes the command.
+pub fn run(args: ExecArgs) -> Result<i32, Failure> {
+    let plan = match &args.profile {
+        Some(profile) => plan_from_profile(profile, &args)?,
+        None => {
+            let path = args
+                .bpf
+                .as_deref()
+                .ok_or_else(|| Failure::input("exec needs a filter: -p PROFILE or --bpf FILE"))?;
+            plan_from_bpf(path, &args)?
+        }
+    };
+    let command = resolve_command(&args.command)?;
+    if args.dry_run {
+        print_plan(&plan, &command, &args.command, args.format)?;
+        return Ok(EXIT_OK);
+    }
+    if args.verbose {
+        for note in &plan.notes {
+            eprintln!("secopt: note: {note}");
+        }
+    }
+    Err(install_and_exec(&plan, &command, &args.command))
+}
+
+fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
+    let name = display_name(path);
+    let bytes = read_input(path)?;
+    let policy = policy::oci::parse(&bytes, &name).map_err(|e| Failure::input(e.to_string()))?;
+    let host = Arch::host().ok_or_else(|| {
+        Failure::input(format!(
+            "secopt has no syscall table for this host's architecture ({})",
+            std::env::consts::ARCH
+        ))
+    })?;
+    let options = ResolveOptions {
+        native: Some(host),
+        arches: args.arch.clone(),
+        caps: CapSet::parse(&args.caps).map_err(|e| Failure::input(e.to_string()))?,
+        kernel: args.kernel,
+        strict: args.strict,
+        resolver: None,
+    };
+    let resolved = policy::resolve(&policy, &options).map_err(|e| Failure::input(e.to_string()))?;
+    let Some(native) = resolved.arch(host) else {
+        let covered: Vec<&str> = resolved.arches.iter().map(|a| a.arch.name()).collect();
+        return Err(Failure::input(format!(
+            "{name}: the filter would cover {} but not this host's architecture {host}: \
+             every system call would get the bad-arch action; include {host} in --arch",
+            covered.join(", ")
+        )));
+    };
+    refuse_deadlocking_notify(&resolved, native, &name)?;
+
+    let program = compile_resolved(&resolved, args.runc_compat)?;
+
+    let mut notes = Vec::new();
+    for arch in &resolved.arches {
+        if !arch.unknown.is_empty() {
+            notes.push(format!(
+                "{}: unknown syscall names skipped: {}",
+                arch.arch,
+                arch.unknown.join(", ")
+            ));
+        }
+    }
+    for unsupported in &resolved.unsupported_arches {
+        notes.push(format!(
+            "architecture {unsupported} skipped (no syscall table)"
+        ));
+    }
+    for warning in &policy.warnings {
+        notes.push(format!("{name}: {warning}"));
+    }
+    let profile_flags = match &resolved.flags {
+        Some(list) => list.clone(),
+        None => {
+            notes.push(
+                "the profile lists no flags: using SECCOMP_FILTER_FLAG_SPEC_ALLOW, as runc does"
+                    .to_string(),
+            );
+            vec![FilterFlag::SpecAllow]
+        }
+    };
+    let flags = chosen_flags(args, profile_flags);
+    let listener = choose_listener(
+        args,
+        resolved.listener_path.as_deref().map(PathBuf::from),
+        resolved.listener_metadata.clone(),
+    );
+    let mut plan = Plan {
+        program,
+        flags,
+        listener,
+        origin: name,
+        arches: resolved.arches.iter().map(|a| a.arch).collect(),
+        notes,
+    };
+    settle_listener(&mut plan)?;
+    Ok(plan)
+}
+
+fn plan_from_bpf(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
+    let name = display_name(path);
+    let program = load_program(path, InputFormat::Auto)?;
+    let listener = choose_listener(args, None, None);
+    let mut plan = Plan {
+        program,
+        flags: chosen_flags(args, Vec::new()),
+        listener,
+        origin: name,
+        arches: Vec::new(),
+        notes: Vec::new(),
+    };
+    if let Some(host) = Arch::host() {
+        for syscall in ["write", "sendmsg"] {
+            let Some(nr) = host.syscalls().nr(syscall) else {
+                continue;
+            };
+            let data = SeccompData::new(host.token(), nr as i32, [0; 6]);
+            if let Ok(ret) = interp::eval(&plan.program, &data) {
+                if ret.action() == Some(RetAction::UserNotif) {
+                    return Err(Failure::input(format!(
+                        "{}: the filter sends {syscall} to the NOTIFY listener; secopt exec \
+                         needs {syscall} after installing the filter to hand over the listener \
+                         (it would wait for an agent that cannot answer yet)",
+                        plan.origin
+                    )));
+                }
+            }
+        }
+    }
+    settle_listener(&mut plan)?;
+    Ok(plan)
+}
+
+/// The flags to install: `--flag`s, or none with `--no-flags`, or the profile's.
+fn chosen_flags(args: &ExecArgs, from_profile: Vec<FilterFlag>) -> Vec<FilterFlag> {
+    let mut flags = if args.no_flags {
+        Vec::new()
+    } else if !args.flags.is_empty() {
+        args.flags.clone()
+    } else {
+        from_profile
+    };
+    flags.sort();
+    flags.dedup();
+    flags
+}
+
+fn choose_listener(
+    args: &ExecArgs,
+    profile_path: Option<PathBuf>,
+    profile_metadata: Option<String>,
+) -> Option<Listener> {
+    let path = args.listener_path.clone().or(profile_path)?;
+    Some(Listener {
+        path,
+        metadata: args.listener_metadata.clone().or(profile_metadata),
+    })
+}
+
+/// Whether the program can return `USER_NOTIF`: `Some(true)` if a `RET K` does,
+/// `None` if it has `RET A` (the value is computed), `Some(false)` otherwise.
+fn may_notify(prog: &Program) -> Option<bool> {
+    let mut computed = false;
+    for insn in &prog.insns {
+        if insn.code & 0x07 != BPF_RET {
+            continue;
+        }
+        if insn.code & 0x18 == BPF_A {
+            computed = true;
+        } else if insn.code & 0x18 == BPF_K && RetVal(insn.k).action() == Some(RetAction::UserNotif)
+        {
+            return Some(true);
+        }
+    }
+    if computed {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// Makes the listener and the flags agree with whether the filter can notify: NOTIFY needs
+/// a listener (refuse otherwise), a listener without NOTIFY is ignored (as the spec says),
+/// and `WAIT_KILLABLE_RECV` is dropped without a listener (the kernel refuses it then).
+fn settle_listener(plan: &mut Plan) -> Result<(), Failure> {
+    match may_notify(&plan.program) {
+        Some(true) if plan.listener.is_none() => {
+            return Err(Failure::input(format!(
+                "{}: the filter has NOTIFY (USER_NOTIF) rules but no listener: give the profile \
+                 a `listenerPath` or pass --listener-path SOCKET (secopt will not drop NOTIFY \
+                 rules; without a listener the kernel would fail those calls with ENOSYS)",
+                plan.origin
+            )));
+        }
+        Some(true) => {}
+        None => {
+            if plan.listener.is_none() {
+                plan.notes.push(
+                    "the filter computes some return values (RET A); if it can return \
+                     USER_NOTIF, pass --listener-path, or those calls fail with ENOSYS"
+                        .to_string(),
+                );
+            }
+        }
+        Some(false) => {
+            if let Some(l) = plan.listener.take() {
+                plan.notes.push(format!(
+                    "listener {} ignored: the filter has no NOTIFY rule",
+                    l.path.display()
+                ));
+            }
+        }
+    }
+    if plan.listener.is_none() && plan.flags.contains(&FilterFlag::WaitKillableRecv) {
+        plan.flags.retain(|f| *f != FilterFlag::WaitKillableRecv);
+        plan.notes.push(
+            "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV dropped: it only applies to a NOTIFY \
+             listener, and the kernel refuses it without one"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// Refuses NOTIFY set-ups that would hang `exec` itself, as runc refuses them: NOTIFY as
+/// the default action, or NOTIFY on a syscall `exec` makes between installing the filter and
+/// the agent receiving the listener (`sendmsg`; `write` for an error report).
+fn refuse_deadlocking_notify(
+    resolved: &Resolved,
+    native: &policy::ResolvedArch,
+    name: &str,
+) -> Result<(), Failure> {
+    if resolved.default_action == Action::UserNotif {
+        return Err(Failure::input(format!(
+            "{name}: SCMP_ACT_NOTIFY cannot be the default action (every call, including the \
+             one handing the listener to the agent, would wait for the agent)"
+        )));
+    }
+    for syscall in ["write", "sendmsg"] {
+        let Some(nr) = native.arch.syscalls().nr(syscall) else {
+            continue;
+        };
+        let notified = native
+            .syscalls
+            .get(&nr)
+            .is_some_and(|rules| rules.iter().any(|r| r.action == Action::UserNotif));
+        if notified {
+            return Err(Failure::input(format!(
+                "{name}: SCMP_ACT_NOTIFY cannot be used for the {syscall} syscall: secopt exec \
+                 needs it after installing the filter, before the agent has the listener"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Lowers a resolved profile to cBPF (validated by the compiler before it is returned).
+fn compile_resolved(resolved: &Resolved, runc_compat: bool) -> Result<Program, Failure> {
+    let options = CompileOptions {
+        runc_compat,
+        ..Default::default()
+    };
+    compile::compile(resolved, &options)
+        .map(CompiledFilter::into_program)
+        .map_err(|e| Failure::input(e.to_string()))
+}
+
+/// Finds the command as `execvp(3)` would: a name with a `/` is used as is, anything else is
+/// searched on `PATH`. 127 when nothing is found, 126 when only non-executables are.
+fn resolve_command(command: &[OsString]) -> Result<PathBuf, Failure> {
+    let Some(first) = command.first() else {
+        return Err(Failure::input(
+            "no command given (secopt exec ... -- COMMAND [ARGS...])",
+        ));
+    };
+    let shown = first.to_string_lossy();
+    if first.is_empty() {
+        return Err(not_found("``: empty command name".to_string()));
+    }
+    if first.as_bytes().contains(&b'/') {
+        let path = PathBuf::from(first);
+        return match executable(&path) {
+            Ok(()) => Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(not_found(format!("`{shown}`: No such file or directory")))
+            }
+            Err(e) => Err(not_executable(format!("`{shown}`: {e}"))),
+        };
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    let mut denied = None;
+    for dir in std::env::split_paths(&path_var) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(first);
+        match executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                denied.get_or_insert((candidate, e));
+            }
+        }
+    }
+    match denied {
+        Some((candidate, e)) => Err(not_executable(format!(
+            "`{shown}` ({}): {e}",
+            candidate.display()
+        ))),
+        None => Err(not_found(format!("`{shown}`: command not found in PATH"))),
+    }
+}
+
+/// Whether `path` is a file the caller may execute.
+fn executable(path: &Path) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(std::io::Error::other("is a directory"));
+    }
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("the path contains a NUL byte"))?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    }
+    Ok(())
+}
+
+fn not_found(message: String) -> Failure {
+    Failure {
+        code: EXIT_NOT_FOUND,
+        message: format!("exec: {message}"),
+    }
+}
+
+fn not_executable(message: String) -> Failure {
+    Failure {
+        code: EXIT_NOT_EXECUTABLE,
+        message: format!("exec: {message}"),
+    }
+}
+
+fn flag_bits(flags: &[FilterFlag]) -> u32 {
+    flags.iter().fold(0, |bits, f| bits | f.bit())
+}
+
+fn flag_names(flags: &[FilterFlag]) -> String {
+    if flags.is_empty() {
+        "none".to_string()
+    } else {
+        flags
+            .iter()
+            .map(|f| f.spec_name())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+/// Installs the filter and replaces the process with the command. Returns only on failure.
+fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
+    let exec_failure = |e: std::io::Error| {
+        let message = format!("exec: `{}`: {e}", command.display());
+        match e.raw_os_error() {
+            Some(libc::ENOENT) => not_found(message),
+            _ => Failure {
+                code: EXIT_NOT_EXECUTABLE,
+                message,
+            },
+        }
+    };
+    // Everything execve needs is built before the filter exists.
+    let Ok(path) = CString::new(command.as_os_str().as_bytes()) else {
+        return Failure::input("the command path contains a NUL byte");
+    };
+    let Ok(args) = argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return Failure::input("a command argument contains a NUL byte");
+    };
+    let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    arg_ptrs.push(std::ptr::null());
+
+    let handoff = match &plan.listener {
+        None => None,
+        Some(l) => match connect_agent(l) {
+            Ok(h) => Some(h),
+            Err(f) => return f,
+        },
+    };
+    // The Rust runtime ignores SIGPIPE, and ignored signals survive execve: give the command
+    // the default disposition it would get from a shell (std's Command does the same).
+    // SAFETY: setting a standard disposition; no handler code is involved.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    if let Err(e) = set_no_new_privs() {
+        return Failure::input(format!("prctl(PR_SET_NO_NEW_PRIVS): {e}"));
+    }
+    let flags = flag_bits(&plan.flags);
+    let with_listener = if handoff.is_some() {
+        ", NEW_LISTENER"
+    } else {
+        ""
+    };
+    let refused = |e: std::io::Error| {
+        Failure::input(format!(
+            "{}: seccomp(2) refused the filter (flags: {}{with_listener}): {e}",
+            plan.origin,
+            flag_names(&plan.flags),
+        ))
+    };
+    match handoff {
+        None => {
+            if let Err(e) = install_filter(&plan.program, flags) {
+                return refused(e);
+            }
+        }
+        Some(handoff) => {
+            let listener = match install_filter_with_listener(&plan.program, flags) {
+                Ok(fd) => fd,
+                Err(e) => return refused(e),
+            };
+            if let Err(e) = handoff.send(listener.as_fd()) {
+                return Failure::input(format!(
+                    "cannot send the seccomp listener to the agent: {e}"
+                ));
+            }
+            // The agent has its own copy now; this one would be closed by execve anyway
+            // (the kernel creates it close-on-exec).
+            drop(listener);
+        }
+    }
+    // SAFETY: `path` and the NUL-terminated `arg_ptrs` point at CStrings alive here;
+    // `execv` passes the current environment.
+    unsafe { libc::execv(path.as_ptr(), arg_ptrs.as_ptr()) };
+    exec_failure(std::io::Error::last_os_error())
+}
+
+fn connect_agent(listener: &Listener) -> Result<ListenerHandoff, Failure> {
+    let pid = std::process::id() as i32;
+    let bundle = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|_| "/".to_string());
+    let state = ContainerProcessState::for_listener(
+        &format!("secopt-exec-{pid}"),
+        pid,
+        &bundle,
+        listener.metadata.as_deref(),
+    );
+    ListenerHandoff::connect(&listener.path, &state).map_err(|e| {
+        Failure::input(format!(
+            "cannot connect to the seccomp agent at {}: {e}",
+            listener.path.display()
+        ))
+    })
+}
+
+fn print_plan(
+    plan: &Plan,
+    command: &Path,
+    argv: &[OsString],
+    format: Format,
+) -> Result<(), Failure> {
+    let arch = plan.arches.first().copied();
+    let assembly = disasm::disassemble(
+        &plan.program,
+        &disasm::DisasmOptions {
+            index_comments: false,
+            arch,
+        },
+    );
+    let args: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let flags: Vec<&str> = plan.flags.iter().map(|f| f.spec_name()).collect();
+    match format {
+        Format::Json => print_json(&serde_json::json!({
+            "source": plan.origin,
+            "arches": plan.arches.iter().map(|a| a.name()).collect::<Vec<_>>(),
+            "instructions": plan.program.len(),
+            "no_new_privs": true,
+            "flags": flags,
+            "flag_bits": flag_bits(&plan.flags),
+            "listener": plan.listener.as_ref().map(|l| serde_json::json!({
+                "path": l.path.display().to_string(),
+                "metadata": l.metadata,
+            })),
+            "command": command.display().to_string(),
+            "argv": args,
+            "notes": plan.notes,
+            "assembly": assembly,
+        })),
+        Format::Text => {
+            println!(
+                "filter:   {} instructions from {}",
+                plan.program.len(),
+                plan.origin
+            );
+            if !plan.arches.is_empty() {
+                let names: Vec<&str> = plan.arches.iter().map(|a| a.name()).collect();
+                println!("arches:   {}", names.join(" "));
+            }
+            println!(
+                "flags:    {} (0x{:x})",
+                flag_names(&plan.flags),
+                flag_bits(&plan.flags)
+            );
+            println!("no_new_privs: set");
+            match &plan.listener {
+                Some(l) => println!(
+                    "listener: NEW_LISTENER fd sent to {}{}",
+                    l.path.display(),
+                    l.metadata
+                        .as_deref()
+                        .map(|m| format!(" with metadata {m:?}"))
+                        .unwrap_or_default()
+                ),
+                None => println!("listener: none"),
+            }
+            println!("command:  {} {:?}", command.display(), args);
+            for note in &plan.notes {
+                println!("note:     {note}");
+            }
+            println!("--- filter ---");
+            print!("{assembly}");
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::action::SECCOMP_RET_ALLOW;
+    use crate::bpf::Insn;
+
+    #[test]
+    fn flag_names_parse_in_both_spellings() {
+        assert_eq!(parse_flag("log"), Ok(FilterFlag::Log));
+        assert_eq!(parse_flag("SPEC_ALLOW"), Ok(FilterFlag::SpecAllow));
+        assert_eq!(
+            parse_flag("SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"),
+            Ok(FilterFlag::WaitKillableRecv)
+        );
+        assert!(parse_flag("new_listener").is_err(), "set by secopt itself");
+        // include/uapi/linux/seccomp.h: TSYNC 1, LOG 2, SPEC_ALLOW 4.
+        assert_eq!(
+            flag_bits(&[FilterFlag::Tsync, FilterFlag::Log, FilterFlag::SpecAllow]),
+            7
+        );
+    }
+
+    #[test]
+    fn notify_returns_are_found() {
+        let allow = Insn::ret(SECCOMP_RET_ALLOW);
+        let notify = Insn::ret(0x7fc0_0000); // SECCOMP_RET_USER_NOTIF
+        let ret_a = Insn::stmt(BPF_RET | BPF_A, 0);
+        assert_eq!(may_notify(&Program::new(vec![allow])), Some(false));
+        assert_eq!(may_notify(&Program::new(vec![notify, allow])), Some(true));
+        assert_eq!(may_notify(&Program::new(vec![ret_a])), None);
+    }
+
+    #[test]
+    fn commands_are_searched_like_execvp() {
+        let sh = resolve_command(&["sh".into()]).unwrap();
+        assert!(sh.is_absolute() && sh.ends_with("sh"), "{}", sh.display());
+        let missing = resolve_command(&["secopt-no-such-command-x".into()]).unwrap_err();
+        assert_eq!(missing.code, EXIT_NOT_FOUND);
+        let dir = resolve_command(&["/".into()]).unwrap_err();
+        assert_eq!(dir.code, EXIT_NOT_EXECUTABLE);
+        let absent = resolve_command(&["/nonexistent/secopt".into()]).unwrap_err();
+        assert_eq!(absent.code, EXIT_NOT_FOUND);
+    }
+}

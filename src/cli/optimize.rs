@@ -1,0 +1,203 @@
+//! `secopt optimize`: any valid filter in, the smallest and fastest equivalent filter out,
+//! proved equal to the input (unless `--no-verify`) and validated before it is written.
+
+use super::io::{display_name, load_program, read_input, write_output, InputFormat};
+use super::{print_json, Failure, Format, EXIT_OK};
+use crate::arch::Arch;
+use crate::bench::workload::{parse_file, WorkloadOptions};
+use crate::bpf::cache::KernelVersion;
+use crate::bpf::disasm;
+use crate::optimize::{self, CostModel, OptimizeOptions, Optimized, Report, Weights};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+secopt optimize docker.bpf -o docker.opt.bpf --report\n  \
+secopt optimize docker.bpf -o - --output-format asm          optimized assembly on stdout\n  \
+secopt optimize docker.bpf -o opt.bpf --weights nginx.strace-c.txt --report --format json\n  \
+secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernels before 5.11")]
+pub struct OptimizeArgs {
+    /// The filter: raw cBPF or assembly (`-` for stdin).
+    pub input: PathBuf,
+    /// How the input is encoded.
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    pub input_format: InputFormat,
+    /// Where to write the optimized filter (`-` for stdout; a raw filter is refused on a
+    /// terminal). Default: stdout.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// `raw` (struct sock_filter array, what seccomp(2) loads) or `asm`.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Raw)]
+    pub output_format: OutputFormat,
+    /// Print a report: sizes, cacheable syscalls, expected cost with and without the kernel's
+    /// allow cache, worst-case path (to stderr when the filter goes to stdout).
+    #[arg(long)]
+    pub report: bool,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Skip the proof that the output decides every input like the input does (and the check
+    /// that no cacheable syscall became uncacheable).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary or JSON
+    /// `{"syscall": count}`. Default: every named syscall of the filter's arches, the native
+    /// one weighing 100 per syscall and the others 1.
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// The native ABI of the weights file (strace's first section, JSON names). Default: the
+    /// host's.
+    #[arg(long, value_parser = super::asm_cmd::parse_arch)]
+    pub arch: Option<Arch>,
+    /// Which cost the dispatch minimizes (the other one still counts 1/16).
+    #[arg(long, value_enum, default_value_t = CostModel::AllowCache)]
+    pub cost_model: CostModel,
+    /// Kernel whose allow cache to model (e.g. `6.18`, `5.10` for none). Default: 6.18.
+    #[arg(long)]
+    pub kernel: Option<String>,
+}
+
+/// How the optimized filter is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Raw,
+    Asm,
+}
+
+pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
+    let prog = load_program(&args.input, args.input_format)?;
+    let kernel = match args.kernel.as_deref() {
+        None => KernelVersion::MODELLED,
+        Some(s) => s
+            .parse()
+            .map_err(|e| Failure::input(format!("--kernel: {e}")))?,
+    };
+    let weights = match &args.weights {
+        None => None,
+        Some(path) => Some(read_weights(path, args.arch)?),
+    };
+    let opts = OptimizeOptions {
+        weights,
+        cost_model: args.cost_model,
+        kernel,
+        verify: !args.no_verify,
+        report: args.report,
+    };
+    let out = optimize::optimize(&prog, &opts)
+        .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;
+    for note in &out.notes {
+        eprintln!("secopt: warning: {note}");
+    }
+    let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let to_stdout = output.as_os_str() == "-";
+    let bytes = match args.output_format {
+        OutputFormat::Raw => {
+            if to_stdout && std::io::stdout().is_terminal() {
+                return Err(Failure::input(
+                    "refusing to write a binary filter to a terminal; use -o FILE, \
+                     --output-format asm, or redirect stdout",
+                ));
+            }
+            out.program.to_raw()
+        }
+        OutputFormat::Asm => disasm::disassemble(&out.program, &Default::default()).into_bytes(),
+    };
+    write_output(&output, &bytes)?;
+    if let Some(report) = &out.report {
+        print_report(&args, &out, report, to_stdout)?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// Reads a weights file through the benchmark's workload reader (strace -c or JSON); its notes
+/// are warnings, unknown names and bad counts are errors.
+fn read_weights(path: &Path, arch: Option<Arch>) -> Result<Weights, Failure> {
+    let name = display_name(path);
+    let bytes = read_input(path)?;
+    let mut wopts = WorkloadOptions::default();
+    if let Some(a) = arch {
+        wopts.native = a;
+    }
+    let workload = parse_file(&bytes, &name, &wopts).map_err(|e| Failure::input(e.to_string()))?;
+    for note in &workload.notes {
+        eprintln!("secopt: warning: {name}: {note}");
+    }
+    let mut w = Weights::new();
+    for e in &workload.entries {
+        w.add(e.arch.token(), e.nr, e.count as f64)
+            .map_err(|err| Failure::input(format!("{name}: {}: {err}", e.origin)))?;
+    }
+    Ok(w)
+}
+
+fn print_report(
+    args: &OptimizeArgs,
+    out: &Optimized,
+    report: &Report,
+    to_stdout: bool,
+) -> Result<(), Failure> {
+    let text = match args.format {
+        Format::Json => {
+            let doc = serde_json::json!({
+                "input": display_name(&args.input),
+                "method": out.method,
+                "verification": out.verification,
+                "notes": out.notes,
+                "report": report,
+            });
+            if !to_stdout {
+                print_json(&doc)?;
+                return Ok(());
+            }
+            serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
+        }
+        Format::Text => report_text(&display_name(&args.input), out, report),
+    };
+    if to_stdout {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
+    let (b, a) = (&r.before, &r.after);
+    let pct = |x: f64, y: f64| if y > 0.0 { 100.0 * x / y } else { 100.0 };
+    let mut s = format!(
+        "{input}: {:?}, {}\n",
+        out.method,
+        match out.verification {
+            optimize::Verification::Equal => "proved equal to the input",
+            optimize::Verification::Skipped => "not verified",
+        }
+    );
+    s += &format!(
+        "  instructions        {:>8} -> {:<8} ({:.0}%)\n",
+        b.instructions,
+        a.instructions,
+        pct(a.instructions as f64, b.instructions as f64)
+    );
+    s += &format!(
+        "  cost with cache     {:>8.2} -> {:<8.2} instructions per syscall (Linux {})\n",
+        b.cost_with_cache, a.cost_with_cache, r.kernel
+    );
+    s += &format!(
+        "  cost without cache  {:>8.2} -> {:<8.2} instructions per syscall\n",
+        b.cost_without_cache, a.cost_without_cache
+    );
+    s += &format!(
+        "  worst-case path     {:>8} -> {:<8} instructions\n",
+        b.worst_case_path, a.worst_case_path
+    );
+    for (cb, ca) in b.cacheable.iter().zip(&a.cacheable) {
+        s += &format!(
+            "  cacheable ({:<7})   {:>8} -> {:<8} syscall numbers\n",
+            cb.bitmap, cb.count, ca.count
+        );
+    }
+    s += &format!("  weights: {}\n", r.weights);
+    s += &format!("  assumption: {}", r.assumption);
+    s
+}

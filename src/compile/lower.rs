@@ -1,0 +1,230 @@
+//! The reference lowering: a [`Resolved`] policy to a cBPF program whose decisions are the
+//! toolchain's (libseccomp via runc, or rust-vmm seccompiler). The layout is deliberately
+//! plain — one block per architecture, one equality test per syscall number — because
+//! this program is the meaning the optimizer is held to.
+//!
+//! Program shape (libseccomp dialect, checked against libseccomp src/gen_bpf.c):
+//! ```text
+//!     ld [arch]
+//!     jeq #TOKEN_A, 0, block_b      ; one block per audit token, native arch first
+//!     ld [nr]
+//!     ...x86_64/x32 split, see below...
+//!     jeq #nr, ...                  ; one test per syscall with rules
+//!     ret DEFAULT
+//! block_b: ...
+//! bad_arch:
+//!     ret BAD_ARCH
+//! ```
+//! x86_64 and x32 share `AUDIT_ARCH_X86_64`; x32 numbers carry bit 30. When both are in the
+//! filter they form one block (each number tested against its own ABI's rules, anything
+//! else gets the default). With x86_64 alone, numbers `>= 0x40000000` get the bad-arch
+//! action except `-1` (`0xffffffff`), which tracers use to skip a syscall and which gets
+//! the default; with x32 alone, numbers below `0x40000000` get the bad-arch action.
+//! Everywhere else `-1` is just a number without rules: the default.
+
+use super::builder::Builder;
+use super::dag::Dag;
+use super::rules::{self, ArgLayout};
+use super::{ret_val, CompileError, CompileOptions};
+use crate::arch::{Arch, X32_SYSCALL_BIT};
+use crate::bpf::data::{OFF_ARCH, OFF_NR};
+use crate::bpf::insn::{BPF_JEQ, BPF_JGE};
+use crate::bpf::RetVal;
+use crate::policy::{ArgCondition, CmpOp, Dialect, Resolved, ResolvedArch, ResolvedRule};
+use std::collections::BTreeMap;
+
+/// At most this many equality tests share one `RET` (conditional jumps reach 255 ahead).
+const GROUP_SIZE: usize = 250;
+
+/// How a block treats the x32 bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Split {
+    /// No special case (every arch but x86_64/x32, and rust-vmm's backend).
+    None,
+    /// x86_64 without x32: numbers with bit 30 are a bad arch, except -1.
+    X86_64Alone,
+    /// x32 without x86_64: numbers without bit 30 are a bad arch.
+    X32Alone,
+}
+
+/// One arch-token block: the arches sharing the token, in filter order.
+struct Block<'r> {
+    token: u32,
+    members: Vec<&'r ResolvedArch>,
+    split: Split,
+}
+
+fn blocks(resolved: &Resolved) -> Vec<Block<'_>> {
+    let mut out: Vec<Block> = Vec::new();
+    for arch in &resolved.arches {
+        let token = arch.arch.token();
+        match out.iter_mut().find(|b| b.token == token) {
+            Some(block) => block.members.push(arch),
+            None => out.push(Block {
+                token,
+                members: vec![arch],
+                split: Split::None,
+            }),
+        }
+    }
+    if resolved.dialect == Dialect::Libseccomp {
+        for block in &mut out {
+            let has = |a: Arch| block.members.iter().any(|m| m.arch == a);
+            block.split = match (has(Arch::X86_64), has(Arch::X32)) {
+                (true, false) => Split::X86_64Alone,
+                (false, true) => Split::X32Alone,
+                _ => Split::None,
+            };
+        }
+    }
+    out
+}
+
+/// The rules per syscall number of one arch, after libseccomp's multiplexing: on the arches
+/// that multiplex ([`ResolvedArch::multiplexer`]), a rule on a socket or IPC call is also a
+/// rule on `socketcall`/`ipc` whose argument 0 must equal the call number, replacing any
+/// condition the rule had on argument 0; its other conditions stay on the same argument
+/// indexes (libseccomp 2.5.4 and 2.6.1 src/syscalls.c `abi_rule_add`). That holds for names
+/// the arch has no direct syscall for too (`recv`, `send`, `accept`, `semop`, `semtimedop`
+/// on x86): libseccomp resolves every such name to a pseudo-number and adds the
+/// multiplexed rule (the rule it also keeps for the pseudo-number itself never reaches the
+/// BPF: src/gen_bpf.c `_skip_syscall`).
+///
+/// The multiplexer's rules are merged in the order runc adds them ([`ResolvedRule::seq`]),
+/// since libseccomp's merging of overlapping rules depends on it.
+pub(crate) fn rules_with_multiplexing(
+    arch: &ResolvedArch,
+    dialect: Dialect,
+) -> BTreeMap<u32, Vec<ResolvedRule>> {
+    let mut out = arch.syscalls.clone();
+    if dialect != Dialect::Libseccomp {
+        return out;
+    }
+    let table = arch.arch.syscalls();
+    let direct = arch
+        .syscalls
+        .iter()
+        .filter_map(|(&nr, rules)| Some((table.name(nr)?, rules)));
+    let unknown = arch
+        .unknown_rules
+        .iter()
+        .map(|(name, rules)| (name.as_str(), rules));
+    let mut touched = Vec::new();
+    for (name, rules) in direct.chain(unknown) {
+        let Some((mux_name, call)) = arch.multiplexer(name) else {
+            continue;
+        };
+        let Some(mux_nr) = table.nr(mux_name) else {
+            continue;
+        };
+        let list = out.entry(mux_nr).or_default();
+        for rule in rules {
+            let mut conditions: Vec<ArgCondition> = rule
+                .conditions
+                .iter()
+                .filter(|c| c.index != 0)
+                .copied()
+                .collect();
+            conditions.push(ArgCondition::new(0, CmpOp::Eq, call));
+            list.push(ResolvedRule {
+                conditions,
+                ..rule.clone()
+            });
+        }
+        touched.push(mux_nr);
+    }
+    for nr in touched {
+        if let Some(list) = out.get_mut(&nr) {
+            list.sort_by_key(|r| r.seq);
+        }
+    }
+    out
+}
+
+/// Emits the filter proper (everything after runc's stub) into `b`.
+pub(crate) fn emit_filter(
+    b: &mut Builder,
+    resolved: &Resolved,
+    options: &CompileOptions,
+) -> Result<(), CompileError> {
+    let default = ret_val(resolved.default_action);
+    let bad_arch = b.label();
+    b.load(OFF_ARCH);
+    for block in blocks(resolved) {
+        let (body, next_block) = (b.label(), b.label());
+        b.cond(BPF_JEQ, block.token, body, next_block);
+        b.place(body);
+        b.load(OFF_NR);
+        let dispatch = b.label();
+        match block.split {
+            Split::None => {}
+            Split::X86_64Alone => {
+                let x32_range = b.label();
+                b.cond(BPF_JGE, X32_SYSCALL_BIT, x32_range, dispatch);
+                b.place(x32_range);
+                b.cond(BPF_JEQ, u32::MAX, dispatch, bad_arch);
+            }
+            Split::X32Alone => b.cond(BPF_JGE, X32_SYSCALL_BIT, dispatch, bad_arch),
+        }
+        b.place(dispatch);
+
+        let mut dag = Dag::new();
+        let mut decisions = Vec::new();
+        for arch in &block.members {
+            let mut layout = ArgLayout::new(arch.arch, resolved.dialect);
+            layout.merge_bug = options.libseccomp_merge_bug;
+            for (nr, rules) in rules_with_multiplexing(arch, resolved.dialect) {
+                let root = rules::syscall(&mut dag, layout, &rules, default).map_err(|r| {
+                    CompileError::Refused {
+                        file: resolved.source.clone(),
+                        origin: r.origin,
+                        arch: arch.arch,
+                        syscall: arch
+                            .arch
+                            .syscalls()
+                            .name(nr)
+                            .map_or_else(|| format!("syscall {nr}"), str::to_string),
+                        reason: r.reason.to_string(),
+                    }
+                })?;
+                decisions.push((nr, root));
+            }
+        }
+        decisions.sort_by_key(|&(nr, _)| nr);
+
+        // Numbers with one answer whatever the arguments share a RET per answer.
+        let mut constant: BTreeMap<RetVal, Vec<u32>> = BTreeMap::new();
+        for &(nr, root) in &decisions {
+            match dag.constant(root) {
+                Some(v) if v == default => {}
+                Some(v) => constant.entry(v).or_default().push(nr),
+                None => {
+                    let (rules_code, skip) = (b.label(), b.label());
+                    b.cond(BPF_JEQ, nr, rules_code, skip);
+                    b.place(rules_code);
+                    dag.emit(root, b);
+                    b.place(skip);
+                }
+            }
+        }
+        for (value, nrs) in constant {
+            for group in nrs.chunks(GROUP_SIZE) {
+                let (ret, after) = (b.label(), b.label());
+                for &nr in group {
+                    let next = b.label();
+                    b.cond(BPF_JEQ, nr, ret, next);
+                    b.place(next);
+                }
+                b.jump(after);
+                b.place(ret);
+                b.ret(value.0);
+                b.place(after);
+            }
+        }
+        b.ret(default.0);
+        b.place(next_block);
+    }
+    b.place(bad_arch);
+    b.ret(ret_val(resolved.bad_arch_action).0);
+    Ok(())
+}

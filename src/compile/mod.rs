@@ -1,0 +1,357 @@
+//! From a resolved policy to a seccomp filter, and from a filter to the files runtimes use.
+//!
+//! - [`compile`] lowers a [`Resolved`] policy to the *reference* program: plain per-arch
+//!   blocks whose decisions are, for every input, those of the toolchain the policy's
+//!   [`Dialect`] names (libseccomp as runc drives it, or rust-vmm seccompiler). This is the
+//!   meaning the optimizer is held to; the rules it reproduces are documented in
+//!   `lower.rs`, `rules.rs` and `runc.rs` (`--runc-compat`).
+//! - Every filter leaves this module as a [`CompiledFilter`], which can only be built by
+//!   [`CompiledFilter::new`] — the one place that checks the program with
+//!   [`bpf::validate`](crate::bpf::validate::validate) and the 4096-instruction limit — and
+//!   [`emit()`] writes it as raw bytes, assembly, C, Rust, Go, base64 (crun's
+//!   `run.oci.seccomp_bpf_data`) or JSON.
+//!
+//! ```
+//! use secopt::arch::Arch;
+//! use secopt::bpf::{interp, RetVal, SeccompData};
+//! use secopt::compile::{self, CompileOptions, EmitFormat};
+//! use secopt::policy::{self, ResolveOptions};
+//!
+//! let profile = br#"{"defaultAction": "SCMP_ACT_ERRNO",
+//!     "syscalls": [{"names": ["read", "write"], "action": "SCMP_ACT_ALLOW"}]}"#;
+//! let policy = policy::oci::parse(profile, "tiny.json").unwrap();
+//! let options = ResolveOptions { native: Some(Arch::X86_64), ..Default::default() };
+//! let resolved = policy::resolve(&policy, &options).unwrap();
+//! let filter = compile::compile(&resolved, &CompileOptions::default()).unwrap();
+//!
+//! let read = SeccompData::new(Arch::X86_64.token(), 0, [0; 6]);
+//! assert_eq!(interp::eval(filter.program(), &read).unwrap(), RetVal::ALLOW);
+//! let open = SeccompData::new(Arch::X86_64.token(), 2, [0; 6]);
+//! assert_eq!(interp::eval(filter.program(), &open).unwrap(), RetVal::errno(1));
+//!
+//! // What crun's `run.oci.seccomp_bpf_data` annotation takes:
+//! let annotation = compile::emit(&filter, EmitFormat::Base64, "tiny");
+//! assert!(annotation.starts_with(b"IAAAAAQAAAA"));
+//! ```
+
+mod builder;
+mod dag;
+mod emit;
+mod libseccomp_db;
+mod lower;
+mod rules;
+mod runc;
+
+pub use emit::{emit, EmitFormat};
+pub use rules::{arg_word_offsets, compares_low_words_only};
+pub use runc::applies as runc_stub_applies;
+
+use crate::arch::Arch;
+use crate::bpf::insn::BPF_MAXINSNS;
+use crate::bpf::validate::{validate, ValidationError};
+use crate::bpf::{Program, RetVal};
+use crate::policy::{self, Action, Dialect, FilterFlag, KernelVersion, PolicyError, Resolved};
+use serde::Serialize;
+
+/// Syscalls in secopt's tables (Linux 6.18) that libseccomp up to 2.5.5 does not know
+/// (Debian 12 ships 2.5.4 with 2.5.5's Linux 6.7 tables; upstream 2.5.6 and 2.6 know some):
+/// runc linked with such a libseccomp skips rules naming them. tests/compile_libseccomp.rs
+/// checks the list against the system library.
+pub const NEWER_THAN_LIBSECCOMP_2_5_5: [&str; 17] = [
+    "riscv_hwprobe",
+    "statmount",
+    "listmount",
+    "lsm_get_self_attr",
+    "lsm_set_self_attr",
+    "lsm_list_modules",
+    "mseal",
+    "uretprobe",
+    "setxattrat",
+    "getxattrat",
+    "listxattrat",
+    "removexattrat",
+    "open_tree_attr",
+    "file_getattr",
+    "file_setattr",
+    "uprobe",
+    "listns",
+];
+
+/// How to compile.
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    /// Prepend runc's ENOSYS stub: on the arches the profile lists, syscall numbers above
+    /// the highest one the profile names return `ERRNO(ENOSYS)` unless the default action is
+    /// ALLOW, LOG or TRACE. This is what runc actually loads.
+    pub runc_compat: bool,
+    /// Merge overlapping `<`/`<=` rules the way libseccomp before 2.6.1 did
+    /// (GHSA-4q85-33p6-j5g6) instead of the corrected way: to match a filter built by an
+    /// older system libseccomp (Debian 12 ships 2.5.4). Only profiles with two such rules
+    /// for one syscall, sharing the high word of their constants but not their action,
+    /// are affected.
+    pub libseccomp_merge_bug: bool,
+    /// Extra `(name, value)` pairs recorded in the metadata and the headers of emitted
+    /// files, e.g. the capability set and kernel version the policy was resolved for.
+    pub settings: Vec<(String, String)>,
+}
+
+/// Why a filter could not be produced.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// Reading or resolving the profile failed.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The program is longer than one filter may be.
+    #[error("{file}: the filter has {len} instructions; the kernel accepts at most {max} per filter (split the profile or drop architectures)", max = BPF_MAXINSNS)]
+    TooLarge { file: String, len: usize },
+    /// The program is not one the kernel would accept (for generated code: a secopt bug).
+    #[error("{file}: the filter would be rejected by the kernel: {error}")]
+    Invalid {
+        file: String,
+        error: ValidationError,
+    },
+    /// libseccomp would refuse a rule of the profile, so runc would not start the
+    /// container; a filter that decided anything would not be "what runc loads".
+    #[error("{file}: {origin}: libseccomp refuses this rule for {syscall} on {arch}: {reason}; runc would fail to start the container")]
+    Refused {
+        file: String,
+        origin: String,
+        arch: Arch,
+        syscall: String,
+        reason: String,
+    },
+    /// Code layout failed (a secopt bug).
+    #[error("{file}: internal error laying out the filter: {message}")]
+    Layout { file: String, message: String },
+}
+
+/// The seccomp return value of a policy action.
+pub const fn ret_val(action: Action) -> RetVal {
+    use crate::bpf::action::Action as Ret;
+    match action {
+        Action::KillProcess => RetVal::KILL_PROCESS,
+        Action::KillThread => RetVal::KILL_THREAD,
+        Action::Trap => RetVal::new(Ret::Trap, 0),
+        Action::Errno(e) => RetVal::errno(e),
+        Action::UserNotif => RetVal::new(Ret::UserNotif, 0),
+        Action::Trace(t) => RetVal::new(Ret::Trace, t),
+        Action::Log => RetVal::LOG,
+        Action::Allow => RetVal::ALLOW,
+    }
+}
+
+/// What the filter covers on one architecture.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArchInfo {
+    pub arch: Arch,
+    /// `AUDIT_ARCH_*` token.
+    pub token: u32,
+    /// Syscall names of the profile this arch does not have (skipped, as runc does).
+    pub unknown: Vec<String>,
+    /// Socket and IPC calls this arch has no syscall for, applied only through
+    /// `socketcall(2)`/`ipc(2)`, as libseccomp applies them (`recv` on x86).
+    pub via_multiplexer: Vec<String>,
+    /// Whether the profile lists this arch (runc's ENOSYS stub covers only listed arches).
+    pub listed: bool,
+    /// Syscall numbers with rules.
+    pub syscalls_with_rules: usize,
+    /// Highest syscall number the profile names (runc's ENOSYS threshold).
+    pub highest_named: Option<u32>,
+}
+
+/// Where a filter comes from and how it is to be loaded: everything besides the program
+/// that a runtime or a reviewer needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FilterInfo {
+    /// The profile file.
+    pub source: String,
+    /// The Firecracker thread kind (`vmm`, `api`, `vcpu`), for Firecracker filters.
+    pub thread: Option<String>,
+    pub dialect: Dialect,
+    /// The architecture the policy was resolved for (its byte order is the raw output's).
+    pub native: Arch,
+    pub arches: Vec<ArchInfo>,
+    /// Architectures the profile names that secopt has no table for (not in the filter).
+    pub unsupported_arches: Vec<String>,
+    pub default_action: RetVal,
+    pub bad_arch_action: RetVal,
+    /// `seccomp(2)` flags the profile asks for (`None`: it says nothing).
+    pub flags: Option<Vec<FilterFlag>>,
+    pub listener_path: Option<String>,
+    pub listener_metadata: Option<String>,
+    /// Whether runc's ENOSYS stub is part of the program (asked for, and deciding
+    /// something: see `runc.rs`).
+    pub runc_compat: bool,
+    /// The kernel version `minKernel` conditions were checked against, if any were.
+    pub kernel: Option<KernelVersion>,
+    /// Caller-supplied settings (see [`CompileOptions::settings`]).
+    pub settings: Vec<(String, String)>,
+}
+
+impl FilterInfo {
+    /// The metadata of a filter compiled from `resolved`.
+    pub fn of(resolved: &Resolved, options: &CompileOptions) -> FilterInfo {
+        FilterInfo {
+            source: resolved.source.clone(),
+            thread: None,
+            dialect: resolved.dialect,
+            native: resolved.native,
+            arches: resolved
+                .arches
+                .iter()
+                .map(|a| {
+                    let multiplexed = |name: &&String| {
+                        resolved.dialect == Dialect::Libseccomp && a.multiplexer(name).is_some()
+                    };
+                    ArchInfo {
+                        arch: a.arch,
+                        token: a.arch.token(),
+                        unknown: a
+                            .unknown
+                            .iter()
+                            .filter(|n| !multiplexed(n))
+                            .cloned()
+                            .collect(),
+                        via_multiplexer: a.unknown.iter().filter(multiplexed).cloned().collect(),
+                        listed: a.listed,
+                        syscalls_with_rules: lower::rules_with_multiplexing(a, resolved.dialect)
+                            .len(),
+                        highest_named: a.highest_named,
+                    }
+                })
+                .collect(),
+            unsupported_arches: resolved.unsupported_arches.clone(),
+            default_action: ret_val(resolved.default_action),
+            bad_arch_action: ret_val(resolved.bad_arch_action),
+            flags: resolved.flags.clone(),
+            listener_path: resolved.listener_path.clone(),
+            listener_metadata: resolved.listener_metadata.clone(),
+            runc_compat: options.runc_compat && runc::has_effect(resolved),
+            kernel: resolved.kernel,
+            settings: options.settings.clone(),
+        }
+    }
+}
+
+/// A program the kernel accepts, with its metadata. The only way to make one is
+/// [`CompiledFilter::new`], which validates, so every emitted filter is a valid one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledFilter {
+    program: Program,
+    info: FilterInfo,
+}
+
+impl CompiledFilter {
+    /// Checks `program` as the kernel would (size first, for a clear message) and wraps it.
+    pub fn new(program: Program, info: FilterInfo) -> Result<CompiledFilter, CompileError> {
+        if program.len() > BPF_MAXINSNS {
+            return Err(CompileError::TooLarge {
+                file: info.source.clone(),
+                len: program.len(),
+            });
+        }
+        validate(&program).map_err(|error| CompileError::Invalid {
+            file: info.source.clone(),
+            error,
+        })?;
+        Ok(CompiledFilter { program, info })
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    pub fn info(&self) -> &FilterInfo {
+        &self.info
+    }
+
+    pub fn into_program(self) -> Program {
+        self.program
+    }
+
+    /// The raw filter in the byte order of the native architecture (what `seccomp(2)` on
+    /// that machine takes: `struct sock_filter` in host order).
+    pub fn to_raw(&self) -> Vec<u8> {
+        emit::raw_bytes(&self.program, self.info.native.endian())
+    }
+}
+
+/// Lowers `resolved` to its reference program (see the module documentation).
+pub fn compile(
+    resolved: &Resolved,
+    options: &CompileOptions,
+) -> Result<CompiledFilter, CompileError> {
+    let program = reference_program(resolved, options)?;
+    CompiledFilter::new(program, FilterInfo::of(resolved, options))
+}
+
+/// The reference program, not yet validated (tests and [`compile`]).
+fn reference_program(
+    resolved: &Resolved,
+    options: &CompileOptions,
+) -> Result<Program, CompileError> {
+    let mut b = builder::Builder::new();
+    if options.runc_compat {
+        let filter = b.label();
+        runc::emit_enosys_stub(&mut b, resolved, filter);
+        b.place(filter);
+    }
+    lower::emit_filter(&mut b, resolved, options)?;
+    b.finish().map_err(|e| CompileError::Layout {
+        file: resolved.source.clone(),
+        message: format!("{e:?}"),
+    })
+}
+
+/// Parses an OCI / Docker / podman profile, resolves it with `resolve` and compiles it:
+/// the whole pipeline a runtime needs.
+///
+/// ```
+/// use secopt::compile::{compile_oci, CompileOptions};
+/// use secopt::policy::ResolveOptions;
+/// use secopt::arch::Arch;
+/// let filter = compile_oci(
+///     br#"{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": []}"#,
+///     "deny.json",
+///     &ResolveOptions { native: Some(Arch::Aarch64), ..Default::default() },
+///     &CompileOptions::default(),
+/// ).unwrap();
+/// assert_eq!(filter.program().len(), 5); // ld arch; jeq; ld nr; ret default; ret bad arch
+/// ```
+pub fn compile_oci(
+    profile: &[u8],
+    source: &str,
+    resolve: &policy::ResolveOptions,
+    options: &CompileOptions,
+) -> Result<CompiledFilter, CompileError> {
+    let policy = policy::oci::parse(profile, source)?;
+    let resolved = policy::resolve(&policy, resolve)?;
+    compile(&resolved, options)
+}
+
+/// Parses a Firecracker seccompiler file for `firecracker.arch` and compiles one filter per
+/// thread kind (sorted by name).
+pub fn compile_firecracker(
+    profile: &[u8],
+    source: &str,
+    firecracker: &policy::firecracker::FirecrackerOptions,
+    options: &CompileOptions,
+) -> Result<Vec<(String, CompiledFilter)>, CompileError> {
+    let policies = policy::firecracker::parse_with(profile, source, firecracker)?;
+    let resolve = policy::ResolveOptions {
+        native: Some(firecracker.arch),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for (thread, policy) in policies {
+        let resolved = policy::resolve(&policy, &resolve)?;
+        let program = reference_program(&resolved, options)?;
+        let mut info = FilterInfo::of(&resolved, options);
+        info.thread = Some(thread.clone());
+        out.push((thread, CompiledFilter::new(program, info)?));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

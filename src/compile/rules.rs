@@ -1,0 +1,380 @@
+//! The meaning of one syscall's rules on one architecture, as a [`Dag`].
+//!
+//! Argument comparisons (libseccomp src/db.c `_db_rule_gen_64`/`_db_rule_gen_32`, checked
+//! against the source):
+//! - On 64-bit ABIs a comparison looks at the whole 64-bit argument: the high word is
+//!   compared first, then the low word (`>` is `hi > H || (hi == H && lo > L)`, and so on),
+//!   with the corrected semantics of libseccomp 2.6.1.
+//! - On 32-bit ABIs (x86, x32, arm, mips o32/n32, ppc) libseccomp compares only the low
+//!   word with the low 32 bits of the constant; the high word is never loaded. A 64-bit
+//!   kernel's compat entry can put non-zero high halves there (docs/kernel-facts.md), and
+//!   such a filter ignores them; so does secopt's reference.
+//! - `MASKED_EQ` masks the constant too; a half whose mask is 0 is not tested.
+//! - rust-vmm's `dword` compares the low words only, on any ABI.
+//!
+//! How several rules of one syscall combine: for libseccomp, by its rule tree
+//! ([`super::libseccomp_db`]); for rust-vmm seccompiler, the first rule whose conditions
+//! all hold decides (its rules all carry the one match action, so that is their union).
+//!
+//! libseccomp's BPF code generator (2.5.4, unchanged in 2.6.1) can miscompile its own tree:
+//! falling through from a nested low-word comparison into a sibling high-word comparison it
+//! does not reload the accumulator, so the sibling compares the low word. secopt lowers
+//! the tree itself, as libseccomp's pseudo filter code prints it (tests/compile_libseccomp.rs
+//! `libseccomp_codegen_misses_an_accumulator_reload` shows a rule that libseccomp's BPF
+//! fails to apply).
+
+use super::dag::{Cmp, Dag, NodeId, Test};
+use super::libseccomp_db::{NodeOp, Outcome, SyscallDb, Words};
+use super::ret_val;
+use crate::arch::{Arch, Endian};
+use crate::bpf::data::OFF_ARGS;
+use crate::bpf::RetVal;
+use crate::policy::{ArgCondition, ArgWidth, CmpOp, Dialect, ResolvedRule};
+
+/// Whether libseccomp treats `arch` as a 32-bit ABI (`ARCH_SIZE_32`), comparing only the
+/// low word of each argument. Note x32 and the MIPS n32 ABIs share a 64-bit audit token
+/// but are 32-bit here (libseccomp src/arch-x32.c, src/arch-mips64n32.c).
+pub fn compares_low_words_only(arch: Arch) -> bool {
+    matches!(
+        arch,
+        Arch::X86
+            | Arch::X32
+            | Arch::Arm
+            | Arch::Mips
+            | Arch::Mipsel
+            | Arch::Mips64n32
+            | Arch::Mipsel64n32
+            | Arch::Ppc
+    )
+}
+
+/// Byte offsets of the low and high words of argument `index`.
+pub fn arg_word_offsets(arch: Arch, index: u8) -> (u32, u32) {
+    let first = OFF_ARGS + 8 * u32::from(index);
+    match arch.endian() {
+        Endian::Little => (first, first + 4),
+        Endian::Big => (first + 4, first),
+    }
+}
+
+/// How arguments are laid out and compared on one architecture, and whose rules apply.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArgLayout {
+    pub arch: Arch,
+    pub dialect: Dialect,
+    /// Compare low words only, whatever the condition's width says.
+    pub low_words_only: bool,
+    /// Merge rules as libseccomp before 2.6.1 did (GHSA-4q85-33p6-j5g6).
+    pub merge_bug: bool,
+}
+
+impl ArgLayout {
+    pub fn new(arch: Arch, dialect: Dialect) -> Self {
+        ArgLayout {
+            arch,
+            dialect,
+            low_words_only: dialect == Dialect::Libseccomp && compares_low_words_only(arch),
+            merge_bug: false,
+        }
+    }
+}
+
+fn word_test(offset: u32, mask: u32, cmp: Cmp, k: u32) -> Test {
+    Test {
+        offset,
+        mask,
+        cmp,
+        k,
+    }
+}
+
+/// The node that goes to `ok` when `cond` holds and to `fail` otherwise.
+pub(crate) fn condition(
+    dag: &mut Dag,
+    layout: ArgLayout,
+    cond: &ArgCondition,
+    ok: NodeId,
+    fail: NodeId,
+) -> NodeId {
+    let (lo_off, hi_off) = arg_word_offsets(layout.arch, cond.index);
+    let both_words = !layout.low_words_only && cond.width == ArgWidth::Qword;
+    let (hi, lo) = ((cond.value >> 32) as u32, cond.value as u32);
+    let full = u32::MAX;
+    // `>`/`>=` on the whole argument (or its low word) going to (t, f).
+    let greater = |dag: &mut Dag, low_cmp: Cmp, t: NodeId, f: NodeId| {
+        let low = dag.test(word_test(lo_off, full, low_cmp, lo), t, f);
+        if !both_words {
+            return low;
+        }
+        let hi_equal = dag.test(word_test(hi_off, full, Cmp::Eq, hi), low, f);
+        dag.test(word_test(hi_off, full, Cmp::Gt, hi), t, hi_equal)
+    };
+    match cond.op {
+        CmpOp::Gt => greater(dag, Cmp::Gt, ok, fail),
+        CmpOp::Ge => greater(dag, Cmp::Ge, ok, fail),
+        CmpOp::Le => greater(dag, Cmp::Gt, fail, ok),
+        CmpOp::Lt => greater(dag, Cmp::Ge, fail, ok),
+        CmpOp::Eq | CmpOp::Ne | CmpOp::MaskedEq(_) => {
+            let (t, f) = if cond.op == CmpOp::Ne {
+                (fail, ok)
+            } else {
+                (ok, fail)
+            };
+            let mask = match cond.op {
+                CmpOp::MaskedEq(m) => m,
+                _ => u64::MAX,
+            };
+            let (mask_hi, mask_lo) = ((mask >> 32) as u32, mask as u32);
+            let low = if mask_lo == 0 {
+                t
+            } else {
+                dag.test(word_test(lo_off, mask_lo, Cmp::Eq, lo & mask_lo), t, f)
+            };
+            if !both_words || mask_hi == 0 {
+                return low;
+            }
+            dag.test(word_test(hi_off, mask_hi, Cmp::Eq, hi & mask_hi), low, f)
+        }
+    }
+}
+
+/// A rule libseccomp refuses (`seccomp_rule_add` fails, and runc with it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused {
+    /// JSON path of the rule.
+    pub origin: String,
+    pub reason: &'static str,
+}
+
+/// The decision for one syscall with `rules` (in profile order) when nothing else matches
+/// `fallback`.
+pub(crate) fn syscall(
+    dag: &mut Dag,
+    layout: ArgLayout,
+    rules: &[ResolvedRule],
+    fallback: RetVal,
+) -> Result<NodeId, Refused> {
+    match layout.dialect {
+        Dialect::Libseccomp => libseccomp_syscall(dag, layout, rules, fallback),
+        Dialect::RustVmmSeccompiler => Ok(first_match(dag, layout, rules, fallback)),
+    }
+}
+
+/// rust-vmm seccompiler: a syscall's rules (all with the filter's one match action) are
+/// tried in order; the first whose conditions all hold decides. A rule without conditions
+/// matches everything.
+fn first_match(
+    dag: &mut Dag,
+    layout: ArgLayout,
+    rules: &[ResolvedRule],
+    fallback: RetVal,
+) -> NodeId {
+    let mut next = dag.ret(fallback);
+    for rule in rules.iter().rev() {
+        let mut ok = dag.ret(ret_val(rule.action));
+        let mut conditions = rule.conditions.clone();
+        conditions.sort_by_key(|c| c.index);
+        for cond in conditions.iter().rev() {
+            ok = condition(dag, layout, cond, ok, next);
+        }
+        next = ok;
+    }
+    next
+}
+
+/// libseccomp: the rules are merged into its rule tree ([`SyscallDb`]), which decides.
+fn libseccomp_syscall(
+    dag: &mut Dag,
+    layout: ArgLayout,
+    rules: &[ResolvedRule],
+    fallback: RetVal,
+) -> Result<NodeId, Refused> {
+    let words = Words {
+        arch: layout.arch,
+        low_only: layout.low_words_only,
+        merge_bug: layout.merge_bug,
+    };
+    let mut db = SyscallDb::new();
+    for rule in rules {
+        let mut seen = [false; 6];
+        for c in &rule.conditions {
+            let slot = seen.get_mut(usize::from(c.index)).ok_or_else(|| Refused {
+                origin: rule.origin.clone(),
+                reason: "an argument index above 5",
+            })?;
+            if std::mem::replace(slot, true) {
+                return Err(Refused {
+                    origin: rule.origin.clone(),
+                    reason: "two conditions on one argument in one rule (EINVAL)",
+                });
+            }
+        }
+        db.add_rule(words, &rule.conditions, ret_val(rule.action).0)
+            .map_err(|_| Refused {
+                origin: rule.origin.clone(),
+                reason: "it overlaps an earlier rule for the same syscall that has a different action (EEXIST)",
+            })?;
+    }
+    Ok(match db.outcome() {
+        Outcome::Empty => dag.ret(fallback),
+        Outcome::Always(v) => dag.ret(RetVal(v)),
+        Outcome::Tree(head) => {
+            let fall = dag.ret(fallback);
+            level(&db, dag, head, fall)
+        }
+    })
+}
+
+/// The graph for the tree level `start` is on, falling through to `fall` when nothing in
+/// it decides (libseccomp src/gen_bpf.c `_gen_bpf_chain`).
+fn level(db: &SyscallDb, dag: &mut Dag, start: usize, fall: NodeId) -> NodeId {
+    let mut ids = Vec::new();
+    let mut next = Some(db.level_start(start));
+    while let Some(id) = next {
+        ids.push(id);
+        next = db.level_next(id);
+    }
+    let mut cont = fall;
+    for &id in ids.iter().rev() {
+        let node = db.node(id);
+        let t = match (node.nxt_t, node.act_t.get()) {
+            (Some(sub), _) => level(db, dag, sub, cont),
+            (None, Some(a)) => dag.ret(RetVal(a)),
+            (None, None) => cont,
+        };
+        let f = match (node.nxt_f, node.act_f.get()) {
+            (Some(sub), _) => level(db, dag, sub, cont),
+            (None, Some(a)) => dag.ret(RetVal(a)),
+            (None, None) => cont,
+        };
+        let cmp = match node.op {
+            NodeOp::Eq | NodeOp::MaskedEq => Cmp::Eq,
+            NodeOp::Gt => Cmp::Gt,
+            NodeOp::Ge => Cmp::Ge,
+        };
+        cont = if node.mask == 0 {
+            // The masked word is 0 whatever the argument.
+            let holds = match cmp {
+                Cmp::Eq => node.datum == 0,
+                Cmp::Gt => false,
+                Cmp::Ge => true,
+            };
+            if holds {
+                t
+            } else {
+                f
+            }
+        } else {
+            dag.test(word_test(node.offset, node.mask, cmp, node.datum), t, f)
+        };
+    }
+    cont
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::SeccompData;
+    use crate::policy::Action;
+
+    fn rule(action: Action, conditions: Vec<ArgCondition>) -> ResolvedRule {
+        ResolvedRule {
+            action,
+            conditions,
+            origin: "$.syscalls[0]".into(),
+            seq: 0,
+        }
+    }
+
+    /// Decides `args` with the graph for `rules` on `arch`.
+    fn decide(arch: Arch, rules: &[ResolvedRule], args: [u64; 6]) -> RetVal {
+        let mut dag = Dag::new();
+        let layout = ArgLayout::new(arch, Dialect::Libseccomp);
+        let root = syscall(&mut dag, layout, rules, RetVal::errno(1)).unwrap();
+        dag.eval(root, &SeccompData::new(arch.token(), 0, args).words())
+    }
+
+    fn a0(v: u64) -> [u64; 6] {
+        [v, 0, 0, 0, 0, 0]
+    }
+
+    #[test]
+    fn sixty_four_bit_orderings_compare_the_high_word_first() {
+        let deny = RetVal::errno(1);
+        // Hand-computed: 0x1_0000_0000 > 0xFFFF_FFFF although its low word is 0.
+        let gt = [rule(
+            Action::Allow,
+            vec![ArgCondition::new(0, CmpOp::Gt, 0xFFFF_FFFF)],
+        )];
+        assert_eq!(decide(Arch::X86_64, &gt, a0(0x1_0000_0000)), RetVal::ALLOW);
+        assert_eq!(decide(Arch::X86_64, &gt, a0(0xFFFF_FFFF)), deny);
+        // On 32-bit x86 only the low word counts: 0x1_0000_0000 looks like 0.
+        assert_eq!(decide(Arch::X86, &gt, a0(0x1_0000_0000)), deny);
+        let le = [rule(
+            Action::Allow,
+            vec![ArgCondition::new(0, CmpOp::Le, 0x2_0000_0005)],
+        )];
+        for (v, ok) in [
+            (0x2_0000_0005, true),
+            (0x2_0000_0006, false),
+            (0x1_FFFF_FFFF, true),
+            (0x3_0000_0000, false),
+            (0, true),
+        ] {
+            let want = if ok { RetVal::ALLOW } else { deny };
+            assert_eq!(decide(Arch::Aarch64, &le, a0(v)), want, "{v:#x}");
+            // Big-endian s390x: the same decisions with the words swapped in memory.
+            assert_eq!(decide(Arch::S390x, &le, a0(v)), want, "s390x {v:#x}");
+        }
+        let ne = [rule(
+            Action::Allow,
+            vec![ArgCondition::new(0, CmpOp::Ne, 5)],
+        )];
+        assert_eq!(decide(Arch::X86_64, &ne, a0(5)), deny);
+        assert_eq!(decide(Arch::X86_64, &ne, a0(0x1_0000_0005)), RetVal::ALLOW);
+        assert_eq!(decide(Arch::Arm, &ne, a0(0x1_0000_0005)), deny);
+    }
+
+    #[test]
+    fn masked_eq_skips_halves_without_mask_bits() {
+        // Docker's clone rule: (flags & 0x7E020000) == 0.
+        let clone = [rule(
+            Action::Allow,
+            vec![ArgCondition::new(0, CmpOp::MaskedEq(0x7E02_0000), 0)],
+        )];
+        assert_eq!(decide(Arch::X86_64, &clone, a0(0x0001_1200)), RetVal::ALLOW);
+        assert_eq!(
+            decide(Arch::X86_64, &clone, a0(0xFFFF_FFFF_0001_1200)),
+            RetVal::ALLOW
+        );
+        assert_eq!(
+            decide(Arch::X86_64, &clone, a0(0x1000_0000)),
+            RetVal::errno(1)
+        );
+        let mut dag = Dag::new();
+        let root = syscall(
+            &mut dag,
+            ArgLayout::new(Arch::X86_64, Dialect::Libseccomp),
+            &clone,
+            RetVal::errno(1),
+        )
+        .unwrap();
+        let mut b = super::super::builder::Builder::new();
+        dag.emit(root, &mut b);
+        // ld lo; and; jeq; ret; ret — no load of the high word.
+        assert_eq!(b.finish().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn unconditional_rules_override_conditional_ones() {
+        let rules = [
+            rule(Action::Errno(9), vec![ArgCondition::new(1, CmpOp::Eq, 1)]),
+            rule(Action::Trap, vec![]),
+            rule(Action::Allow, vec![]),
+        ];
+        assert_eq!(
+            decide(Arch::X86_64, &rules, [0, 1, 0, 0, 0, 0]),
+            RetVal(0x3_0000)
+        );
+    }
+}

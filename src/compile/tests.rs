@@ -1,0 +1,525 @@
+//! Unit tests of the lowering rules, with expectations computed by hand from the rules as
+//! libseccomp, runc and rust-vmm state them (see the module docs for the sources).
+
+use super::*;
+use crate::bpf::{interp, Insn, SeccompData};
+use crate::policy::firecracker::FirecrackerOptions;
+use crate::policy::{CapSet, ResolveOptions};
+
+/// Compiles an OCI profile for exactly `arches` (the first is native).
+fn oci(profile: &str, arches: &[Arch], runc_compat: bool) -> CompiledFilter {
+    let resolve = ResolveOptions {
+        native: Some(arches[0]),
+        arches: Some(arches.to_vec()),
+        caps: CapSet::docker_default(),
+        kernel: Some(KernelVersion::new(6, 18)),
+        ..Default::default()
+    };
+    let options = CompileOptions {
+        runc_compat,
+        ..Default::default()
+    };
+    compile_oci(profile.as_bytes(), "test.json", &resolve, &options).unwrap()
+}
+
+fn run(f: &CompiledFilter, token: u32, nr: u32, args: [u64; 6]) -> RetVal {
+    interp::eval(f.program(), &SeccompData::new(token, nr as i32, args)).unwrap()
+}
+
+const X86_64: u32 = 0xc000_003e;
+const I386: u32 = 0x4000_0003;
+const AARCH64: u32 = 0xc000_00b7;
+const S390X: u32 = 0x8000_0016;
+const EPERM: RetVal = RetVal::errno(1);
+const KILL_THREAD: RetVal = RetVal::KILL_THREAD;
+
+/// read (x86_64 0, x32 0x40000000) allowed, everything else EPERM.
+const READ_ONLY: &str = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+    "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#;
+
+#[test]
+fn x86_64_alone_sends_x32_numbers_to_the_bad_arch_action_except_minus_one() {
+    let f = oci(READ_ONLY, &[Arch::X86_64], false);
+    assert_eq!(run(&f, X86_64, 0, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, X86_64, 1, [0; 6]), EPERM);
+    assert_eq!(run(&f, X86_64, 0x4000_0000, [0; 6]), KILL_THREAD);
+    assert_eq!(run(&f, X86_64, 0x4000_0001, [0; 6]), KILL_THREAD);
+    assert_eq!(run(&f, X86_64, 0xffff_fffe, [0; 6]), KILL_THREAD);
+    assert_eq!(
+        run(&f, X86_64, 0xffff_ffff, [0; 6]),
+        EPERM,
+        "-1 gets the default"
+    );
+    assert_eq!(
+        run(&f, I386, 3, [0; 6]),
+        KILL_THREAD,
+        "i386 is not in the filter"
+    );
+    assert_eq!(run(&f, 0x1234, 0, [0; 6]), KILL_THREAD);
+}
+
+#[test]
+fn x32_alone_sends_x86_64_numbers_to_the_bad_arch_action() {
+    let f = oci(READ_ONLY, &[Arch::X32], false);
+    assert_eq!(run(&f, X86_64, 0x4000_0000, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, X86_64, 0x4000_0001, [0; 6]), EPERM);
+    assert_eq!(run(&f, X86_64, 0, [0; 6]), KILL_THREAD);
+    assert_eq!(run(&f, X86_64, 0x3fff_ffff, [0; 6]), KILL_THREAD);
+    assert_eq!(run(&f, X86_64, 0xffff_ffff, [0; 6]), EPERM);
+}
+
+#[test]
+fn x86_64_with_x32_is_one_block_split_by_number() {
+    let f = oci(READ_ONLY, &[Arch::X86_64, Arch::X32], false);
+    assert_eq!(run(&f, X86_64, 0, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, X86_64, 0x4000_0000, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, X86_64, 0x4000_0001, [0; 6]), EPERM);
+    assert_eq!(run(&f, X86_64, 0xffff_ffff, [0; 6]), EPERM);
+    assert_eq!(run(&f, X86_64, 0x7fff_ffff, [0; 6]), EPERM);
+    // Only one arch check for the shared token.
+    let arch_checks = f
+        .program()
+        .insns
+        .iter()
+        .filter(|i| i.k == X86_64 && i.is_conditional_jump())
+        .count();
+    assert_eq!(arch_checks, 1);
+}
+
+#[test]
+fn thirty_two_bit_arches_compare_only_the_low_word() {
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["personality"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let f = oci(profile, &[Arch::X86_64, Arch::X86, Arch::X32], false);
+    // personality: x86_64 135, i386 136, x32 0x40000087.
+    let hi = 0x1_0000_0008;
+    assert_eq!(run(&f, X86_64, 135, [8, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&f, X86_64, 135, [hi, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(run(&f, I386, 136, [hi, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    // x32 is a 32-bit ABI for libseccomp even though it shares x86_64's token.
+    assert_eq!(
+        run(&f, X86_64, 0x4000_0087, [hi, 0, 0, 0, 0, 0]),
+        RetVal::ALLOW
+    );
+    assert_eq!(run(&f, X86_64, 0x4000_0087, [9, 0, 0, 0, 0, 0]), EPERM);
+}
+
+#[test]
+fn socket_rules_are_also_socketcall_rules_with_the_call_number_in_arg0() {
+    // socket(AF_INET=2, SOCK_STREAM=1): on i386 also socketcall(SYS_SOCKET=1, ...) where
+    // the arg0 condition is replaced and the arg1 condition stays on arg1 (which for
+    // socketcall is the pointer to the real arguments).
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["socket"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 2, "op": "SCMP_CMP_EQ"},
+                  {"index": 1, "value": 1, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["accept4"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]}"#;
+    let f = oci(profile, &[Arch::X86, Arch::S390x], false);
+    let (socketcall, socket, accept4) = (102, 359, 364);
+    assert_eq!(run(&f, I386, socket, [2, 1, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&f, I386, socket, [3, 1, 0, 0, 0, 0]), EPERM);
+    assert_eq!(run(&f, I386, socketcall, [1, 1, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&f, I386, socketcall, [1, 2, 0, 0, 0, 0]), EPERM);
+    assert_eq!(run(&f, I386, socketcall, [2, 1, 0, 0, 0, 0]), EPERM);
+    // accept4 (SYS_ACCEPT4 = 18) without conditions: socketcall(18, anything).
+    assert_eq!(run(&f, I386, accept4, [0; 6]), RetVal::errno(13));
+    assert_eq!(
+        run(&f, I386, socketcall, [18, 7, 7, 0, 0, 0]),
+        RetVal::errno(13)
+    );
+    assert_eq!(run(&f, I386, socketcall, [17, 0, 0, 0, 0, 0]), EPERM);
+    // s390x multiplexes too (socketcall 102), comparing all 64 bits of arg0.
+    assert_eq!(run(&f, S390X, 102, [18, 0, 0, 0, 0, 0]), RetVal::errno(13));
+    assert_eq!(run(&f, S390X, 102, [0x1_0000_0012, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(run(&f, S390X, 102, [1, 1, 0, 0, 0, 0]), RetVal::ALLOW);
+    // aarch64 has no socketcall: nothing extra there.
+    let g = oci(profile, &[Arch::Aarch64], false);
+    assert_eq!(run(&g, AARCH64, 198, [2, 1, 0, 0, 0, 0]), RetVal::ALLOW); // socket
+}
+
+#[test]
+fn unconditional_rule_beats_conditional_ones_and_the_first_unconditional_wins() {
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["uname"], "action": "SCMP_ACT_ERRNO", "errnoRet": 5,
+         "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["uname"], "action": "SCMP_ACT_TRAP"},
+        {"names": ["uname"], "action": "SCMP_ACT_LOG"}]}"#;
+    let f = oci(profile, &[Arch::Aarch64], false);
+    assert_eq!(run(&f, AARCH64, 160, [0; 6]), RetVal(0x0003_0000));
+}
+
+#[test]
+fn overlapping_rules_follow_libseccomps_tree_not_profile_order() {
+    // Two rules on different arguments, both matching when a0 == 1 && a1 == 1. libseccomp
+    // tries the higher argument index first: the a1 rule decides.
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["uname"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["uname"], "action": "SCMP_ACT_TRAP",
+         "args": [{"index": 1, "value": 1, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let f = oci(profile, &[Arch::Aarch64], false);
+    assert_eq!(
+        run(&f, AARCH64, 160, [1, 1, 0, 0, 0, 0]),
+        RetVal(0x0003_0000)
+    );
+    assert_eq!(run(&f, AARCH64, 160, [1, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&f, AARCH64, 160, [0, 0, 0, 0, 0, 0]), EPERM);
+    // The same argument twice with different actions where one rule ends where the other
+    // continues: libseccomp refuses (EEXIST), and so does secopt.
+    let conflict = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["uname"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"},
+                  {"index": 1, "value": 1, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["uname"], "action": "SCMP_ACT_TRAP",
+         "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let policy = policy::oci::parse(conflict.as_bytes(), "c.json").unwrap();
+    let resolved = policy::resolve(
+        &policy,
+        &ResolveOptions {
+            native: Some(Arch::Aarch64),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let err = compile(&resolved, &CompileOptions::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("c.json: $.syscalls[1]") && text.contains("uname") && text.contains("EEXIST"),
+        "{text}"
+    );
+}
+
+#[test]
+fn runc_stub_returns_enosys_above_the_highest_named_syscall() {
+    // read (0) and clone3 (435 on x86_64 and i386, 0x40000000+435 on x32).
+    let profile = r#"{"defaultAction": "SCMP_ACT_KILL", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["clone3"], "action": "SCMP_ACT_KILL"}]}"#;
+    let f = oci(profile, &[Arch::X86_64, Arch::X86, Arch::X32], true);
+    let enosys = RetVal::errno(38);
+    assert!(f.info().runc_compat);
+    assert_eq!(run(&f, X86_64, 0, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, X86_64, 435, [0; 6]), KILL_THREAD, "clone3 is named");
+    assert_eq!(run(&f, X86_64, 436, [0; 6]), enosys);
+    assert_eq!(run(&f, X86_64, 0x4000_0000 + 435, [0; 6]), KILL_THREAD);
+    assert_eq!(run(&f, X86_64, 0x4000_0000 + 436, [0; 6]), enosys);
+    assert_eq!(
+        run(&f, X86_64, 0xffff_ffff, [0; 6]),
+        enosys,
+        "-1 has bit 30 set"
+    );
+    assert_eq!(run(&f, I386, 436, [0; 6]), enosys);
+    assert_eq!(run(&f, I386, 0xffff_ffff, [0; 6]), enosys);
+    assert_eq!(run(&f, I386, 3, [0; 6]), RetVal::ALLOW); // read is 3 on i386
+    assert_eq!(run(&f, I386, 4, [0; 6]), KILL_THREAD);
+    // Without x32 in the filter, x32 numbers (and -1) go to the filter.
+    let g = oci(profile, &[Arch::X86_64], true);
+    assert_eq!(run(&g, X86_64, 0x4000_0000 + 500, [0; 6]), KILL_THREAD);
+    assert_eq!(
+        run(&g, X86_64, 0xffff_ffff, [0; 6]),
+        KILL_THREAD,
+        "-1: the default"
+    );
+    assert_eq!(run(&g, X86_64, 436, [0; 6]), enosys);
+    // Not for an allowing default action.
+    let permissive = r#"{"defaultAction": "SCMP_ACT_LOG", "syscalls": [
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO"}]}"#;
+    let h = oci(permissive, &[Arch::X86_64], true);
+    assert!(!h.info().runc_compat);
+    assert_eq!(run(&h, X86_64, 436, [0; 6]), RetVal::LOG);
+    // s390x: nr 0 (the kernel's "unknown large syscall" marker) also gets ENOSYS.
+    let s = oci(profile, &[Arch::S390x], true);
+    assert_eq!(run(&s, S390X, 0, [0; 6]), enosys);
+    assert_eq!(run(&s, S390X, 3, [0; 6]), RetVal::ALLOW); // read is 3 on s390x
+}
+
+#[test]
+fn rust_vmm_dialect_compares_dwords_and_has_no_x32_case() {
+    let file = br#"{"vcpu": {"mismatch_action": "trap", "match_action": "allow", "filter": [
+        {"syscall": "ioctl", "args": [{"index": 1, "type": "dword", "op": "gt", "val": 10}]},
+        {"syscall": "ioctl", "args": [{"index": 1, "type": "qword", "op": "eq", "val": 4294967296}]}]}}"#;
+    let options = FirecrackerOptions {
+        arch: Arch::X86_64,
+        dialect: Dialect::RustVmmSeccompiler,
+    };
+    let filters =
+        compile_firecracker(file, "fc.json", &options, &CompileOptions::default()).unwrap();
+    let (thread, f) = &filters[0];
+    assert_eq!(thread, "vcpu");
+    let trap = RetVal(0x0003_0000);
+    assert_eq!(run(f, X86_64, 16, [0, 11, 0, 0, 0, 0]), RetVal::ALLOW);
+    // dword: the high word is ignored, 0x1_0000_0005 is 5 (not > 10)...
+    assert_eq!(run(f, X86_64, 16, [0, 0x1_0000_0005, 0, 0, 0, 0]), trap);
+    // ...and 0x1_0000_0000 matches the qword rule.
+    assert_eq!(
+        run(f, X86_64, 16, [0, 0x1_0000_0000, 0, 0, 0, 0]),
+        RetVal::ALLOW
+    );
+    assert_eq!(
+        run(f, X86_64, 0x4000_0010, [0; 6]),
+        trap,
+        "x32 numbers: default"
+    );
+    assert_eq!(run(f, I386, 16, [0; 6]), RetVal::KILL_PROCESS, "bad arch");
+}
+
+#[test]
+fn oversized_and_invalid_programs_are_never_wrapped() {
+    let info = FilterInfo::of(
+        &policy::resolve(
+            &policy::oci::parse(READ_ONLY.as_bytes(), "big.json").unwrap(),
+            &ResolveOptions {
+                native: Some(Arch::Aarch64),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+        &CompileOptions::default(),
+    );
+    let big = Program::new(vec![Insn::ret(0); 4097]);
+    let err = CompiledFilter::new(big, info.clone()).unwrap_err();
+    assert_eq!(
+        err,
+        CompileError::TooLarge {
+            file: "big.json".into(),
+            len: 4097
+        }
+    );
+    assert!(err.to_string().contains("4097 instructions"), "{err}");
+    let no_ret = Program::new(vec![Insn::ld_abs(0)]);
+    assert!(matches!(
+        CompiledFilter::new(no_ret, info),
+        Err(CompileError::Invalid { .. })
+    ));
+}
+
+#[test]
+fn a_profile_too_big_for_one_filter_reports_the_size() {
+    // 400 syscalls × 3 conditions with distinct constants on x86_64: far over 4096.
+    let table = Arch::X86_64.syscalls();
+    let rules: Vec<String> = table
+        .iter()
+        .take(400)
+        .map(|(_, name)| {
+            format!(
+                r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [
+                    {{"index": 0, "value": 1, "op": "SCMP_CMP_GT"}},
+                    {{"index": 1, "value": 2, "op": "SCMP_CMP_LT"}},
+                    {{"index": 2, "value": 3, "op": "SCMP_CMP_NE"}}]}}"#
+            )
+        })
+        .collect();
+    let profile = format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+        rules.join(",")
+    );
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        arches: Some(vec![Arch::X86_64]),
+        ..Default::default()
+    };
+    let err = compile_oci(
+        profile.as_bytes(),
+        "huge.json",
+        &resolve,
+        &CompileOptions::default(),
+    )
+    .unwrap_err();
+    match err {
+        CompileError::TooLarge { file, len } => {
+            assert_eq!(file, "huge.json");
+            assert!(len > 4096, "{len}");
+        }
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn raw_output_uses_the_native_byte_order() {
+    let f = oci(READ_ONLY, &[Arch::S390x], false);
+    let raw = f.to_raw();
+    // ld [arch]: code 0x0020, k 4 — big-endian on s390x.
+    assert_eq!(&raw[..8], &[0x00, 0x20, 0, 0, 0, 0, 0, 4]);
+    let g = oci(READ_ONLY, &[Arch::Aarch64], false);
+    assert_eq!(&g.to_raw()[..8], &[0x20, 0x00, 0, 0, 4, 0, 0, 0]);
+}
+
+#[test]
+fn base64_matches_rfc_4648_vectors() {
+    for (input, want) in [
+        ("", ""),
+        ("f", "Zg=="),
+        ("fo", "Zm8="),
+        ("foo", "Zm9v"),
+        ("foob", "Zm9vYg=="),
+        ("fooba", "Zm9vYmE="),
+        ("foobar", "Zm9vYmFy"),
+    ] {
+        assert_eq!(emit::base64(input.as_bytes()), want);
+    }
+}
+
+#[test]
+fn identifiers_for_source_formats() {
+    assert_eq!(emit::identifier("docker-default"), "docker_default");
+    assert_eq!(emit::identifier("9p"), "filter_9p");
+    assert_eq!(emit::identifier(""), "filter_");
+}
+
+/// Compiles an OCI profile for a `native` host with the profile's own architecture set.
+fn oci_on(profile: &str, native: Arch, runc_compat: bool) -> CompiledFilter {
+    let resolve = ResolveOptions {
+        native: Some(native),
+        kernel: Some(KernelVersion::new(6, 18)),
+        ..Default::default()
+    };
+    let options = CompileOptions {
+        runc_compat,
+        ..Default::default()
+    };
+    compile_oci(profile.as_bytes(), "test.json", &resolve, &options).unwrap()
+}
+
+/// runc libcontainer/seccomp/patchbpf/enosys_linux.go `findLastSyscalls` loops over the
+/// config's `Architectures` only, and libcontainer/specconv copies the profile's list
+/// without adding the native arch.
+#[test]
+fn runc_stub_covers_only_the_arches_the_profile_lists() {
+    let enosys = RetVal::errno(38);
+    // No `architectures`: the filter covers x86_64, but runc's stub has no section.
+    let f = oci_on(READ_ONLY, Arch::X86_64, true);
+    assert!(!f.info().runc_compat);
+    assert!(!f.info().arches[0].listed);
+    assert_eq!(run(&f, X86_64, 1000, [0; 6]), EPERM);
+    assert_eq!(
+        run(&f, X86_64, 0x8000_0000, [0; 6]),
+        KILL_THREAD,
+        "bad arch"
+    );
+    assert_eq!(
+        f.program(),
+        oci_on(READ_ONLY, Arch::X86_64, false).program(),
+        "nothing prepended"
+    );
+
+    // Only i386 listed: x86_64 (native, in the filter) has no section; i386 has one
+    // (write, 4 on i386, is its highest number).
+    let x86_only = r#"{"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86"],
+        "syscalls": [{"names": ["read", "write"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let g = oci_on(x86_only, Arch::X86_64, true);
+    assert!(g.info().runc_compat);
+    let listed: Vec<(Arch, bool)> = g.info().arches.iter().map(|a| (a.arch, a.listed)).collect();
+    assert_eq!(listed, [(Arch::X86_64, false), (Arch::X86, true)]);
+    assert_eq!(run(&g, X86_64, 1000, [0; 6]), EPERM);
+    assert_eq!(run(&g, I386, 5, [0; 6]), enosys);
+    assert_eq!(run(&g, I386, 4, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&g, I386, 3, [0; 6]), RetVal::ALLOW);
+
+    // Only x32 listed on an x86_64 host: x86_64 numbers (no bit 30) go to the filter, x32
+    // numbers above x32's write (0x40000001) get ENOSYS.
+    let x32_only = x86_only.replace("SCMP_ARCH_X86\"", "SCMP_ARCH_X32\"");
+    let h = oci_on(&x32_only, Arch::X86_64, true);
+    assert_eq!(run(&h, X86_64, 1000, [0; 6]), EPERM);
+    assert_eq!(run(&h, X86_64, 0x4000_0002, [0; 6]), enosys);
+    assert_eq!(run(&h, X86_64, 0x4000_0001, [0; 6]), RetVal::ALLOW);
+
+    // The native arch listed explicitly, or through moby's archMap (which moby writes
+    // into the OCI config with its sub-architectures), gets its section. (With `read`
+    // alone, x86_64's highest number would be 0: no section, as in runc.)
+    let listed_native = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": [{"names": ["write"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let l = oci_on(listed_native, Arch::X86_64, true);
+    assert_eq!(run(&l, X86_64, 2, [0; 6]), enosys);
+    assert_eq!(run(&l, X86_64, 0, [0; 6]), EPERM);
+    let arch_map = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "archMap": [{"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86"]},
+                    {"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": ["SCMP_ARCH_ARM"]}],
+        "syscalls": [{"names": ["write"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let m = oci_on(arch_map, Arch::X86_64, true);
+    assert_eq!(run(&m, X86_64, 2, [0; 6]), enosys);
+    assert_eq!(run(&m, I386, 5, [0; 6]), enosys);
+    assert_eq!(run(&m, I386, 4, [0; 6]), RetVal::ALLOW);
+    // No archMap entry for the native arch: moby writes no architectures, so no stub.
+    let n = oci_on(arch_map, Arch::S390x, true);
+    assert!(!n.info().runc_compat);
+    assert_eq!(run(&n, S390X, 5, [0; 6]), EPERM);
+}
+
+/// libseccomp resolves socket and IPC names to negative pseudo-numbers on the arches that
+/// multiplex them (src/syscalls.c `abi_syscall_resolve_name_munge`), so runc's
+/// `findLastSyscalls` (`sysno > largestSyscall`) never counts them, even `socket`, which
+/// i386 also has as syscall 359.
+#[test]
+fn runc_stub_threshold_skips_multiplexed_names() {
+    // getpid's rule equals the default: dropped from the filter, but it still counts for the
+    // threshold (runc's config keeps it; only libseccomp's rule adding drops it).
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_AARCH64"],
+        "syscalls": [{"names": ["read", "socket", "accept4", "semop"], "action": "SCMP_ACT_ALLOW"},
+                     {"names": ["getpid"], "action": "SCMP_ACT_ERRNO"}]}"#;
+    let enosys = RetVal::errno(38);
+    let f = oci_on(profile, Arch::X86, true);
+    let info = &f.info().arches;
+    assert_eq!(info[0].arch, Arch::X86);
+    // getpid is 20 on i386 (read 3): the threshold.
+    assert_eq!(info[0].highest_named, Some(20));
+    assert_eq!(run(&f, I386, 3, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, I386, 4, [0; 6]), EPERM);
+    assert_eq!(run(&f, I386, 20, [0; 6]), EPERM);
+    assert_eq!(run(&f, I386, 21, [0; 6]), enosys);
+    // socket (359) and accept4 (364) are above it: ENOSYS, as runc's stub answers first;
+    // so is socketcall (102).
+    assert_eq!(run(&f, I386, 359, [0; 6]), enosys);
+    assert_eq!(run(&f, I386, 102, [1, 0, 0, 0, 0, 0]), enosys);
+    // aarch64 does not multiplex: socket 198, accept4 242, semop 193 count there.
+    assert_eq!(info[1].highest_named, Some(242));
+    assert_eq!(run(&f, AARCH64, 242, [0; 6]), RetVal::ALLOW);
+    assert_eq!(run(&f, AARCH64, 243, [0; 6]), enosys);
+    // Without the stub, the socketcall/ipc rules decide.
+    let g = oci_on(profile, Arch::X86, false);
+    assert_eq!(run(&g, I386, 102, [1, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&g, I386, 102, [18, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&g, I386, 117, [1, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(&g, I386, 117, [2, 0, 0, 0, 0, 0]), EPERM);
+}
+
+/// Names i386 has no syscall for but libseccomp reaches through `socketcall`/`ipc`
+/// (src/syscalls.c `abi_rule_add`, which libseccomp 2.5.4 and 2.6.1 share): `recv` is
+/// `socketcall(SYS_RECV = 10, ...)`, `semtimedop` is `ipc(SEMTIMEDOP = 4, ...)`
+/// (include/uapi/linux/net.h, ipc.h). Conditions on other arguments stay where they are.
+#[test]
+fn names_only_multiplexed_on_an_arch_still_get_multiplexer_rules() {
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["recv", "send"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13,
+         "args": [{"index": 0, "value": 7, "op": "SCMP_CMP_EQ"},
+                  {"index": 2, "value": 64, "op": "SCMP_CMP_GT"}]},
+        {"names": ["semtimedop"], "action": "SCMP_ACT_TRAP"}]}"#;
+    let f = oci(profile, &[Arch::X86, Arch::S390x], false);
+    let info = &f.info().arches[0];
+    assert_eq!(info.via_multiplexer, ["recv", "semtimedop", "send"]);
+    assert!(info.unknown.is_empty(), "{:?}", info.unknown);
+    let (socketcall, ipc) = (102, 117);
+    let trap = RetVal(0x0003_0000);
+    // arg0 == 7 is replaced by the call number; arg2 > 64 stays on arg2.
+    assert_eq!(
+        run(&f, I386, socketcall, [10, 0, 65, 0, 0, 0]),
+        RetVal::errno(13)
+    );
+    assert_eq!(
+        run(&f, I386, socketcall, [9, 0, 65, 0, 0, 0]),
+        RetVal::errno(13)
+    );
+    assert_eq!(run(&f, I386, socketcall, [10, 0, 64, 0, 0, 0]), EPERM);
+    assert_eq!(run(&f, I386, socketcall, [7, 0, 65, 0, 0, 0]), EPERM);
+    assert_eq!(run(&f, I386, ipc, [4, 0, 0, 0, 0, 0]), trap);
+    assert_eq!(run(&f, I386, ipc, [1, 0, 0, 0, 0, 0]), EPERM);
+    // s390x (socketcall 102, ipc 117) has no direct recv or send either; semtimedop is a
+    // syscall there (392) and also ipc call 4.
+    assert_eq!(run(&f, S390X, 102, [10, 0, 65, 0, 0, 0]), RetVal::errno(13));
+    assert_eq!(run(&f, S390X, 392, [0; 6]), trap);
+    assert_eq!(run(&f, S390X, 117, [4, 0, 0, 0, 0, 0]), trap);
+    // The rust-vmm dialect does not multiplex (no arch of its own has socketcall anyway).
+}

@@ -1,0 +1,336 @@
+//! Filters as hash-consed decision DAGs.
+//!
+//! Every optimization in this module works on this form instead of on instruction arrays:
+//! a node is a return, a straight-line instruction followed by one node, or a conditional jump
+//! to two nodes. Nodes are *hash-consed*: building a node that already exists returns the
+//! existing one, so two structurally equal subprograms are always the same node (identical
+//! returns and identical tails are merged for free), and a node's children always have smaller
+//! ids than the node (the DAG is built bottom-up).
+//!
+//! Three simplifications are applied whenever a node is built, so every DAG is already
+//! normalized:
+//! - a conditional jump whose two targets are the same node *is* that node;
+//! - a straight-line instruction whose results are never read (register liveness, computed
+//!   exactly from the children) and that has no side effect *is* its successor (dead code);
+//! - instruction fields the kernel ignores are zeroed, so equal behaviour means equal bits.
+//!
+//! Jumps (`ja`) do not exist here: they are only edges, and [`super::layout`] decides where an
+//! edge needs a jump instruction when the DAG becomes an instruction array again.
+
+use super::fxhash::FxHashMap;
+use crate::bpf::insn::*;
+
+/// Index of a node in a [`Dag`].
+pub type NodeId = u32;
+
+/// One node of a filter DAG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// `ret #k`.
+    Ret(u32),
+    /// `ret a`.
+    RetA,
+    /// A straight-line instruction (load, store, ALU, `tax`, `txa`), then `next`.
+    Op { insn: Insn, next: NodeId },
+    /// A conditional jump (`jt`/`jf` of `insn` are zero): `t` when taken, else `f`.
+    Test { insn: Insn, t: NodeId, f: NodeId },
+}
+
+/// Liveness bit of register A.
+pub const LIVE_A: u32 = 1;
+/// Liveness bit of register X.
+pub const LIVE_X: u32 = 2;
+/// Liveness bit of scratch word `M[i]`.
+pub const fn live_m(i: u32) -> u32 {
+    4 << i
+}
+/// All scratch-word liveness bits.
+pub const LIVE_M_ALL: u32 = 0xffff << 2;
+
+/// What an instruction reads and writes, as liveness bits, and whether it has an effect beyond
+/// its writes (`div x` returns 0 from the whole filter when X is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effects {
+    pub uses: u32,
+    pub defs: u32,
+    pub side_effect: bool,
+}
+
+/// The [`Effects`] of a seccomp instruction (jumps and returns included).
+pub fn effects(insn: &Insn) -> Effects {
+    let code = insn.code;
+    let m = || live_m(insn.k & 15);
+    let (uses, defs, side_effect) = match class(code) {
+        BPF_LD if mode(code) == BPF_MEM => (m(), LIVE_A, false),
+        BPF_LD => (0, LIVE_A, false),
+        BPF_LDX if mode(code) == BPF_MEM => (m(), LIVE_X, false),
+        BPF_LDX => (0, LIVE_X, false),
+        BPF_ST => (LIVE_A, m(), false),
+        BPF_STX => (LIVE_X, m(), false),
+        BPF_ALU if op(code) == BPF_NEG => (LIVE_A, LIVE_A, false),
+        BPF_ALU if src(code) == BPF_X => (LIVE_A | LIVE_X, LIVE_A, op(code) == BPF_DIV),
+        BPF_ALU => (LIVE_A, LIVE_A, false),
+        BPF_JMP if op(code) == BPF_JA => (0, 0, false),
+        BPF_JMP if src(code) == BPF_X => (LIVE_A | LIVE_X, 0, false),
+        BPF_JMP => (LIVE_A, 0, false),
+        BPF_RET if rval(code) == BPF_A => (LIVE_A, 0, false),
+        BPF_RET => (0, 0, false),
+        _ if miscop(code) == BPF_TXA => (LIVE_X, LIVE_A, false),
+        _ => (LIVE_A, LIVE_X, false), // TAX
+    };
+    Effects {
+        uses,
+        defs,
+        side_effect,
+    }
+}
+
+/// The instruction with the fields the kernel ignores for its opcode set to zero.
+pub fn canonical(insn: Insn) -> Insn {
+    let code = insn.code;
+    let k_ignored = match class(code) {
+        BPF_RET => rval(code) == BPF_A,
+        BPF_MISC => true,
+        BPF_ALU => op(code) == BPF_NEG || src(code) == BPF_X,
+        BPF_LD | BPF_LDX => mode(code) == BPF_LEN,
+        BPF_JMP => src(code) == BPF_X && op(code) != BPF_JA,
+        _ => false,
+    };
+    Insn {
+        code,
+        jt: 0,
+        jf: 0,
+        k: if k_ignored { 0 } else { insn.k },
+    }
+}
+
+/// A hash-consed filter DAG (see the module documentation).
+#[derive(Debug, Clone, Default)]
+pub struct Dag {
+    nodes: Vec<Node>,
+    /// Registers and scratch words read before being written on some path from each node.
+    live: Vec<u32>,
+    /// Most instructions executed from each node to a return, including the return.
+    longest: Vec<u32>,
+    index: FxHashMap<Node, NodeId>,
+}
+
+impl Dag {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of nodes ever built (reachable or not).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn node(&self, id: NodeId) -> Node {
+        self.nodes[id as usize]
+    }
+
+    /// Liveness bits on entry to `id`.
+    pub fn live_in(&self, id: NodeId) -> u32 {
+        self.live[id as usize]
+    }
+
+    /// Most instructions executed from `id` to a return (a `div x` may stop earlier).
+    pub fn longest_path(&self, id: NodeId) -> u32 {
+        self.longest[id as usize]
+    }
+
+    fn intern(&mut self, node: Node, live: u32, longest: u32) -> NodeId {
+        if let Some(&id) = self.index.get(&node) {
+            return id;
+        }
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(node);
+        self.live.push(live);
+        self.longest.push(longest);
+        self.index.insert(node, id);
+        id
+    }
+
+    /// `ret #k`.
+    pub fn ret(&mut self, k: u32) -> NodeId {
+        self.intern(Node::Ret(k), 0, 1)
+    }
+
+    /// `ret a`.
+    pub fn ret_a(&mut self) -> NodeId {
+        self.intern(Node::RetA, LIVE_A, 1)
+    }
+
+    /// A straight-line instruction followed by `next`; just `next` when the instruction is dead.
+    pub fn op(&mut self, insn: Insn, next: NodeId) -> NodeId {
+        let insn = canonical(insn);
+        let e = effects(&insn);
+        let live_next = self.live_in(next);
+        if e.defs & live_next == 0 && !e.side_effect {
+            return next;
+        }
+        let live = (live_next & !e.defs) | e.uses;
+        let longest = self.longest_path(next) + 1;
+        self.intern(Node::Op { insn, next }, live, longest)
+    }
+
+    /// A conditional jump; just `t` when both targets are the same node.
+    pub fn test(&mut self, insn: Insn, t: NodeId, f: NodeId) -> NodeId {
+        if t == f {
+            return t;
+        }
+        let insn = canonical(insn);
+        let live = self.live_in(t) | self.live_in(f) | effects(&insn).uses;
+        let longest = self.longest_path(t).max(self.longest_path(f)) + 1;
+        self.intern(Node::Test { insn, t, f }, live, longest)
+    }
+
+    /// Rebuilds `node` (whose children already exist) through the simplifying constructors.
+    pub fn make(&mut self, node: Node) -> NodeId {
+        match node {
+            Node::Ret(k) => self.ret(k),
+            Node::RetA => self.ret_a(),
+            Node::Op { insn, next } => self.op(insn, next),
+            Node::Test { insn, t, f } => self.test(insn, t, f),
+        }
+    }
+
+    /// The children of a node: none, `next`, or `(t, f)`.
+    pub fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> {
+        let (a, b) = match self.node(id) {
+            Node::Ret(_) | Node::RetA => (None, None),
+            Node::Op { next, .. } => (Some(next), None),
+            Node::Test { t, f, .. } => (Some(t), Some(f)),
+        };
+        a.into_iter().chain(b)
+    }
+
+    /// The nodes reachable from `root`, in increasing id order (children before parents).
+    pub fn reachable(&self, root: NodeId) -> Vec<NodeId> {
+        let mut seen = vec![false; root as usize + 1];
+        seen[root as usize] = true;
+        let mut out = Vec::new();
+        for id in (0..=root).rev() {
+            if !seen[id as usize] {
+                continue;
+            }
+            out.push(id);
+            for c in self.children(id) {
+                seen[c as usize] = true;
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// Number of instructions `root` needs if every node were emitted once (no jumps, no
+    /// duplicated returns): a lower bound on the size of any layout.
+    pub fn reachable_count(&self, root: NodeId) -> usize {
+        self.reachable(root).len()
+    }
+}
+
+/// Builds the DAG of a program as it is: one node per reachable instruction, `ja` turned into
+/// edges, then the simplifications of [`Dag`] (dead code, same-target jumps, identical tails).
+/// The program's initial register values (A = X = 0) are made explicit where they are read.
+///
+/// `prog` must be valid (jumps in range, ending in a return).
+pub fn from_program(dag: &mut Dag, prog: &Program) -> NodeId {
+    let n = prog.len();
+    let mut ids: Vec<NodeId> = vec![0; n];
+    for pc in (0..n).rev() {
+        let insn = prog.insns[pc];
+        let at = |t: usize| ids[t];
+        ids[pc] = if insn.is_ret() {
+            if rval(insn.code) == BPF_A {
+                dag.ret_a()
+            } else {
+                dag.ret(insn.k)
+            }
+        } else if insn.is_ja() {
+            at(pc + 1 + insn.k as usize)
+        } else if insn.is_conditional_jump() {
+            let (t, f) = (at(pc + 1 + insn.jt as usize), at(pc + 1 + insn.jf as usize));
+            dag.test(insn, t, f)
+        } else {
+            dag.op(insn, at(pc + 1))
+        };
+    }
+    with_initial_registers(dag, ids[0])
+}
+
+/// `root` preceded by `ld #0` / `ldx #0` where it reads A or X before writing them: a filter
+/// starts with both registers zero, but a node placed after other code may not.
+pub fn with_initial_registers(dag: &mut Dag, root: NodeId) -> NodeId {
+    let mut id = root;
+    if dag.live_in(id) & LIVE_X != 0 {
+        id = dag.op(Insn::stmt(BPF_LDX | BPF_W | BPF_IMM, 0), id);
+    }
+    if dag.live_in(id) & LIVE_A != 0 {
+        id = dag.op(Insn::stmt(BPF_LD | BPF_W | BPF_IMM, 0), id);
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_tails_and_returns_are_one_node() {
+        let mut dag = Dag::new();
+        let allow = dag.ret(0x7fff_0000);
+        let again = dag.ret(0x7fff_0000);
+        assert_eq!(allow, again);
+        let kill = dag.ret(0);
+        let jeq = Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 5, 0, 0);
+        let t1 = dag.test(jeq, allow, kill);
+        // The same test with stray jt/jf bits is the same node.
+        let t2 = dag.test(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 5, 7, 9), allow, kill);
+        assert_eq!(t1, t2);
+        // Same-target conditional is its target.
+        assert_eq!(dag.test(jeq, kill, kill), kill);
+    }
+
+    #[test]
+    fn dead_instructions_vanish() {
+        let mut dag = Dag::new();
+        let allow = dag.ret(0x7fff_0000);
+        // ld [16]; ret ALLOW: the load is dead.
+        assert_eq!(dag.op(Insn::ld_abs(16), allow), allow);
+        // ld [16]; ret A: it is not.
+        let ret_a = dag.ret_a();
+        let n = dag.op(Insn::ld_abs(16), ret_a);
+        assert_ne!(n, ret_a);
+        assert_eq!(dag.live_in(n), 0);
+        assert_eq!(dag.longest_path(n), 2);
+        // div x has a side effect (X == 0 returns 0) and stays even when A is dead.
+        let div = Insn::stmt(BPF_ALU | BPF_DIV | BPF_X, 0);
+        let d = dag.op(div, allow);
+        assert_ne!(d, allow);
+        assert_eq!(dag.live_in(d), LIVE_A | LIVE_X);
+    }
+
+    #[test]
+    fn program_lift_threads_jumps_and_needs_initial_registers() {
+        // 0: ja +1; 1: ret 0 (dead); 2: txa; 3: ret a  -> reads X = 0 at entry.
+        let p = Program::new(vec![
+            Insn::ja(1),
+            Insn::ret(0),
+            Insn::stmt(BPF_MISC | BPF_TXA, 0),
+            Insn::stmt(BPF_RET | BPF_A, 0),
+        ]);
+        let mut dag = Dag::new();
+        let root = from_program(&mut dag, &p);
+        assert_eq!(dag.live_in(root), 0);
+        match dag.node(root) {
+            Node::Op { insn, .. } => assert_eq!(insn, Insn::stmt(BPF_LDX | BPF_W | BPF_IMM, 0)),
+            other => panic!("expected ldx #0 first, got {other:?}"),
+        }
+        assert_eq!(dag.reachable_count(root), 3);
+    }
+}

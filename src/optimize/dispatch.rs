@@ -1,0 +1,608 @@
+//! Dispatch on one input word: the cheapest decision tree that sends every value to its piece's
+//! target.
+//!
+//! The input is a list of *leaves*: sorted ranges covering every value of the word, each with a
+//! target node and a weight (how often values of that range are looked up). The tree is built
+//! from three kinds of node:
+//! - **range split** `jge #k`: values below `k` go left, the others right. A tree of splits
+//!   never needs an equality test: once the range is narrowed to one leaf, the value is known to
+//!   be in it.
+//! - **exception chain** `jeq #s1 → t1; jeq #s2 → t2; …; → X`: a run of leaves `X s1 X s2 X …`
+//!   whose `X` parts share one target and whose `s` parts are single values costs one test per
+//!   exception instead of two splits each.
+//! - **hot chain** at the root: `jeq #s → t` for the few single values that are looked up so
+//!   often that testing them first pays for the extra test every other value then needs; the
+//!   tree below no longer has to separate them, so their neighbours may merge.
+//!
+//! Cost of a tree = Σ over leaves of weight × tests on its path. Weights are compared
+//! lexicographically ([`Cost`]): first the cost model being optimized, then the other model,
+//! then one unit per leaf (so among equally good trees the most balanced wins, which keeps the
+//! worst-case path short).
+//!
+//! The split tree is the optimal alphabetic tree of the leaves (Knuth's O(n²) dynamic program
+//! for optimal binary search trees with all weight on the leaves: the best root of a range lies
+//! between the best roots of its two one-shorter subranges). Exception chains are extra
+//! candidates for a range in the same program; [`optimal_tree_exhaustive`] is the O(n³) version
+//! without Knuth's bounds that the tests compare against.
+
+use super::dag::{Dag, NodeId};
+use crate::bpf::insn::*;
+use std::cmp::Ordering;
+use std::ops::{Add, Mul};
+
+/// A lexicographically ordered cost (or weight): the workload's (the optimized model, with the
+/// other model blended in, see [`super::emit::OTHER_MODEL_SHARE`]), then a tie-breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Cost(pub [f64; 2]);
+
+impl Cost {
+    pub const ZERO: Cost = Cost([0.0; 2]);
+}
+
+impl Add for Cost {
+    type Output = Cost;
+    fn add(self, o: Cost) -> Cost {
+        Cost([self.0[0] + o.0[0], self.0[1] + o.0[1]])
+    }
+}
+
+impl Mul<f64> for Cost {
+    type Output = Cost;
+    fn mul(self, f: f64) -> Cost {
+        Cost([self.0[0] * f, self.0[1] * f])
+    }
+}
+
+impl PartialOrd for Cost {
+    fn partial_cmp(&self, o: &Cost) -> Option<Ordering> {
+        Some(self.cmp_total(o))
+    }
+}
+
+impl Cost {
+    /// Total lexicographic order (weights are finite and non-negative: no NaN).
+    pub fn cmp_total(&self, o: &Cost) -> Ordering {
+        for i in 0..2 {
+            match self.0[i].partial_cmp(&o.0[i]).unwrap_or(Ordering::Equal) {
+                Ordering::Equal => continue,
+                ord => return ord,
+            }
+        }
+        Ordering::Equal
+    }
+    #[inline]
+    fn lt(&self, o: &Cost) -> bool {
+        let (a, b) = (&self.0, &o.0);
+        a[0] < b[0] || (a[0] == b[0] && a[1] < b[1])
+    }
+}
+
+/// A range of values of the dispatched word and where it goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Leaf {
+    pub lo: u32,
+    pub hi: u32,
+    pub target: NodeId,
+    pub weight: Cost,
+}
+
+/// A dispatch tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tree {
+    Leaf(NodeId),
+    /// `jge #at`: `hi` when taken, `lo` otherwise.
+    Split {
+        at: u32,
+        lo: Box<Tree>,
+        hi: Box<Tree>,
+    },
+    /// `jeq #v → target` tests in order, then `rest`.
+    Chain {
+        tests: Vec<(u32, NodeId)>,
+        rest: Box<Tree>,
+    },
+}
+
+impl Tree {
+    /// Number of test instructions.
+    pub fn tests(&self) -> usize {
+        match self {
+            Tree::Leaf(_) => 0,
+            Tree::Split { lo, hi, .. } => 1 + lo.tests() + hi.tests(),
+            Tree::Chain { tests, rest } => tests.len() + rest.tests(),
+        }
+    }
+
+    /// Number of tests on the path of `v`.
+    pub fn depth_of(&self, v: u32) -> usize {
+        match self {
+            Tree::Leaf(_) => 0,
+            Tree::Split { at, lo, hi } => 1 + if v >= *at { hi } else { lo }.depth_of(v),
+            Tree::Chain { tests, rest } => match tests.iter().position(|t| t.0 == v) {
+                Some(i) => i + 1,
+                None => tests.len() + rest.depth_of(v),
+            },
+        }
+    }
+
+    /// Most tests on any path.
+    pub fn max_depth(&self) -> usize {
+        match self {
+            Tree::Leaf(_) => 0,
+            Tree::Split { lo, hi, .. } => 1 + lo.max_depth().max(hi.max_depth()),
+            Tree::Chain { tests, rest } => tests.len().max(tests.len() + rest.max_depth()),
+        }
+    }
+
+    /// The tree as DAG nodes (tests on A, which must hold the dispatched word).
+    pub fn emit(&self, dag: &mut Dag) -> NodeId {
+        match self {
+            Tree::Leaf(t) => *t,
+            Tree::Split { at, lo, hi } => {
+                let (l, h) = (lo.emit(dag), hi.emit(dag));
+                dag.test(Insn::jump(BPF_JMP | BPF_JGE | BPF_K, *at, 0, 0), h, l)
+            }
+            Tree::Chain { tests, rest } => {
+                let mut node = rest.emit(dag);
+                for &(v, target) in tests.iter().rev() {
+                    node = dag.test(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, v, 0, 0), target, node);
+                }
+                node
+            }
+        }
+    }
+}
+
+/// Longest exception chain considered inside the tree.
+const MAX_EXCEPTIONS: usize = 4;
+/// Longest hot chain at the root.
+const MAX_HOT: usize = 8;
+
+/// The best tree for `leaves` (sorted, covering the word, neighbours with different targets)
+/// and its cost.
+pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
+    let (tree, cost) = split_or_chain_tree(leaves);
+    hot_chain(leaves, hot, tree, cost)
+}
+
+/// The cheaper of the exact optimal split tree and the tree that may also use exception
+/// chains (searched within Knuth's bounds, which are exact only for pure split trees, so the
+/// exact split tree is kept when it is better).
+fn split_or_chain_tree(leaves: &[Leaf]) -> (Tree, Cost) {
+    let ((ts, cs), chained) = optimal_trees(leaves, true, has_exception_pattern(leaves));
+    let Some((tc, cc)) = chained else {
+        return (ts, cs);
+    };
+    if cc.lt(&cs) {
+        (tc, cc)
+    } else {
+        (ts, cs)
+    }
+}
+
+/// A hot-chain step: the candidate (value, weight, leaf), the tree below the chain, the total
+/// cost, and the leaves the tree was built from.
+type Improvement = ((u32, Cost, usize), Tree, Cost, Vec<Leaf>);
+
+/// Tries `jeq` tests for heavy single values in front of the tree, greedily, while that lowers
+/// the cost. Candidates are the leaves that are a single value (the tree then no longer has to
+/// separate them, and their neighbours may merge) and the values of `hot` (value, weight) that
+/// lie inside a wider leaf (which stays; only its weight drops).
+fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (Tree, Cost) {
+    let total: Cost = leaves.iter().fold(Cost::ZERO, |s, l| s + l.weight);
+    // The chain so far: (value, target, weight); its cost Σ weight × position.
+    let mut chain: Vec<(u32, NodeId, Cost)> = Vec::new();
+    let mut chain_cost = Cost::ZERO;
+    let mut chain_weight = Cost::ZERO;
+    let mut rest: Vec<Leaf> = leaves.to_vec();
+    let (mut best_tree, mut best_cost) = (tree, cost);
+    while chain.len() < MAX_HOT {
+        let h = chain.len() as f64;
+        let remaining = total + chain_weight * -1.0;
+        // (value, its weight, leaf index)
+        let mut candidates: Vec<(u32, Cost, usize)> = (0..rest.len())
+            .filter(|&i| rest[i].lo == rest[i].hi)
+            .map(|i| (rest[i].lo, rest[i].weight, i))
+            .collect();
+        for &(v, w) in hot {
+            if chain.iter().any(|c| c.0 == v) {
+                continue;
+            }
+            let i = rest.partition_point(|l| l.hi < v);
+            if i < rest.len() && rest[i].lo != rest[i].hi {
+                candidates.push((v, w, i));
+            }
+        }
+        // A value pays off at the front only if its weight times the tests it saves beats the
+        // one test everything else gains; check that bound before running the program.
+        candidates.retain(|&(v, w, _)| {
+            let depth = best_tree.depth_of(v) as f64 - h;
+            let gain = w * (depth - 1.0);
+            let loss = remaining + w * -1.0;
+            depth > 1.0 && loss.lt(&gain)
+        });
+        candidates.sort_by(|a, b| b.1.cmp_total(&a.1));
+        candidates.truncate(8);
+        let mut improved: Option<Improvement> = None;
+        for cand in candidates {
+            let (v, w, i) = cand;
+            let reduced = if rest[i].lo == rest[i].hi {
+                without_leaf(&rest, i)
+            } else {
+                let mut r = rest.clone();
+                r[i].weight = r[i].weight + w * -1.0;
+                r
+            };
+            let (t, c) = split_or_chain_tree(&reduced);
+            // Everything not yet taken passes the h + 1 chain tests; then the tree.
+            let total_cost = chain_cost + w * (h + 1.0) + (remaining + w * -1.0) * (h + 1.0) + c;
+            let better_than_seen = improved.as_ref().map_or(true, |b| total_cost.lt(&b.2));
+            if total_cost.lt(&best_cost) && better_than_seen {
+                improved = Some(((v, w, i), t, total_cost, reduced));
+            }
+        }
+        let Some(((v, w, i), t, c, reduced)) = improved else {
+            break;
+        };
+        chain_cost = chain_cost + w * (h + 1.0);
+        chain_weight = chain_weight + w;
+        chain.push((v, rest[i].target, w));
+        rest = reduced;
+        best_cost = c;
+        best_tree = Tree::Chain {
+            tests: chain.iter().map(|c| (c.0, c.1)).collect(),
+            rest: Box::new(t),
+        };
+    }
+    (best_tree, best_cost)
+}
+
+/// The leaves without leaf `i`, whose values no longer reach the tree: it is absorbed by a
+/// neighbour, and neighbours with the same target merge.
+fn without_leaf(leaves: &[Leaf], i: usize) -> Vec<Leaf> {
+    let mut out: Vec<Leaf> = Vec::with_capacity(leaves.len());
+    for (j, l) in leaves.iter().enumerate() {
+        if j == i {
+            continue;
+        }
+        let mut l = *l;
+        if j == i + 1 || (i + 1 == leaves.len() && j + 1 == i) {
+            l.lo = l.lo.min(leaves[i].lo);
+            l.hi = l.hi.max(leaves[i].hi);
+        }
+        match out.last_mut() {
+            Some(last) if last.target == l.target => {
+                last.hi = l.hi;
+                last.weight = last.weight + l.weight;
+            }
+            _ => out.push(l),
+        }
+    }
+    out
+}
+
+/// Optimal tree of splits (and exception chains with `chains`); with `knuth`, split roots are
+/// searched only between the best split roots of the two one-shorter subranges (Knuth 1971:
+/// exact for split trees).
+fn optimal_tree(leaves: &[Leaf], knuth: bool, chains: bool) -> (Tree, Cost) {
+    let (split_only, with_chains) = optimal_trees(leaves, knuth, chains);
+    with_chains.unwrap_or(split_only)
+}
+
+/// The optimal split tree and, with `chains`, the tree that may also use exception chains,
+/// from one pass over the table (both programs share the ranges and their weights).
+fn optimal_trees(
+    leaves: &[Leaf],
+    knuth: bool,
+    chains: bool,
+) -> ((Tree, Cost), Option<(Tree, Cost)>) {
+    let m = leaves.len();
+    if m == 0 {
+        return ((Tree::Leaf(0), Cost::ZERO), None);
+    }
+    // prefix[i] = Σ weights of leaves[..i]
+    let mut prefix = vec![Cost::ZERO; m + 1];
+    for i in 0..m {
+        prefix[i + 1] = prefix[i] + leaves[i].weight;
+    }
+    let w = |i: usize, j: usize| prefix[j + 1] + prefix[i] * -1.0;
+    // Exception chains starting at each i: (j, cost, order of exceptions).
+    let chain_list = if chains {
+        exception_chains(leaves)
+    } else {
+        vec![Vec::new(); m]
+    };
+    let tables = if chains { 2 } else { 1 };
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        let Scratch { cost, split } = &mut *scratch;
+        // Upper triangle, row by row (row i holds j = i..m), one block per table.
+        let cells = m * (m + 1) / 2;
+        let row: Vec<usize> = (0..m).map(|i| i * (2 * m - i + 1) / 2).collect();
+        let idx = |t: usize, i: usize, j: usize| t * cells + row[i] + (j - i);
+        cost.clear();
+        cost.resize(tables * cells, Cost::ZERO);
+        split.clear();
+        split.resize(tables * cells, 0);
+        for t in 0..tables {
+            for i in 0..m {
+                split[idx(t, i, i)] = i as u32;
+            }
+        }
+        for len in 2..=m {
+            for i in 0..=m - len {
+                let j = i + len - 1;
+                let wij = w(i, j);
+                for t in 0..tables {
+                    let root_of = |i: usize, j: usize| (split[idx(t, i, j)] & !CHAIN) as usize;
+                    let (lo_k, hi_k) = if knuth && len > 2 {
+                        (root_of(i, j - 1).max(i + 1), root_of(i + 1, j).min(j))
+                    } else {
+                        (i + 1, j)
+                    };
+                    let mut best = (cost[idx(t, i, lo_k - 1)] + cost[idx(t, lo_k, j)], lo_k);
+                    for k in lo_k + 1..=hi_k {
+                        let c = cost[idx(t, i, k - 1)] + cost[idx(t, k, j)];
+                        if c.lt(&best.0) {
+                            best = (c, k);
+                        }
+                    }
+                    let mut c = best.0 + wij;
+                    let mut s = best.1 as u32;
+                    if t == 1 {
+                        if let Some(&(_, cc, _)) = chain_list[i].iter().find(|ch| ch.0 == j) {
+                            if cc.lt(&c) {
+                                c = cc;
+                                s |= CHAIN;
+                            }
+                        }
+                    }
+                    cost[idx(t, i, j)] = c;
+                    split[idx(t, i, j)] = s;
+                }
+            }
+        }
+        let result = |t: usize| {
+            let choice = |i: usize, j: usize| -> Option<usize> {
+                let s = split[idx(t, i, j)];
+                (s & CHAIN == 0).then_some(s as usize)
+            };
+            let tree = build(leaves, &chain_list, &choice, 0, m - 1);
+            (tree, cost[idx(t, 0, m - 1)])
+        };
+        (result(0), chains.then(|| result(1)))
+    })
+}
+
+/// Marks a range of the dynamic program whose best tree is an exception chain.
+const CHAIN: u32 = 1 << 31;
+
+/// The dynamic program's tables, kept between runs: they are large (a quarter of a megabyte
+/// for 150 leaves) and a fresh allocation each time costs page faults.
+#[derive(Default)]
+struct Scratch {
+    cost: Vec<Cost>,
+    split: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// The O(n³) dynamic program without Knuth's bounds, with or without exception chains (for
+/// tests).
+pub fn optimal_tree_exhaustive(leaves: &[Leaf], chains: bool) -> (Tree, Cost) {
+    optimal_tree(leaves, false, chains)
+}
+
+type Chains = Vec<Vec<(usize, Cost, Vec<usize>)>>;
+
+/// Whether some leaf is a single value between two leaves with the same target.
+fn has_exception_pattern(leaves: &[Leaf]) -> bool {
+    leaves
+        .windows(3)
+        .any(|w| w[1].lo == w[1].hi && w[0].target == w[2].target)
+}
+
+/// For each start `i`, the runs `i..=j` of the form `X s X s … X` (same target on every `X`,
+/// single values `s`) with at most [`MAX_EXCEPTIONS`] exceptions, their cost as a chain, and
+/// the exceptions in test order (heaviest first).
+fn exception_chains(leaves: &[Leaf]) -> Chains {
+    let m = leaves.len();
+    let mut out: Chains = vec![Vec::new(); m];
+    for (i, chains) in out.iter_mut().enumerate() {
+        let x = leaves[i].target;
+        let mut exceptions: Vec<usize> = Vec::new();
+        let mut x_weight = leaves[i].weight;
+        let mut j = i;
+        while j + 2 < m
+            && exceptions.len() < MAX_EXCEPTIONS
+            && leaves[j + 1].lo == leaves[j + 1].hi
+            && leaves[j + 2].target == x
+        {
+            exceptions.push(j + 1);
+            x_weight = x_weight + leaves[j + 2].weight;
+            j += 2;
+            let mut order = exceptions.clone();
+            order.sort_by(|&a, &b| leaves[b].weight.cmp_total(&leaves[a].weight));
+            let mut c = x_weight * order.len() as f64;
+            for (p, &e) in order.iter().enumerate() {
+                c = c + leaves[e].weight * (p as f64 + 1.0);
+            }
+            chains.push((j, c, order));
+        }
+    }
+    out
+}
+
+/// The tree of range `i..=j` from the program's choices (`None`: an exception chain, else
+/// the first leaf of the right part of a split).
+fn build(
+    leaves: &[Leaf],
+    chains: &Chains,
+    choice: &dyn Fn(usize, usize) -> Option<usize>,
+    i: usize,
+    j: usize,
+) -> Tree {
+    if i == j {
+        return Tree::Leaf(leaves[i].target);
+    }
+    match choice(i, j) {
+        None => {
+            let (_, _, order) = chains[i].iter().find(|c| c.0 == j).expect("chosen chain");
+            Tree::Chain {
+                tests: order
+                    .iter()
+                    .map(|&e| (leaves[e].lo, leaves[e].target))
+                    .collect(),
+                rest: Box::new(Tree::Leaf(leaves[i].target)),
+            }
+        }
+        Some(k) => Tree::Split {
+            at: leaves[k].lo,
+            lo: Box::new(build(leaves, chains, choice, i, k - 1)),
+            hi: Box::new(build(leaves, chains, choice, k, j)),
+        },
+    }
+}
+
+/// The cost of `tree` for `leaves` (Σ weight × tests on the path of the leaf's values).
+pub fn tree_cost(tree: &Tree, leaves: &[Leaf]) -> Cost {
+    leaves
+        .iter()
+        .fold(Cost::ZERO, |s, l| s + l.weight * tree.depth_of(l.lo) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::testing::Rng;
+
+    fn leaf(lo: u32, hi: u32, target: NodeId, w: f64) -> Leaf {
+        Leaf {
+            lo,
+            hi,
+            target,
+            weight: Cost([w, 1.0]),
+        }
+    }
+
+    #[test]
+    fn one_isolated_exception_is_one_jeq() {
+        // [0..40 → A] [41 → B] [42..max → A]: jeq #41 → B, else A.
+        let leaves = [
+            leaf(0, 40, 1, 0.0),
+            leaf(41, 41, 2, 0.0),
+            leaf(42, u32::MAX, 1, 0.0),
+        ];
+        let (tree, cost) = best_tree(&leaves, &[]);
+        assert_eq!(
+            tree,
+            Tree::Chain {
+                tests: vec![(41, 2)],
+                rest: Box::new(Tree::Leaf(1))
+            }
+        );
+        // Each of the 3 leaves passes one test: tie-break cost 3.
+        assert_eq!(cost, Cost([0.0, 3.0]));
+    }
+
+    #[test]
+    fn weighted_splits_follow_the_weights() {
+        // Four leaves with weights 10, 1, 1, 10 (targets all distinct). Splitting in the middle
+        // costs 2 × 22 = 44; better is leaf 0 at depth 1 and leaf 3 at depth 2, the light ones
+        // at depth 3: 10 + 20 + 3 + 3 = 36 (by hand over all five shapes of 4-leaf trees:
+        // 44, 36, 36, 45, 45). A heavy first leaf (100, 1, 1, 1) goes to depth 1:
+        // 100 + 2 + 3 + 3 = 108.
+        let l = |w: [f64; 4]| -> Vec<Leaf> {
+            (0..4)
+                .map(|i| {
+                    leaf(
+                        i * 10,
+                        if i == 3 { u32::MAX } else { i * 10 + 9 },
+                        i + 1,
+                        w[i as usize],
+                    )
+                })
+                .collect()
+        };
+        let (_, c) = optimal_tree(&l([10.0, 1.0, 1.0, 10.0]), true, false);
+        assert_eq!(c.0[0], 36.0);
+        let (t, c) = optimal_tree(&l([100.0, 1.0, 1.0, 1.0]), true, false);
+        assert_eq!(c.0[0], 108.0);
+        assert_eq!(t.depth_of(5), 1);
+        assert_eq!(t.depth_of(35), 3);
+        assert_eq!(tree_cost(&t, &l([100.0, 1.0, 1.0, 1.0])).0[0], 108.0);
+    }
+
+    #[test]
+    fn hot_single_value_goes_first() {
+        // 17 leaves of weight 1 with distinct targets, plus value 70 (weight 1000) between two
+        // leaves of target 100: a balanced tree needs about 4 tests for 70, `jeq #70` first
+        // needs 1 and costs everything else 1.
+        let mut leaves: Vec<Leaf> = (0..7u32)
+            .map(|i| leaf(i * 10, i * 10 + 9, i, 1.0))
+            .collect();
+        leaves.push(leaf(70, 70, 7, 1000.0));
+        leaves.push(leaf(71, 79, 100, 1.0));
+        leaves.extend((8..16u32).map(|i| {
+            let hi = if i == 15 { u32::MAX } else { i * 10 + 9 };
+            leaf(i * 10, hi, i, 1.0)
+        }));
+        leaves[6].hi = 69;
+        leaves.insert(6, leaf(60, 68, 6, 1.0));
+        leaves[7] = leaf(69, 69, 100, 1.0);
+        let (tree, cost) = best_tree(&leaves, &[]);
+        assert_eq!(tree.depth_of(70), 1, "{tree:?}");
+        assert_eq!(cost, tree_cost(&tree, &leaves));
+    }
+
+    #[test]
+    fn knuth_bounds_match_the_exhaustive_program() {
+        let mut rng = Rng::new(7);
+        for round in 0..300 {
+            let m = 1 + rng.below(14);
+            let mut leaves = Vec::new();
+            let mut lo = 0u32;
+            let mut prev = u32::MAX;
+            for i in 0..m {
+                let single = rng.chance(1, 2);
+                let hi = if i + 1 == m {
+                    u32::MAX
+                } else if single {
+                    lo
+                } else {
+                    lo + 1 + rng.below(5) as u32
+                };
+                let mut target = rng.below(3) as u32;
+                if target == prev {
+                    target = 3 + i as u32;
+                }
+                prev = target;
+                let w = [rng.below(4) as f64 * rng.below(20) as f64, 1.0];
+                leaves.push(Leaf {
+                    lo,
+                    hi,
+                    target,
+                    weight: Cost(w),
+                });
+                lo = hi.wrapping_add(1);
+            }
+            // Knuth's bounds are exact for split trees.
+            let (tk, ck) = optimal_tree(&leaves, true, false);
+            let (te, ce) = optimal_tree_exhaustive(&leaves, false);
+            assert_eq!(ck, tree_cost(&tk, &leaves), "round {round}: reported cost");
+            assert_eq!(ce, tree_cost(&te, &leaves));
+            assert_eq!(ck, ce, "round {round}: {leaves:?}");
+            // With exception chains: never worse than the exact split tree, never better than
+            // the exhaustive search over both.
+            let (tb, cb) = split_or_chain_tree(&leaves);
+            let (_, cx) = optimal_tree_exhaustive(&leaves, true);
+            assert_eq!(cb, tree_cost(&tb, &leaves));
+            assert!(
+                cb.cmp_total(&ce).is_le() && cx.cmp_total(&cb).is_le(),
+                "round {round}"
+            );
+        }
+    }
+}

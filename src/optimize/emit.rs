@@ -1,0 +1,145 @@
+//! From a lifted program to a new one: arch dispatch, then per arch class the `nr` dispatch
+//! over its pieces, then the residual bodies, laid out by [`super::layout`].
+//!
+//! ```text
+//! ld [arch]
+//! <arch tree>                ; leaves: one class each (the "any other token" class included)
+//! class k:  ld [nr]
+//!           <nr tree>        ; leaves: the bodies of the class's pieces
+//! bodies:   each residual DAG once, shared by every piece (of any class) that has it
+//! ```
+//!
+//! Both trees come from [`super::dispatch`] with weights from the workload: per piece, the sum
+//! of the counts of its syscalls, split into the two cost models. A syscall counts 0 in the
+//! allow-cache model when its body is `ret ALLOW` and the kernel's bitmap covers its number:
+//! the dispatch path uses only `ld [nr]`/`ld [arch]`, `jeq`/`jge` with constants and returns,
+//! all of which the kernel's cache emulator follows, so such a syscall *is* cached.
+
+use super::dag::{Dag, Node, NodeId};
+use super::dispatch::{best_tree, Cost, Leaf};
+use super::layout::{layout, LayoutError};
+use super::lift::Lifted;
+use super::weights::Weights;
+use super::CostModel;
+use crate::arch::Arch;
+use crate::bpf::action::SECCOMP_RET_ALLOW;
+use crate::bpf::cache::{KernelCache, KernelVersion};
+use crate::bpf::data::{OFF_ARCH, OFF_NR};
+use crate::bpf::{Insn, Program};
+use std::collections::HashMap;
+
+/// How much an instruction saved in the cost model *not* being optimized counts, relative to
+/// one saved in the optimized model. Not zero: with the allow cache a web server's hot
+/// syscalls are all cached, and a strictly lexicographic order would let two `clone` calls
+/// veto putting 100 000 `writev` calls one test closer (which every first call and every
+/// pre-5.11 kernel pays). A power of two keeps integer weights exact.
+pub const OTHER_MODEL_SHARE: f64 = 1.0 / 16.0;
+
+/// Most heavy single values considered for `jeq` tests in front of a dispatch tree.
+const HOT_CANDIDATES: usize = 16;
+
+/// What the emitter optimizes for.
+#[derive(Debug, Clone)]
+pub struct EmitOptions<'a> {
+    pub weights: &'a Weights,
+    pub model: CostModel,
+    /// Kernel whose allow cache decides which syscalls are free in the cache model.
+    pub kernel: KernelVersion,
+}
+
+/// The root node of the dispatch over `lifted` (built into `lifted.dag`).
+pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
+    let allow = lifted.dag.ret(SECCOMP_RET_ALLOW);
+    let covered = |token: u32, nr: u32| -> bool {
+        let Some(arch) = Arch::of_data(token, nr) else {
+            return false;
+        };
+        KernelCache::for_kernel(super::cost::kernel_arch(arch), opts.kernel)
+            .and_then(|k| k.target_for(token).map(|t| t.covers(nr)))
+            .unwrap_or(false)
+    };
+    let split = |w: f64, cached: bool| -> Cost {
+        let with_cache = if cached { 0.0 } else { w };
+        let (main, other) = match opts.model {
+            CostModel::AllowCache => (with_cache, w),
+            CostModel::NoCache => (w, with_cache),
+        };
+        Cost([main + OTHER_MODEL_SHARE * other, 0.0])
+    };
+    // Weight of each arch token (both models), for the arch tree.
+    let mut token_weight: HashMap<u32, Cost> = HashMap::new();
+    let mut class_roots = Vec::with_capacity(lifted.classes.len());
+    for class in &lifted.classes {
+        let mut leaves: Vec<Leaf> = class
+            .pieces
+            .iter()
+            .map(|p| Leaf {
+                lo: p.lo,
+                hi: p.hi,
+                target: p.body,
+                weight: Cost([0.0, 1.0]),
+            })
+            .collect();
+        let mut hot: Vec<(u32, Cost)> = Vec::new();
+        for &(alo, ahi) in class.arch.ranges() {
+            for (token, nr, w) in opts.weights.tokens(alo, ahi) {
+                if w == 0.0 {
+                    continue;
+                }
+                let i = leaves.partition_point(|l| l.hi < nr);
+                let cached = leaves[i].target == allow && covered(token, nr);
+                let c = split(w, cached);
+                leaves[i].weight = leaves[i].weight + c;
+                hot.push((nr, c));
+                let tw = token_weight.entry(token).or_insert(Cost::ZERO);
+                *tw = *tw + c;
+            }
+        }
+        hot.sort_by(|a, b| b.1.cmp_total(&a.1));
+        hot.truncate(HOT_CANDIDATES);
+        let root = if leaves.len() == 1 {
+            leaves[0].target
+        } else {
+            let (tree, _) = best_tree(&leaves, &hot);
+            let node = tree.emit(&mut lifted.dag);
+            lifted.dag.op(Insn::ld_abs(OFF_NR), node)
+        };
+        class_roots.push(root);
+    }
+    if lifted.classes.len() == 1 {
+        return class_roots[0];
+    }
+    let mut leaves: Vec<Leaf> = Vec::new();
+    for (class, &root) in lifted.classes.iter().zip(&class_roots) {
+        for &(lo, hi) in class.arch.ranges() {
+            let weight = token_weight
+                .iter()
+                .filter(|(&t, _)| t >= lo && t <= hi)
+                .fold(Cost([0.0, 1.0]), |s, (_, &c)| s + c);
+            leaves.push(Leaf {
+                lo,
+                hi,
+                target: root,
+                weight,
+            });
+        }
+    }
+    leaves.sort_by_key(|l| l.lo);
+    let mut hot: Vec<(u32, Cost)> = token_weight.iter().map(|(&t, &c)| (t, c)).collect();
+    hot.sort_by(|a, b| b.1.cmp_total(&a.1).then(a.0.cmp(&b.0)));
+    hot.truncate(HOT_CANDIDATES);
+    let (tree, _) = best_tree(&leaves, &hot);
+    let node = tree.emit(&mut lifted.dag);
+    lifted.dag.op(Insn::ld_abs(OFF_ARCH), node)
+}
+
+/// Emits a lifted program (see the module documentation).
+pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
+    let root = dispatch_root(lifted, opts);
+    layout(&lifted.dag, root)
+}
+
+/// Whether `id` is a plain return (emitted inline wherever it is a jump target).
+pub fn is_return(dag: &Dag, id: NodeId) -> bool {
+    matches!(dag.node(id), Node::Ret(_) | Node::RetA)
+}

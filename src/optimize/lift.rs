@@ -1,0 +1,1290 @@
+//! Lifting a program by partial evaluation: what does it do for each architecture token and each
+//! syscall number, as a residual decision DAG over everything else?
+//!
+//! # The idea
+//!
+//! A seccomp filter is a function of 16 input words. Two of them, `arch` and `nr`, are what the
+//! kernel's cache and every dispatch look at; the rest (IP and arguments) are looked at only in
+//! a few syscalls' rules. Lifting *specializes* the program to a set of `arch` values and a set
+//! of `nr` values: every test those sets decide is folded away, and what remains (argument
+//! loads, ALU, scratch memory, X, `ret a`) is kept as a *residual* DAG ([`super::dag`]).
+//!
+//! The specializer runs the program forward over *contexts*: an instruction index plus what is
+//! known there —
+//! - what A, X and each `M[i]` hold: an input word, a constant, or unknown;
+//! - the set of values `nr` can still have (an [`IntervalSet`]), while a later instruction may
+//!   still look at `nr`;
+//! - for the other words, the set of values the path's tests allow (so an argument test that
+//!   repeats an earlier one is folded too).
+//!
+//! A test of `nr` against a constant that the current set does not decide *forks*: each side
+//! continues with its part of the set. A test of any other word that the knowledge does not
+//! decide stays in the residual, and each side continues with refined knowledge. Contexts that
+//! reach the same instruction with the same knowledge are one context, so the work is linear in
+//! the number of distinct situations, not in the number of paths. Then a backward pass builds,
+//! for each context, its result: the residual node for each part of its `nr` set.
+//!
+//! # Why it is exact
+//!
+//! Nothing is ever *assumed* about an input: a test is folded only when the current knowledge
+//! proves its outcome for every input that can reach it in this context, a load is skipped only
+//! when the register provably holds that word already on this path, and a constant is
+//! propagated only when it is the register's value on every path into the context. So for every
+//! input whose `nr` lies in a piece and whose `arch` lies in the specialization's range, the
+//! piece's residual DAG computes exactly what the program computes. Residuals of two pieces can
+//! be the same node only if they are structurally identical programs, so sharing them is also
+//! exact. The partition into pieces only decides how *much* is folded, never whether the result
+//! is right: a test the partition cannot decide (e.g. `jset #1` on `nr`) simply stays in the
+//! residual.
+//!
+//! # Worked example
+//!
+//! ```text
+//! 0: ld [4]            ; arch
+//! 1: jeq #X86_64, 2, 7
+//! 2: ld [0]            ; nr
+//! 3: jge #0x40000000, 7, 4
+//! 4: jeq #41, 5, 8     ; socket?
+//! 5: ld [16]           ; args[0].lo
+//! 6: jeq #16, 7, 8
+//! 7: ret KILL
+//! 8: ret ALLOW
+//! ```
+//! Arch cuts: 0xc000003e and 0xc000003f, so three arch ranges; the two outside the token fold
+//! `1` to `7` at once: every nr gives `ret KILL`. For arch = x86_64, `3` forks nr into
+//! `[0x40000000, max]` (→ `ret KILL`) and `[0, 0x3fffffff]`, which `4` forks into `{41}` and the
+//! rest. The result for x86_64 is the pieces
+//! `[0..40] → ret ALLOW`, `[41] → (ld [16]; jeq #16 → KILL : ALLOW)`, `[42..0x3fffffff] → ret ALLOW`,
+//! `[0x40000000..max] → ret KILL`: the loads of `arch` and `nr` were only used by folded tests,
+//! so they are dead in every residual and gone.
+
+use super::dag::{with_initial_registers, Dag, NodeId};
+use super::fxhash::FxHashMap;
+use super::intervals::{IntervalSet, Range};
+use crate::bpf::data::{OFF_ARCH, SECCOMP_DATA_SIZE};
+use crate::bpf::insn::*;
+use std::rc::Rc;
+
+/// Word index of `nr` and `arch` in `seccomp_data`.
+const WORD_NR: u8 = 0;
+const WORD_ARCH: u8 = (OFF_ARCH / 4) as u8;
+
+/// Most ranges kept in the value set of a word other than `nr` (beyond, only its bounds).
+const MAX_KNOWN_RANGES: usize = 8;
+
+/// How hard the specializer tries; each step down is cheaper and folds less.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiftConfig {
+    /// Fork on undecided `nr` tests (the partition into pieces). Without it, `nr` is treated
+    /// like any other word and the result is one body for every `nr`.
+    pub split_nr: bool,
+    /// Specialize per range of `arch` values.
+    pub split_arch: bool,
+    /// Keep value sets for words other than `nr` (folds repeated argument tests).
+    pub track_words: bool,
+    /// Track register contents (constants, copies of input words): constant folding,
+    /// redundant-load removal, scratch memory replaced by reloads.
+    pub track_registers: bool,
+    /// Most contexts before giving up with [`LiftError::TooComplex`].
+    pub max_contexts: usize,
+}
+
+impl LiftConfig {
+    /// Full partial evaluation.
+    pub const FULL: LiftConfig = LiftConfig {
+        split_nr: true,
+        split_arch: true,
+        track_words: true,
+        track_registers: true,
+        max_contexts: 200_000,
+    };
+    /// The program as one body, with constant/copy propagation and knowledge of earlier tests.
+    pub const BODY: LiftConfig = LiftConfig {
+        split_nr: false,
+        split_arch: false,
+        track_words: true,
+        track_registers: true,
+        max_contexts: 200_000,
+    };
+    /// Structure only: one context per instruction; always linear.
+    pub const PLAIN: LiftConfig = LiftConfig {
+        split_nr: false,
+        split_arch: false,
+        track_words: false,
+        track_registers: false,
+        max_contexts: usize::MAX,
+    };
+}
+
+/// Why a program could not be lifted with a configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiftError {
+    #[error("specialization needs more than {limit} contexts")]
+    TooComplex { limit: usize },
+}
+
+/// One range of `nr` values and the residual DAG that decides them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Piece {
+    pub lo: u32,
+    pub hi: u32,
+    pub body: NodeId,
+}
+
+/// A set of `arch` values on which the program decides every `nr` the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchClass {
+    pub arch: IntervalSet,
+    /// Sorted, covering `0..=u32::MAX`, neighbours with different bodies.
+    pub pieces: Vec<Piece>,
+}
+
+/// A lifted program: a partition of the `(arch, nr)` space with a residual body for each part.
+#[derive(Debug, Clone)]
+pub struct Lifted {
+    pub dag: Dag,
+    /// Disjoint, covering every `arch` value.
+    pub classes: Vec<ArchClass>,
+}
+
+impl Lifted {
+    /// The residual body that decides `(arch, nr)`.
+    pub fn body(&self, arch: u32, nr: u32) -> Option<NodeId> {
+        let class = self.classes.iter().find(|c| c.arch.contains(arch))?;
+        let i = class.pieces.partition_point(|p| p.hi < nr);
+        class.pieces.get(i).map(|p| p.body)
+    }
+}
+
+/// Lifts a valid program (see the module documentation).
+pub fn lift(prog: &Program, cfg: &LiftConfig) -> Result<Lifted, LiftError> {
+    lift_into(Dag::new(), prog, cfg)
+}
+
+/// [`lift`] into an existing DAG (bodies shared with nodes already there).
+pub fn lift_into(mut dag: Dag, prog: &Program, cfg: &LiftConfig) -> Result<Lifted, LiftError> {
+    let arch_ranges: Vec<Range> = if cfg.split_arch {
+        ranges_between(&arch_cuts(prog))
+    } else {
+        vec![(0, u32::MAX)]
+    };
+    let mut classes: Vec<ArchClass> = Vec::new();
+    let facts = ProgramFacts::new(prog);
+    for (alo, ahi) in arch_ranges {
+        let pieces = {
+            let mut spec = Specializer::new(prog, &facts, cfg, &mut dag);
+            spec.run(alo, ahi)?
+        };
+        match classes.iter_mut().find(|c| c.pieces == pieces) {
+            Some(c) => {
+                let mut r = c.arch.ranges().to_vec();
+                r.push((alo, ahi));
+                c.arch = IntervalSet::from_ranges(r);
+            }
+            None => classes.push(ArchClass {
+                arch: IntervalSet::range(alo, ahi),
+                pieces,
+            }),
+        }
+    }
+    Ok(Lifted { dag, classes })
+}
+
+/// The ranges `[0, c1-1], [c1, c2-1], …, [cn, max]` between sorted, deduplicated cut points.
+fn ranges_between(cuts: &[u32]) -> Vec<Range> {
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut lo = 0u32;
+    for &c in cuts {
+        if c > lo {
+            out.push((lo, c - 1));
+            lo = c;
+        }
+    }
+    out.push((lo, u32::MAX));
+    out
+}
+
+/// The points where a comparison of `arch` with a constant can change its outcome.
+pub fn arch_cuts(prog: &Program) -> Vec<u32> {
+    word_cuts(prog, OFF_ARCH, None)
+}
+
+/// The ranges of values of the word at byte offset `offset` on which every comparison of that
+/// word with a constant goes the same way (see [`word_cuts`]).
+pub fn word_cut_ranges(prog: &Program, offset: u32, arch: Option<u32>) -> Vec<Range> {
+    ranges_between(&word_cuts(prog, offset, arch))
+}
+
+/// The points where a comparison of the word at byte offset `offset` with a constant can change
+/// its outcome: for every conditional jump with a constant where A may hold that word (a
+/// forward may-analysis over the instructions, complete in one pass because jumps only go
+/// forward). With `arch`, only instructions reachable when `seccomp_data.arch == arch` count
+/// (tests of a register that surely holds `arch` are followed one way).
+pub fn word_cuts(prog: &Program, offset: u32, arch: Option<u32>) -> Vec<u32> {
+    /// What a register may hold: the word of interest, and whether it surely holds `arch`.
+    #[derive(Clone, Copy, Default, PartialEq)]
+    struct R {
+        word: bool,
+        arch: bool,
+    }
+    #[derive(Clone, Copy, Default)]
+    struct May {
+        a: R,
+        x: R,
+        m: [R; 16],
+        reached: bool,
+    }
+    let join_r = |d: &mut R, s: R| {
+        d.word |= s.word;
+        d.arch &= s.arch;
+    };
+    let n = prog.len();
+    let mut st = vec![May::default(); n + 1];
+    st[0].reached = true;
+    let mut cuts = Vec::new();
+    let join = |st: &mut Vec<May>, t: usize, s: May| {
+        if let Some(d) = st.get_mut(t) {
+            if !d.reached {
+                *d = s;
+            } else {
+                join_r(&mut d.a, s.a);
+                join_r(&mut d.x, s.x);
+                for i in 0..16 {
+                    join_r(&mut d.m[i], s.m[i]);
+                }
+            }
+        }
+    };
+    for pc in 0..n {
+        let mut s = st[pc];
+        if !s.reached {
+            continue;
+        }
+        let insn = prog.insns[pc];
+        let code = insn.code;
+        if insn.is_ret() {
+            continue;
+        }
+        if let Some((t, f)) = prog.jump_targets(pc) {
+            let with_k = insn.is_conditional_jump() && src(code) == BPF_K;
+            if with_k && s.a.word {
+                cut_points(op(code), insn.k, &mut cuts);
+            }
+            match arch {
+                Some(a) if with_k && s.a.arch => {
+                    let taken = match op(code) {
+                        BPF_JEQ => a == insn.k,
+                        BPF_JGT => a > insn.k,
+                        BPF_JGE => a >= insn.k,
+                        _ => a & insn.k != 0,
+                    };
+                    join(&mut st, if taken { t } else { f }, s);
+                }
+                _ => {
+                    join(&mut st, t, s);
+                    join(&mut st, f, s);
+                }
+            }
+            continue;
+        }
+        let slot = (insn.k & 15) as usize;
+        let loaded = |k: u32| R {
+            word: k == offset,
+            arch: k == OFF_ARCH,
+        };
+        match class(code) {
+            BPF_LD => {
+                s.a = match mode(code) {
+                    BPF_ABS => loaded(insn.k),
+                    BPF_MEM => s.m[slot],
+                    _ => R::default(),
+                }
+            }
+            BPF_LDX if mode(code) == BPF_MEM => s.x = s.m[slot],
+            BPF_LDX => s.x = R::default(),
+            BPF_ST => s.m[slot] = s.a,
+            BPF_STX => s.m[slot] = s.x,
+            BPF_ALU => s.a = R::default(),
+            _ if miscop(code) == BPF_TAX => s.x = s.a,
+            _ => s.a = s.x,
+        }
+        join(&mut st, pc + 1, s);
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts
+}
+
+/// Adds the values where `v op k` changes outcome (as the start of a new range).
+fn cut_points(op: u16, k: u32, cuts: &mut Vec<u32>) {
+    match op {
+        BPF_JEQ => {
+            cuts.push(k);
+            if let Some(k1) = k.checked_add(1) {
+                cuts.push(k1);
+            }
+        }
+        BPF_JGT => cuts.extend(k.checked_add(1)),
+        BPF_JGE => cuts.push(k),
+        BPF_JSET => {
+            if let Some((t, f)) = IntervalSet::full().split(BPF_JSET, k) {
+                cuts.extend(t.ranges().iter().chain(f.ranges()).map(|r| r.0));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Per-instruction facts about the program that do not depend on the context.
+struct ProgramFacts {
+    /// Words some instruction at or after this one (on some path) loads with `ld [k]`.
+    words_ahead: Vec<u16>,
+}
+
+impl ProgramFacts {
+    fn new(prog: &Program) -> Self {
+        let n = prog.len();
+        let mut words_ahead = vec![0u16; n + 1];
+        for pc in (0..n).rev() {
+            let insn = prog.insns[pc];
+            let mut w = 0u16;
+            if insn.code == BPF_LD | BPF_W | BPF_ABS && insn.k < SECCOMP_DATA_SIZE {
+                w |= 1 << (insn.k / 4);
+            }
+            if !insn.is_ret() {
+                match prog.jump_targets(pc) {
+                    Some((t, f)) => {
+                        w |= words_ahead.get(t).copied().unwrap_or(0);
+                        w |= words_ahead.get(f).copied().unwrap_or(0);
+                    }
+                    None => w |= words_ahead[pc + 1],
+                }
+            }
+            words_ahead[pc] = w;
+        }
+        ProgramFacts { words_ahead }
+    }
+}
+
+/// What a register or scratch word holds in a context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Val {
+    Unknown,
+    /// Input word `i` (byte offset `4 * i`).
+    Word(u8),
+    Const(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Regs {
+    a: Val,
+    x: Val,
+    /// Scratch memory, shared between contexts until one writes (`None`: all unknown, which
+    /// is every context of a program without stores; contexts are cloned a lot).
+    m: Option<Rc<[Val; 16]>>,
+}
+
+impl Val {
+    /// One word per value: hashing contexts is a hot path of lifting.
+    fn bits(self) -> u64 {
+        match self {
+            Val::Unknown => 0,
+            Val::Word(w) => 1 << 32 | w as u64,
+            Val::Const(c) => 2 << 32 | c as u64,
+        }
+    }
+}
+
+impl std::hash::Hash for Regs {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.a.bits() << 2 ^ self.x.bits());
+        if let Some(m) = &self.m {
+            for v in m.iter() {
+                h.write_u64(v.bits());
+            }
+        }
+    }
+}
+
+impl Regs {
+    fn mem(&self, slot: usize) -> Val {
+        self.m.as_ref().map_or(Val::Unknown, |m| m[slot])
+    }
+
+    fn set_mem(&mut self, slot: usize, v: Val) {
+        if self.mem(slot) == v {
+            return;
+        }
+        let m = self.m.get_or_insert_with(|| Rc::new([Val::Unknown; 16]));
+        Rc::make_mut(m)[slot] = v;
+        if m.iter().all(|v| *v == Val::Unknown) {
+            self.m = None;
+        }
+    }
+}
+
+impl Regs {
+    fn holds_word(&self, w: u8) -> bool {
+        let is = |v: &Val| *v == Val::Word(w);
+        is(&self.a) || is(&self.x) || self.m.as_ref().is_some_and(|m| m.iter().any(is))
+    }
+}
+
+/// What is known at one instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Ctx {
+    regs: Regs,
+    /// Bounds of the values `nr` can have, while the rest of the program may still look at
+    /// it. Only bounds: the exact set after a chain of `jeq` tests is the bounds minus a point
+    /// per test, and carrying it would make every context of a chain as big as the chain.
+    /// Values in the bounds that cannot actually arrive get a result too, which the fork that
+    /// excluded them overwrites (see [`Step::Split`]).
+    nr: Option<Range>,
+    /// Value sets of other words, sorted by word; absent words are unconstrained.
+    known: Vec<(u8, IntervalSet)>,
+}
+
+type CtxId = u32;
+
+/// End of a `same_hash` chain.
+const NO_CTX: CtxId = CtxId::MAX;
+
+/// What one context does at its instruction.
+#[derive(Debug, Clone)]
+enum Step {
+    Ret(NodeId),
+    /// The instruction vanishes (folded jump, skipped load): continue in this context.
+    Skip(CtxId),
+    /// Emit a straight-line instruction, then this context.
+    Op(Insn, CtxId),
+    /// `nr` fork: the exact set of the context's `nr` bounds for which the jump is taken, the
+    /// taken side and the other side. The result takes the taken side's pieces on that set
+    /// and the other side's everywhere else in the bounds.
+    Split(IntervalSet, CtxId, CtxId),
+    /// A residual conditional jump.
+    Test(Insn, CtxId, CtxId),
+}
+
+/// The residual of a context: one body for every `nr` it can see, or pieces of its `nr` set.
+#[derive(Debug, Clone)]
+enum Res {
+    Uniform(NodeId),
+    /// Shared: a folded jump passes its successor's result on unchanged.
+    Pieces(Rc<Vec<Piece>>),
+}
+
+struct Specializer<'a> {
+    prog: &'a Program,
+    facts: &'a ProgramFacts,
+    cfg: &'a LiftConfig,
+    dag: &'a mut Dag,
+    ctxs: Vec<(u32, Ctx)>,
+    steps: Vec<Option<Step>>,
+    by_pc: Vec<Vec<CtxId>>,
+    /// Contexts by the hash of `(pc, ctx)`: the first context with that hash; `same_hash`
+    /// links the others. Contexts are stored once, in `ctxs`.
+    index: FxHashMap<u64, CtxId>,
+    same_hash: Vec<CtxId>,
+    /// How many steps still have to read each context's result (it is moved out, not cloned,
+    /// by the last one).
+    readers: Vec<u32>,
+    /// The `arch` values of this run, when runs are per arch range: the same in every context
+    /// (every test of `arch` is decided by it, or kept whole), so it is not part of contexts.
+    arch: Option<IntervalSet>,
+}
+
+impl<'a> Specializer<'a> {
+    fn new(
+        prog: &'a Program,
+        facts: &'a ProgramFacts,
+        cfg: &'a LiftConfig,
+        dag: &'a mut Dag,
+    ) -> Self {
+        Specializer {
+            prog,
+            facts,
+            cfg,
+            dag,
+            ctxs: Vec::with_capacity(2 * prog.len()),
+            steps: Vec::with_capacity(2 * prog.len()),
+            by_pc: vec![Vec::new(); prog.len()],
+            index: FxHashMap::with_capacity_and_hasher(2 * prog.len(), Default::default()),
+            same_hash: Vec::with_capacity(2 * prog.len()),
+            readers: Vec::new(),
+            arch: None,
+        }
+    }
+
+    /// Specializes for `arch` in `alo..=ahi` and every `nr`; returns the pieces.
+    fn run(&mut self, alo: u32, ahi: u32) -> Result<Vec<Piece>, LiftError> {
+        let regs = Regs {
+            a: self.initial(Val::Const(0)),
+            x: self.initial(Val::Const(0)),
+            m: None,
+        };
+        let known = Vec::new();
+        if self.cfg.split_arch {
+            self.arch = Some(IntervalSet::range(alo, ahi));
+        }
+        let nr = self.cfg.split_nr.then_some((0, u32::MAX));
+        let root = self.context(0, Ctx { regs, nr, known })?;
+        // Forward: contexts only lead to later instructions, so visiting instructions in order
+        // sees every context of an instruction before stepping any of them.
+        for pc in 0..self.prog.len() {
+            let mut i = 0;
+            while i < self.by_pc[pc].len() {
+                let id = self.by_pc[pc][i];
+                let step = self.step(id)?;
+                self.steps[id as usize] = Some(step);
+                i += 1;
+            }
+        }
+        // Backward: results of later contexts first.
+        self.readers = vec![0; self.ctxs.len()];
+        for step in self.steps.iter().flatten() {
+            let (a, b) = match step {
+                Step::Ret(_) => (None, None),
+                Step::Skip(c) | Step::Op(_, c) => (Some(*c), None),
+                Step::Split(_, t, f) | Step::Test(_, t, f) => (Some(*t), Some(*f)),
+            };
+            for c in a.into_iter().chain(b) {
+                self.readers[c as usize] += 1;
+            }
+        }
+        let mut results: Vec<Option<Res>> = vec![None; self.ctxs.len()];
+        for pc in (0..self.prog.len()).rev() {
+            for i in 0..self.by_pc[pc].len() {
+                let id = self.by_pc[pc][i];
+                let res = self.result(id, &mut results);
+                results[id as usize] = Some(res);
+            }
+        }
+        let full = IntervalSet::full();
+        let res = results[root as usize].take().expect("root has a result");
+        let pieces = materialize(res, &full);
+        let mut out: Vec<Piece> = pieces
+            .into_iter()
+            .map(|p| Piece {
+                body: with_initial_registers(self.dag, p.body),
+                ..p
+            })
+            .collect();
+        merge_adjacent(&mut out);
+        Ok(out)
+    }
+
+    fn initial(&self, v: Val) -> Val {
+        if self.cfg.track_registers {
+            v
+        } else {
+            Val::Unknown
+        }
+    }
+
+    /// The id of context `ctx` at `pc`, after dropping knowledge nothing ahead can use.
+    fn context(&mut self, pc: usize, mut ctx: Ctx) -> Result<CtxId, LiftError> {
+        let ahead = self.facts.words_ahead.get(pc).copied().unwrap_or(0);
+        let relevant = |w: u8, regs: &Regs| ahead & (1 << w) != 0 || regs.holds_word(w);
+        if ctx.nr.is_some() && !relevant(WORD_NR, &ctx.regs) {
+            ctx.nr = None;
+        }
+        let regs = ctx.regs.clone();
+        ctx.known
+            .retain(|(w, set)| !set.is_full() && relevant(*w, &regs));
+        let key = (pc as u32, ctx);
+        let hash = {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<super::fxhash::FxHasher>::default().hash_one(&key)
+        };
+        let mut probe = self.index.get(&hash).copied();
+        while let Some(id) = probe {
+            if self.ctxs[id as usize] == key {
+                return Ok(id);
+            }
+            probe = Some(self.same_hash[id as usize]).filter(|&n| n != NO_CTX);
+        }
+        if self.ctxs.len() >= self.cfg.max_contexts {
+            return Err(LiftError::TooComplex {
+                limit: self.cfg.max_contexts,
+            });
+        }
+        let id = self.ctxs.len() as CtxId;
+        self.ctxs.push(key);
+        self.steps.push(None);
+        self.by_pc[pc].push(id);
+        let previous = self.index.insert(hash, id);
+        self.same_hash.push(previous.unwrap_or(NO_CTX));
+        Ok(id)
+    }
+
+    fn known_set(ctx: &Ctx, w: u8) -> Option<&IntervalSet> {
+        ctx.known.iter().find(|(x, _)| *x == w).map(|(_, s)| s)
+    }
+
+    fn with_known(ctx: &Ctx, w: u8, set: IntervalSet) -> Ctx {
+        // Many ranges cost hashing and copying in every context; the bounds are still true.
+        let set = if set.ranges().len() > MAX_KNOWN_RANGES {
+            let (lo, hi) = bounds(&set);
+            IntervalSet::range(lo, hi)
+        } else {
+            set
+        };
+        let mut c = ctx.clone();
+        match c.known.iter_mut().find(|(x, _)| *x == w) {
+            Some(e) => e.1 = set,
+            None => {
+                c.known.push((w, set));
+                c.known.sort_by_key(|e| e.0);
+            }
+        }
+        c
+    }
+
+    fn step(&mut self, id: CtxId) -> Result<Step, LiftError> {
+        let (pc, ctx) = self.ctxs[id as usize].clone();
+        let pc = pc as usize;
+        let insn = self.prog.insns[pc];
+        let code = insn.code;
+        let track = self.cfg.track_registers;
+        let next = pc + 1;
+
+        if insn.is_ret() {
+            return Ok(Step::Ret(if rval(code) == BPF_A {
+                match ctx.regs.a {
+                    Val::Const(c) => self.dag.ret(c),
+                    _ => self.dag.ret_a(),
+                }
+            } else {
+                self.dag.ret(insn.k)
+            }));
+        }
+        if insn.is_ja() {
+            return Ok(Step::Skip(self.context(next + insn.k as usize, ctx)?));
+        }
+        if insn.is_conditional_jump() {
+            return self.step_test(pc, &ctx, insn);
+        }
+
+        // Straight-line instructions: the instruction to emit (None: skip) and the new regs.
+        let mut regs = ctx.regs.clone();
+        let slot = (insn.k & 15) as usize;
+        let emit: Option<Insn> = match class(code) {
+            BPF_LD => {
+                let (v, emit) = match mode(code) {
+                    BPF_ABS => (Val::Word((insn.k / 4) as u8), insn),
+                    BPF_IMM => (Val::Const(insn.k), insn),
+                    BPF_LEN => (Val::Const(SECCOMP_DATA_SIZE), imm(SECCOMP_DATA_SIZE)),
+                    _ => match regs.mem(slot) {
+                        Val::Const(c) => (Val::Const(c), imm(c)),
+                        Val::Word(w) => (Val::Word(w), Insn::ld_abs(4 * w as u32)),
+                        Val::Unknown => (Val::Unknown, insn),
+                    },
+                };
+                if track && v != Val::Unknown && regs.a == v {
+                    None
+                } else {
+                    regs.a = if track { v } else { Val::Unknown };
+                    Some(emit)
+                }
+            }
+            BPF_LDX => {
+                let (v, emit) = match mode(code) {
+                    BPF_IMM => (Val::Const(insn.k), insn),
+                    BPF_LEN => (Val::Const(SECCOMP_DATA_SIZE), immx(SECCOMP_DATA_SIZE)),
+                    _ => match regs.mem(slot) {
+                        Val::Const(c) => (Val::Const(c), immx(c)),
+                        v => (v, insn),
+                    },
+                };
+                if track && v != Val::Unknown && regs.x == v {
+                    None
+                } else {
+                    regs.x = if track { v } else { Val::Unknown };
+                    Some(emit)
+                }
+            }
+            BPF_ST | BPF_STX => {
+                let v = if class(code) == BPF_ST {
+                    regs.a
+                } else {
+                    regs.x
+                };
+                if track && v != Val::Unknown && regs.mem(slot) == v {
+                    None
+                } else {
+                    regs.set_mem(slot, v);
+                    Some(insn)
+                }
+            }
+            BPF_ALU => {
+                let operand = if src(code) == BPF_X && op(code) != BPF_NEG {
+                    match regs.x {
+                        Val::Const(c) => Some(c),
+                        _ => None,
+                    }
+                } else {
+                    Some(insn.k)
+                };
+                match operand {
+                    // Division by an X known to be 0: the kernel returns 0 from the filter.
+                    Some(0) if op(code) == BPF_DIV => return Ok(Step::Ret(self.dag.ret(0))),
+                    Some(k) => {
+                        let alu_k = if op(code) == BPF_NEG {
+                            Insn::stmt(BPF_ALU | BPF_NEG, 0)
+                        } else {
+                            Insn::stmt(BPF_ALU | op(code) | BPF_K, alu_k_operand(op(code), k))
+                        };
+                        if is_identity(op(code), alu_k.k) {
+                            None
+                        } else if let Val::Const(a) = regs.a {
+                            let c = alu(op(code), a, alu_k.k);
+                            regs.a = Val::Const(c);
+                            Some(imm(c))
+                        } else {
+                            regs.a = Val::Unknown;
+                            Some(alu_k)
+                        }
+                    }
+                    None => {
+                        regs.a = Val::Unknown;
+                        Some(insn)
+                    }
+                }
+            }
+            _ if miscop(code) == BPF_TAX => {
+                if track && regs.a != Val::Unknown && regs.x == regs.a {
+                    None
+                } else {
+                    regs.x = regs.a;
+                    Some(match regs.a {
+                        Val::Const(c) => immx(c),
+                        _ => insn,
+                    })
+                }
+            }
+            _ => {
+                // TXA
+                if track && regs.x != Val::Unknown && regs.a == regs.x {
+                    None
+                } else {
+                    regs.a = regs.x;
+                    Some(match regs.x {
+                        Val::Const(c) => imm(c),
+                        Val::Word(w) => Insn::ld_abs(4 * w as u32),
+                        Val::Unknown => insn,
+                    })
+                }
+            }
+        };
+        if !track {
+            regs = Regs {
+                a: Val::Unknown,
+                x: Val::Unknown,
+                m: None,
+            };
+        }
+        let next_ctx = self.context(next, Ctx { regs, ..ctx })?;
+        Ok(match emit {
+            Some(i) => Step::Op(i, next_ctx),
+            None => Step::Skip(next_ctx),
+        })
+    }
+
+    fn step_test(&mut self, pc: usize, ctx: &Ctx, insn: Insn) -> Result<Step, LiftError> {
+        let code = insn.code;
+        let (jt, jf) = (pc + 1 + insn.jt as usize, pc + 1 + insn.jf as usize);
+        let jop = op(code);
+        // A test against X known to be a constant is a test against that constant.
+        let k = match (src(code), ctx.regs.x) {
+            (BPF_K, _) => Some(insn.k),
+            (_, Val::Const(c)) => Some(c),
+            _ => None,
+        };
+        let test_k = |k: u32| Insn::jump(BPF_JMP | jop | BPF_K, k, 0, 0);
+        let Some(k) = k else {
+            let (t, f) = (
+                self.context(jt, ctx.clone())?,
+                self.context(jf, ctx.clone())?,
+            );
+            return Ok(Step::Test(insn, t, f));
+        };
+        match ctx.regs.a {
+            Val::Const(a) => {
+                let taken = compare(jop, a, k);
+                Ok(Step::Skip(
+                    self.context(if taken { jt } else { jf }, ctx.clone())?,
+                ))
+            }
+            Val::Word(WORD_NR) if ctx.nr.is_some() => {
+                let (lo, hi) = ctx.nr.expect("checked");
+                match IntervalSet::range(lo, hi).split(jop, k) {
+                    Some((t, f)) if t.is_empty() || f.is_empty() => {
+                        let target = if f.is_empty() { jt } else { jf };
+                        Ok(Step::Skip(self.context(target, ctx.clone())?))
+                    }
+                    Some((t, f)) => {
+                        let ct = self.context(
+                            jt,
+                            Ctx {
+                                nr: Some(bounds(&t)),
+                                ..ctx.clone()
+                            },
+                        )?;
+                        let cf = self.context(
+                            jf,
+                            Ctx {
+                                nr: Some(bounds(&f)),
+                                ..ctx.clone()
+                            },
+                        )?;
+                        Ok(Step::Split(t, ct, cf))
+                    }
+                    None => {
+                        let (t, f) = (
+                            self.context(jt, ctx.clone())?,
+                            self.context(jf, ctx.clone())?,
+                        );
+                        Ok(Step::Test(test_k(k), t, f))
+                    }
+                }
+            }
+            Val::Word(WORD_ARCH) if self.arch.is_some() => {
+                let set = self.arch.as_ref().expect("checked");
+                let target = match set.decide(jop, k) {
+                    Some(true) => jt,
+                    Some(false) => jf,
+                    None => {
+                        let (t, f) = (
+                            self.context(jt, ctx.clone())?,
+                            self.context(jf, ctx.clone())?,
+                        );
+                        return Ok(Step::Test(test_k(k), t, f));
+                    }
+                };
+                Ok(Step::Skip(self.context(target, ctx.clone())?))
+            }
+            Val::Word(w) => {
+                let full = IntervalSet::full();
+                let set = Self::known_set(ctx, w).unwrap_or(&full);
+                match set.decide(jop, k) {
+                    Some(taken) => Ok(Step::Skip(
+                        self.context(if taken { jt } else { jf }, ctx.clone())?,
+                    )),
+                    None => {
+                        let split = if self.cfg.track_words {
+                            set.split(jop, k)
+                        } else {
+                            None
+                        };
+                        let (ct, cf) = match split {
+                            Some((ts, fs)) => {
+                                (Self::with_known(ctx, w, ts), Self::with_known(ctx, w, fs))
+                            }
+                            None => (ctx.clone(), ctx.clone()),
+                        };
+                        let (t, f) = (self.context(jt, ct)?, self.context(jf, cf)?);
+                        Ok(Step::Test(test_k(k), t, f))
+                    }
+                }
+            }
+            Val::Unknown => {
+                let (t, f) = (
+                    self.context(jt, ctx.clone())?,
+                    self.context(jf, ctx.clone())?,
+                );
+                Ok(Step::Test(test_k(k), t, f))
+            }
+        }
+    }
+
+    fn result(&mut self, id: CtxId, results: &mut [Option<Res>]) -> Res {
+        let readers = &mut self.readers;
+        let mut get = |c: CtxId| {
+            readers[c as usize] -= 1;
+            let slot = &mut results[c as usize];
+            let res = if readers[c as usize] == 0 {
+                slot.take()
+            } else {
+                slot.clone()
+            };
+            res.expect("successor computed first")
+        };
+        let step = self.steps[id as usize]
+            .clone()
+            .expect("every context stepped");
+        match step {
+            Step::Ret(node) => Res::Uniform(node),
+            Step::Skip(c) => get(c),
+            Step::Op(insn, c) => map_res(get(c), |b| self.dag.op(insn, b)),
+            Step::Split(taken, t, f) => {
+                let (lo, hi) = self.ctxs[id as usize].1.nr.expect("a fork has nr bounds");
+                let (rt, rf) = (get(t), get(f));
+                let f_bounds = self.ctxs[f as usize].1.nr;
+                // A `jeq` fork inside the bounds: the other side covers them all, and the taken
+                // value is pasted over it (in place when nobody else holds that result).
+                let rf = match rf {
+                    Res::Pieces(mut pieces) if f_bounds == Some((lo, hi)) => {
+                        let list = Rc::make_mut(&mut pieces);
+                        for &(a, b) in taken.ranges() {
+                            paste(list, a, b, &rt);
+                        }
+                        merge_adjacent(list);
+                        return Res::Pieces(pieces);
+                    }
+                    other => other,
+                };
+                let mut pieces = Vec::new();
+                let mut next = Some(lo);
+                for &(a, b) in taken.ranges() {
+                    if let Some(n) = next.filter(|&n| n < a) {
+                        restrict(&rf, n, a - 1, &mut pieces);
+                    }
+                    restrict(&rt, a, b, &mut pieces);
+                    next = b.checked_add(1);
+                }
+                if let Some(n) = next.filter(|&n| n <= hi) {
+                    restrict(&rf, n, hi, &mut pieces);
+                }
+                merge_adjacent(&mut pieces);
+                Res::Pieces(Rc::new(pieces))
+            }
+            Step::Test(insn, t, f) => {
+                let domain = self.ctxs[id as usize].1.nr;
+                let (rt, rf) = (get(t), get(f));
+                match (rt, rf, domain) {
+                    (Res::Uniform(a), Res::Uniform(b), _) => {
+                        Res::Uniform(self.dag.test(insn, a, b))
+                    }
+                    (rt, rf, Some((lo, hi))) => {
+                        let domain = IntervalSet::range(lo, hi);
+                        let pt = materialize(rt, &domain);
+                        let pf = materialize(rf, &domain);
+                        let mut out = overlay(&pt, &pf, |a, b| self.dag.test(insn, a, b));
+                        merge_adjacent(&mut out);
+                        Res::Pieces(Rc::new(out))
+                    }
+                    _ => unreachable!("pieces only below a context with an nr set"),
+                }
+            }
+        }
+    }
+}
+
+fn map_res(res: Res, mut f: impl FnMut(NodeId) -> NodeId) -> Res {
+    match res {
+        Res::Uniform(b) => Res::Uniform(f(b)),
+        Res::Pieces(ps) => {
+            let mut out: Vec<Piece> = ps
+                .iter()
+                .map(|p| Piece {
+                    body: f(p.body),
+                    ..*p
+                })
+                .collect();
+            merge_adjacent(&mut out);
+            Res::Pieces(Rc::new(out))
+        }
+    }
+}
+
+/// The smallest range containing a non-empty set.
+fn bounds(set: &IntervalSet) -> Range {
+    let r = set.ranges();
+    (r[0].0, r[r.len() - 1].1)
+}
+
+/// Appends the pieces of `res` restricted to `lo..=hi` (which the result covers).
+fn restrict(res: &Res, lo: u32, hi: u32, out: &mut Vec<Piece>) {
+    match res {
+        Res::Uniform(body) => out.push(Piece {
+            lo,
+            hi,
+            body: *body,
+        }),
+        Res::Pieces(ps) => {
+            let start = ps.partition_point(|p| p.hi < lo);
+            for p in &ps[start..] {
+                if p.lo > hi {
+                    break;
+                }
+                out.push(Piece {
+                    lo: p.lo.max(lo),
+                    hi: p.hi.min(hi),
+                    body: p.body,
+                });
+            }
+        }
+    }
+}
+
+/// Replaces what `pieces` says for `lo..=hi` (which it covers) by what `res` says there.
+fn paste(pieces: &mut Vec<Piece>, lo: u32, hi: u32, res: &Res) {
+    let first = pieces.partition_point(|p| p.hi < lo);
+    let end = pieces.partition_point(|p| p.lo <= hi);
+    let mut new: Vec<Piece> = Vec::with_capacity(4);
+    let head = pieces[first];
+    if head.lo < lo {
+        new.push(Piece { hi: lo - 1, ..head });
+    }
+    restrict(res, lo, hi, &mut new);
+    let tail = pieces[end - 1];
+    if tail.hi > hi {
+        new.push(Piece { lo: hi + 1, ..tail });
+    }
+    pieces.splice(first..end, new);
+}
+
+/// The pieces of a result over `domain`.
+fn materialize(res: Res, domain: &IntervalSet) -> Vec<Piece> {
+    match res {
+        Res::Uniform(body) => domain
+            .ranges()
+            .iter()
+            .map(|&(lo, hi)| Piece { lo, hi, body })
+            .collect(),
+        Res::Pieces(p) => Rc::try_unwrap(p).unwrap_or_else(|shared| (*shared).clone()),
+    }
+}
+
+/// Combines two piece lists over the same domain, piece by piece of their common refinement.
+fn overlay(a: &[Piece], b: &[Piece], mut f: impl FnMut(NodeId, NodeId) -> NodeId) -> Vec<Piece> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    let mut lo = match (a.first(), b.first()) {
+        (Some(x), Some(y)) => x.lo.min(y.lo),
+        _ => return out,
+    };
+    while i < a.len() && j < b.len() {
+        let (pa, pb) = (a[i], b[j]);
+        let start = lo.max(pa.lo).max(pb.lo);
+        let end = pa.hi.min(pb.hi);
+        if start <= end {
+            out.push(Piece {
+                lo: start,
+                hi: end,
+                body: f(pa.body, pb.body),
+            });
+        }
+        if pa.hi == end {
+            i += 1;
+        }
+        if pb.hi == end {
+            j += 1;
+        }
+        match end.checked_add(1) {
+            Some(e) => lo = e,
+            None => break,
+        }
+    }
+    out
+}
+
+/// Joins neighbouring pieces (consecutive values) with the same body.
+pub(crate) fn merge_adjacent(pieces: &mut Vec<Piece>) {
+    pieces.dedup_by(|next, last| {
+        let join = last.body == next.body && last.hi.checked_add(1) == Some(next.lo);
+        if join {
+            last.hi = next.hi;
+        }
+        join
+    });
+}
+
+fn imm(c: u32) -> Insn {
+    Insn::stmt(BPF_LD | BPF_W | BPF_IMM, c)
+}
+
+fn immx(c: u32) -> Insn {
+    Insn::stmt(BPF_LDX | BPF_W | BPF_IMM, c)
+}
+
+/// The constant operand the kernel uses for an ALU operation with X = `x`: shifts by X take
+/// `x & 31` (as the kernel's interpreter and JITs do), everything else takes `x` as is.
+fn alu_k_operand(op: u16, x: u32) -> u32 {
+    match op {
+        BPF_LSH | BPF_RSH => x & 31,
+        _ => x,
+    }
+}
+
+/// Whether `A op k` leaves A unchanged for every A.
+fn is_identity(op: u16, k: u32) -> bool {
+    match op {
+        BPF_ADD | BPF_SUB | BPF_OR | BPF_XOR | BPF_LSH | BPF_RSH => k == 0,
+        BPF_MUL | BPF_DIV => k == 1,
+        BPF_AND => k == u32::MAX,
+        _ => false,
+    }
+}
+
+/// 32-bit ALU as the kernel computes it (`k` nonzero for `DIV`, below 32 for shifts).
+fn alu(op: u16, a: u32, k: u32) -> u32 {
+    match op {
+        BPF_ADD => a.wrapping_add(k),
+        BPF_SUB => a.wrapping_sub(k),
+        BPF_MUL => a.wrapping_mul(k),
+        BPF_DIV => a.checked_div(k).unwrap_or(0),
+        BPF_OR => a | k,
+        BPF_AND => a & k,
+        BPF_LSH => a.wrapping_shl(k),
+        BPF_RSH => a.wrapping_shr(k),
+        BPF_NEG => a.wrapping_neg(),
+        BPF_XOR => a ^ k,
+        _ => a,
+    }
+}
+
+fn compare(op: u16, a: u32, k: u32) -> bool {
+    match op {
+        BPF_JEQ => a == k,
+        BPF_JGT => a > k,
+        BPF_JGE => a >= k,
+        _ => a & k != 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::RetVal;
+
+    const X86_64: u32 = 0xc000_003e;
+
+    fn jeq(k: u32, jt: u8, jf: u8) -> Insn {
+        Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, k, jt, jf)
+    }
+
+    /// The module documentation's worked example.
+    fn example() -> Program {
+        Program::new(vec![
+            Insn::ld_abs(4),
+            jeq(X86_64, 0, 5),
+            Insn::ld_abs(0),
+            Insn::jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 3, 0),
+            jeq(41, 0, 3),
+            Insn::ld_abs(16),
+            jeq(16, 0, 1),
+            Insn::ret(RetVal::KILL_THREAD.0),
+            Insn::ret(RetVal::ALLOW.0),
+        ])
+    }
+
+    #[test]
+    fn worked_example() {
+        let lifted = lift(&example(), &LiftConfig::FULL).unwrap();
+        assert_eq!(arch_cuts(&example()), vec![X86_64, X86_64 + 1]);
+        assert_eq!(lifted.classes.len(), 2);
+        let mut dag = lifted.dag.clone();
+        let kill = dag.ret(0);
+        let allow = dag.ret(0x7fff_0000);
+        let socket = {
+            let t = dag.test(jeq(16, 0, 0), kill, allow);
+            dag.op(Insn::ld_abs(16), t)
+        };
+        let x86_64 = lifted
+            .classes
+            .iter()
+            .find(|c| c.arch.contains(X86_64))
+            .unwrap();
+        assert_eq!(x86_64.arch.ranges(), [(X86_64, X86_64)]);
+        let p = |lo, hi, body| Piece { lo, hi, body };
+        assert_eq!(
+            x86_64.pieces,
+            vec![
+                p(0, 40, allow),
+                p(41, 41, socket),
+                p(42, 0x3fff_ffff, allow),
+                p(0x4000_0000, u32::MAX, kill)
+            ]
+        );
+        let other = lifted
+            .classes
+            .iter()
+            .find(|c| !c.arch.contains(X86_64))
+            .unwrap();
+        assert_eq!(
+            other.arch.ranges(),
+            [(0, X86_64 - 1), (X86_64 + 1, u32::MAX)]
+        );
+        assert_eq!(other.pieces, vec![p(0, u32::MAX, kill)]);
+    }
+
+    #[test]
+    fn repeated_argument_test_is_folded() {
+        // ld [16]; jeq #5 → L; ld [16]; jeq #5 → ret 1 : ret 2;  L: ld [16]; jeq #5 → ret 3 : ret 4
+        // On the L side args[0].lo == 5 is known: L's test folds to ret 3.
+        let p = Program::new(vec![
+            Insn::ld_abs(16),
+            jeq(5, 3, 0),
+            Insn::ld_abs(16),
+            jeq(5, 0, 1),
+            Insn::ret(1),
+            Insn::ret(2),
+            Insn::ld_abs(16),
+            jeq(5, 0, 1),
+            Insn::ret(3),
+            Insn::ret(4),
+        ]);
+        // Fix the first jump: taken goes to 6 (L).
+        let mut p = p;
+        p.insns[1] = jeq(5, 4, 0);
+        let lifted = lift(&p, &LiftConfig::FULL).unwrap();
+        let mut dag = lifted.dag.clone();
+        let (r2, r3) = (dag.ret(2), dag.ret(3));
+        let t = dag.test(jeq(5, 0, 0), r3, r2);
+        let expect = dag.op(Insn::ld_abs(16), t);
+        assert_eq!(lifted.classes.len(), 1);
+        assert_eq!(lifted.classes[0].pieces.len(), 1);
+        assert_eq!(lifted.classes[0].pieces[0].body, expect);
+    }
+
+    #[test]
+    fn constants_and_scratch_are_propagated() {
+        // ld [0]; st M[3]; ld [16]; ldx M[3]; txa; jeq #7 → ret 1 : ret 2
+        // M[3] holds nr, X = nr, A = nr: the test is on nr and forks; no scratch is left.
+        let p = Program::new(vec![
+            Insn::ld_abs(0),
+            Insn::stmt(BPF_ST, 3),
+            Insn::ld_abs(16),
+            Insn::stmt(BPF_LDX | BPF_W | BPF_MEM, 3),
+            Insn::stmt(BPF_MISC | BPF_TXA, 0),
+            jeq(7, 0, 1),
+            Insn::ret(1),
+            Insn::ret(2),
+        ]);
+        let lifted = lift(&p, &LiftConfig::FULL).unwrap();
+        let mut dag = lifted.dag.clone();
+        let (r1, r2) = (dag.ret(1), dag.ret(2));
+        let pieces = &lifted.classes[0].pieces;
+        assert_eq!(
+            pieces
+                .iter()
+                .map(|p| (p.lo, p.hi, p.body))
+                .collect::<Vec<_>>(),
+            vec![(0, 6, r2), (7, 7, r1), (8, u32::MAX, r2)]
+        );
+    }
+
+    #[test]
+    fn ret_a_of_a_constant_and_division_by_zero() {
+        // ldx #0; ld [16]; div x → the filter returns 0 whatever the input.
+        let p = Program::new(vec![
+            Insn::stmt(BPF_LDX | BPF_W | BPF_IMM, 0),
+            Insn::ld_abs(16),
+            Insn::stmt(BPF_ALU | BPF_DIV | BPF_X, 0),
+            Insn::ret(5),
+        ]);
+        let lifted = lift(&p, &LiftConfig::FULL).unwrap();
+        let mut dag = lifted.dag.clone();
+        assert_eq!(lifted.classes[0].pieces[0].body, dag.ret(0));
+        // ld #3; add #4; ret a → ret 7.
+        let p = Program::new(vec![
+            Insn::stmt(BPF_LD | BPF_W | BPF_IMM, 3),
+            Insn::stmt(BPF_ALU | BPF_ADD | BPF_K, 4),
+            Insn::stmt(BPF_RET | BPF_A, 0),
+        ]);
+        let lifted = lift(&p, &LiftConfig::FULL).unwrap();
+        let mut dag = lifted.dag.clone();
+        assert_eq!(lifted.classes[0].pieces[0].body, dag.ret(7));
+    }
+}

@@ -1,0 +1,418 @@
+//! The optimizer: from any valid seccomp program to the smallest and fastest program that
+//! decides every input exactly as it does.
+//!
+//! ```text
+//! program ──lift──> per arch class: pieces of the nr space → residual bodies (one DAG)
+//!         ──emit──> arch dispatch → weighted nr dispatch → bodies, laid out under jump limits
+//!         ──check─> validate; cacheable set ⊇ input's; verify equal (secopt::verify)
+//! ```
+//!
+//! - [`lift`] specializes the program by partial evaluation for every `(arch, nr)` range that
+//!   its comparisons distinguish; what is left of each is a residual DAG ([`dag`]): argument
+//!   tests, ALU, `ret`. Equal residuals are one node (hash-consing), so identical decision
+//!   functions share code and neighbouring numbers with the same function form one range.
+//! - [`emit`] builds the dispatch ([`dispatch`]: optimal weighted search trees over the ranges,
+//!   hot syscalls first where that pays, single exceptions as `jeq`), and [`layout`] turns the
+//!   DAG into instructions: shared returns copied within jump range, trampolines only where a
+//!   conditional jump cannot reach, nothing the kernel's checks reject.
+//! - When a program cannot be lifted within budget, the same DAG machinery still runs on it as
+//!   one body (constant and copy propagation, redundant loads, dead code, jump threading,
+//!   identical tails merged, re-layout): the lossless bytecode passes. Every candidate is
+//!   validated and checked not to lose a cacheable syscall; the smallest one is kept, and with
+//!   [`OptimizeOptions::verify`] it is proved equal to the input by [`crate::verify`] before it
+//!   is returned. If nothing passes, the input is returned unchanged.
+//!
+//! `docs/optimizer.md` has worked examples of every step.
+//!
+//! ```
+//! use secopt::bpf::insn::*;
+//! use secopt::bpf::{Insn, Program, RetVal};
+//! use secopt::optimize::{optimize, OptimizeOptions};
+//!
+//! // A libseccomp-style linear filter: x86_64 only, allow read (0), write (1), close (3).
+//! let allow = RetVal::ALLOW.0;
+//! let p = Program::new(vec![
+//!     Insn::ld_abs(4),
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 0xc000_003e, 1, 0),
+//!     Insn::ret(0),
+//!     Insn::ld_abs(0),
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 2, 0),
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 3, 1, 0),
+//!     Insn::ret(RetVal::errno(1).0),
+//!     Insn::ret(allow),
+//! ]);
+//! let out = optimize(&p, &OptimizeOptions::default()).unwrap();
+//! // read and write are one range [0, 1]: jge #4 / jge #3 / jge #2 style splits or exceptions
+//! // replace the three equality tests.
+//! assert!(out.program.len() <= p.len());
+//! let report = out.report.unwrap();
+//! assert_eq!(report.before.instructions, 9);
+//! ```
+
+pub mod cost;
+pub mod dag;
+pub mod dispatch;
+pub mod emit;
+mod fxhash;
+pub mod intervals;
+pub mod layout;
+pub mod lift;
+pub mod weights;
+
+pub use weights::{Weights, WeightsError};
+
+use crate::arch::Arch;
+use crate::bpf::cache::KernelVersion;
+use crate::bpf::validate::{validate, ValidationError};
+use crate::bpf::Program;
+use cost::Caches;
+use lift::{LiftConfig, Lifted};
+use serde::Serialize;
+
+/// Which cost the dispatch layout minimizes (the other one breaks ties).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum CostModel {
+    /// Linux 5.11+: syscalls the kernel caches cost nothing after their first call.
+    #[default]
+    AllowCache,
+    /// Every syscall runs the whole filter (older kernels, or every first call).
+    NoCache,
+}
+
+/// How to optimize.
+#[derive(Debug, Clone)]
+pub struct OptimizeOptions {
+    /// Syscall counts to optimize for; `None`: [`Weights::default_for`] the arches the program
+    /// checks.
+    pub weights: Option<Weights>,
+    pub cost_model: CostModel,
+    /// The kernel whose allow cache the cost model and the cacheability check use.
+    pub kernel: KernelVersion,
+    /// Prove the output equal to the input with [`crate::verify`] and check that no cacheable
+    /// syscall became uncacheable, before returning it.
+    pub verify: bool,
+    /// Compute the [`Report`] (path lengths of every weighted syscall: not free).
+    pub report: bool,
+}
+
+impl Default for OptimizeOptions {
+    fn default() -> Self {
+        OptimizeOptions {
+            weights: None,
+            cost_model: CostModel::default(),
+            kernel: KernelVersion::MODELLED,
+            verify: true,
+            report: true,
+        }
+    }
+}
+
+/// How the output was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Lifted per `(arch, nr)` range and re-emitted with a new dispatch.
+    Lifted,
+    /// The program as one body through the DAG passes (no re-dispatch).
+    BytecodePasses,
+    /// Structure-only DAG passes (the program was too complex to track registers).
+    StructuralPasses,
+    /// Nothing better was found (or could be verified): the input itself.
+    Unchanged,
+}
+
+/// Whether the output was proved equal to the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Verification {
+    /// Proved equal by [`crate::verify::equivalent`].
+    Equal,
+    /// Not attempted (`verify: false`), or the output is the input.
+    Skipped,
+}
+
+/// An optimized program.
+#[derive(Debug, Clone)]
+pub struct Optimized {
+    pub program: Program,
+    pub method: Method,
+    pub verification: Verification,
+    /// Candidates that were rejected and why (never silent).
+    pub notes: Vec<String>,
+    pub report: Option<Report>,
+}
+
+/// Numbers about one program.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgramStats {
+    pub instructions: usize,
+    /// Cached syscall numbers per kernel bitmap (`name`, arch token, count).
+    pub cacheable: Vec<CacheCount>,
+    /// Expected instructions per weighted syscall with the allow cache.
+    pub cost_with_cache: f64,
+    /// Expected instructions per weighted syscall without it.
+    pub cost_without_cache: f64,
+    /// Longest path over all inputs.
+    pub worst_case_path: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheCount {
+    pub bitmap: &'static str,
+    pub token: u32,
+    pub count: usize,
+}
+
+/// Before/after numbers of an optimization.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub before: ProgramStats,
+    pub after: ProgramStats,
+    pub method: Method,
+    pub cost_model: CostModel,
+    /// What the weights are (`workload` or the documented default) and their size.
+    pub weights: String,
+    /// How argument-dependent syscalls are charged.
+    pub assumption: &'static str,
+    pub kernel: String,
+}
+
+/// Why a program could not be optimized.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptimizeError {
+    #[error("the input is not a valid seccomp filter: {0}")]
+    Invalid(ValidationError),
+    #[error("{0}")]
+    Layout(#[from] layout::LayoutError),
+}
+
+/// What [`Report::assumption`] says.
+pub const ASSUMPTION: &str = "syscalls whose decision depends on arguments are charged their longest path (the workload records no argument values)";
+
+/// Optimizes `prog` (see the module documentation).
+pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, OptimizeError> {
+    validate(prog).map_err(OptimizeError::Invalid)?;
+    let arches = arches_checked(prog);
+    let default_weights;
+    let weights = match &opts.weights {
+        Some(w) => w,
+        None => {
+            default_weights = Weights::default_for(&arches);
+            &default_weights
+        }
+    };
+    let mut notes = Vec::new();
+    let before_caches = opts.verify.then(|| Caches::new(prog, &arches, opts.kernel));
+
+    // Candidates, best first.
+    let mut candidates: Vec<(Method, Program)> = Vec::new();
+    let emit_opts = emit::EmitOptions {
+        weights,
+        model: opts.cost_model,
+        kernel: opts.kernel,
+    };
+    match lift::lift(prog, &LiftConfig::FULL) {
+        Ok(mut lifted) => match emit::emit(&mut lifted, &emit_opts) {
+            Ok(p) => candidates.push((Method::Lifted, p)),
+            Err(e) => notes.push(format!("lifted layout: {e}")),
+        },
+        Err(e) => notes.push(format!("lifting: {e}")),
+    }
+    // The passes that keep the input's dispatch only matter when lifting failed or lost.
+    let lifted_won = candidates.iter().any(|(_, p)| p.len() <= prog.len());
+    let fallbacks = if lifted_won {
+        Vec::new()
+    } else {
+        vec![
+            (Method::BytecodePasses, LiftConfig::BODY),
+            (Method::StructuralPasses, LiftConfig::PLAIN),
+        ]
+    };
+    for (method, cfg) in fallbacks {
+        match lift::lift(prog, &cfg).map(|l| single_body(&l)) {
+            Ok(Ok(p)) => candidates.push((method, p)),
+            Ok(Err(e)) => notes.push(format!("{method:?}: {e}")),
+            Err(e) => notes.push(format!("{method:?}: {e}")),
+        }
+        // The structural passes only matter when the richer ones failed.
+        if candidates.iter().any(|c| c.0 == Method::BytecodePasses) {
+            break;
+        }
+    }
+    // The lifted program is preferred unless it is clearly bigger than a candidate that keeps
+    // the input's dispatch (its hot chain may add a few tests on purpose).
+    let smallest_other = candidates
+        .iter()
+        .filter(|c| c.0 != Method::Lifted)
+        .map(|c| c.1.len())
+        .min()
+        .unwrap_or(usize::MAX)
+        .min(prog.len());
+    candidates.retain(|(m, p)| *m != Method::Lifted || p.len() <= smallest_other + 16);
+    candidates.sort_by_key(|(m, p)| (*m != Method::Lifted, p.len()));
+    candidates.retain(|(_, p)| p.len() <= prog.len() + 16);
+
+    for (method, candidate) in candidates {
+        if let Err(e) = validate(&candidate) {
+            notes.push(format!(
+                "{method:?} output rejected by the validator (a secopt bug): {e}"
+            ));
+            continue;
+        }
+        let mut verification = Verification::Skipped;
+        if let Some(before) = &before_caches {
+            let after = Caches::new(&candidate, &arches, opts.kernel);
+            if let Some(lost) = lost_cacheable(before, &after) {
+                notes.push(format!("{method:?} output dropped: {lost}"));
+                continue;
+            }
+            match check_equal(prog, &candidate) {
+                Ok(()) => verification = Verification::Equal,
+                Err(why) => {
+                    notes.push(format!("{method:?} output dropped: {why}"));
+                    continue;
+                }
+            }
+        }
+        let report = opts
+            .report
+            .then(|| make_report(prog, &candidate, method, weights, opts, &arches));
+        return Ok(Optimized {
+            program: candidate,
+            method,
+            verification,
+            notes,
+            report,
+        });
+    }
+    let report = opts
+        .report
+        .then(|| make_report(prog, prog, Method::Unchanged, weights, opts, &arches));
+    Ok(Optimized {
+        program: prog.clone(),
+        method: Method::Unchanged,
+        verification: Verification::Skipped,
+        notes,
+        report,
+    })
+}
+
+/// Lays out a lifted program that has a single body (no re-dispatch).
+fn single_body(lifted: &Lifted) -> Result<Program, layout::LayoutError> {
+    let body = lifted.classes[0].pieces[0].body;
+    layout::layout(&lifted.dag, body)
+}
+
+/// The self-check's proof obligation: `a` and `b` decide every input the same.
+fn check_equal(a: &Program, b: &Program) -> Result<(), String> {
+    use crate::verify::{equivalent, Verdict, VerifyOptions};
+    match equivalent(a, b, &VerifyOptions::default()) {
+        Ok(Verdict::Equal) => Ok(()),
+        Ok(Verdict::Different(cx)) => Err(format!(
+            "not equal to the input (a secopt bug): on {:?} the input returns {} and the output {}",
+            cx.data, cx.a, cx.b
+        )),
+        Ok(Verdict::Unknown { reason }) => Err(format!("could not be verified: {reason}")),
+        Err(e) => Err(format!("could not be verified: {e}")),
+    }
+}
+
+/// Describes the first cacheable syscall of `before` that `after` does not cache.
+fn lost_cacheable(before: &Caches, after: &Caches) -> Option<String> {
+    let after_sets = after.sets();
+    for (name, token, numbers) in before.sets() {
+        let now = after_sets
+            .iter()
+            .find(|(n, t, _)| *n == name && *t == token)
+            .map(|s| &s.2);
+        for nr in numbers {
+            if !now.is_some_and(|s| s.binary_search(&nr).is_ok()) {
+                return Some(format!(
+                    "syscall {nr} of the {name} bitmap was cacheable and would not be"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The architectures whose token the program compares `arch` with (x86_64 brings x32), the
+/// host's first; the host's alone when it compares none.
+pub fn arches_checked(prog: &Program) -> Vec<Arch> {
+    let cuts = lift::arch_cuts(prog);
+    let mut arches: Vec<Arch> = Vec::new();
+    for a in Arch::ALL {
+        let t = a.token();
+        let tested = cuts.binary_search(&t).is_ok()
+            && t.checked_add(1)
+                .map_or(true, |t1| cuts.binary_search(&t1).is_ok());
+        if tested && !arches.contains(&a) {
+            arches.push(a);
+        }
+    }
+    let host = Arch::host().unwrap_or(Arch::X86_64);
+    if arches.is_empty() {
+        arches.push(host);
+    }
+    if let Some(i) = arches.iter().position(|&a| a == host) {
+        arches.swap(0, i);
+    }
+    arches
+}
+
+/// Size, cacheable counts, costs and worst case of one program.
+pub fn stats(
+    prog: &Program,
+    weights: &Weights,
+    arches: &[Arch],
+    kernel: KernelVersion,
+) -> ProgramStats {
+    let caches = Caches::new(prog, arches, kernel);
+    let (without, with) = cost::expected_costs(prog, weights, &caches);
+    ProgramStats {
+        instructions: prog.len(),
+        cacheable: caches
+            .sets()
+            .into_iter()
+            .map(|(bitmap, token, numbers)| CacheCount {
+                bitmap,
+                token,
+                count: numbers.len(),
+            })
+            .collect(),
+        cost_with_cache: with,
+        cost_without_cache: without,
+        worst_case_path: cost::worst_case_path(prog),
+    }
+}
+
+fn make_report(
+    before: &Program,
+    after: &Program,
+    method: Method,
+    weights: &Weights,
+    opts: &OptimizeOptions,
+    arches: &[Arch],
+) -> Report {
+    let what = if opts.weights.is_some() {
+        format!("workload: {weights}")
+    } else {
+        let names: Vec<&str> = arches.iter().map(|a| a.name()).collect();
+        format!(
+            "default: every named syscall of {} ({} 100 each, the others 1 each)",
+            names.join(", "),
+            names.first().copied().unwrap_or("?")
+        )
+    };
+    Report {
+        before: stats(before, weights, arches, opts.kernel),
+        after: stats(after, weights, arches, opts.kernel),
+        method,
+        cost_model: opts.cost_model,
+        weights: what,
+        assumption: ASSUMPTION,
+        kernel: opts.kernel.to_string(),
+    }
+}

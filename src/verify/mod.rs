@@ -1,0 +1,486 @@
+//! Exact semantic equivalence of two seccomp filters over all of `seccomp_data`, with a
+//! concrete counterexample when they differ ([`equivalent`]) and a per-arch, per-syscall
+//! account of every difference ([`diff`]).
+//!
+//! # How equivalence is decided
+//!
+//! Both programs are run symbolically by [`crate::bpf::symbolic`] in **one** BDD manager, over
+//! the 512 input bits (variables ordered `arch`, `nr`, then each argument high half before low
+//! half, then the instruction pointer). Each run yields its *return classes*: pairs
+//! `(value, inputs)` where `value` is a constant (`RET K`, or 0 for a division by X == 0) or a
+//! bit-blasted computed value (`RET A`), and `inputs` is the exact set of inputs reaching that
+//! return. A program's output is then the 32-bit vector of BDDs
+//!
+//! ```text
+//! out[i] = OR over classes (inputs ∧ value[i])
+//! ```
+//!
+//! Because BDDs are canonical and both runs share the node table, the programs are equivalent
+//! exactly when `outA[i]` and `outB[i]` are the same node for all 32 bits — `RET A` values are
+//! compared as values, not as "some RET A". Otherwise `D = OR_i (outA[i] ⊕ outB[i])` is the
+//! set of inputs where they differ; its smallest assignment (in variable order, free bits 0)
+//! is the counterexample, and it is run through [`crate::bpf::interp`] before it is reported.
+//! If the interpreter does not reproduce it, that is a bug and [`equivalent`] returns
+//! [`VerifyError::Disagreement`] instead of a verdict.
+//!
+//! Worked example. `A` allows everything but `socket` (41) with `args[0] == 16`; `B` writes the
+//! argument test as a range. Both are run; `A`'s classes are `ERRNO(1)` on
+//! `nr == 41 ∧ a0lo == 16` and `ALLOW` on the rest; `B`'s test `a0lo >= 16 ∧ a0lo <= 16` builds
+//! the same BDD node for its `ERRNO(1)` set, so every output bit is the same node: equal.
+//! Changing `B`'s bound to `<= 17` adds the inputs with `a0lo == 17` to its ERRNO set; `D` is
+//! `nr == 41 ∧ a0lo == 17`, and its smallest point (arch 0, nr 41, `args[0]` 17, the rest 0) is
+//! the counterexample:
+//!
+//! ```
+//! use secopt::bpf::insn::*;
+//! use secopt::bpf::{Insn, Program, RetVal};
+//! use secopt::verify::{equivalent, Verdict, VerifyOptions};
+//!
+//! let errno = RetVal::errno(1).0;
+//! let a = Program::new(vec![
+//!     Insn::ld_abs(0),                                  // A = nr
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 41, 0, 3),  // socket? else allow
+//!     Insn::ld_abs(16),                                 // A = args[0].lo
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 16, 0, 1),  // == AF_NETLINK? else allow
+//!     Insn::ret(errno),
+//!     Insn::ret(RetVal::ALLOW.0),
+//! ]);
+//! let b = |upper: u32| Program::new(vec![
+//!     Insn::ld_abs(0),
+//!     Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 41, 0, 4),
+//!     Insn::ld_abs(16),
+//!     Insn::jump(BPF_JMP | BPF_JGE | BPF_K, 16, 0, 2),      // >= 16
+//!     Insn::jump(BPF_JMP | BPF_JGT | BPF_K, upper, 1, 0),   // and <= upper
+//!     Insn::ret(errno),
+//!     Insn::ret(RetVal::ALLOW.0),
+//! ]);
+//! let opts = VerifyOptions::default();
+//! assert_eq!(equivalent(&a, &b(16), &opts).unwrap(), Verdict::Equal);
+//! let Verdict::Different(cx) = equivalent(&a, &b(17), &opts).unwrap() else { panic!() };
+//! assert_eq!((cx.data.nr, cx.data.args[0]), (41, 17));
+//! assert_eq!((cx.a, cx.b), (RetVal::ALLOW, RetVal::errno(1)));
+//! ```
+//!
+//! # Budgets
+//!
+//! BDDs can grow exponentially (a product of two unknown words, two words compared with each
+//! other). Node count, an estimate of the tables' memory, the number of symbolic states and
+//! wall-clock time are bounded by [`Budget`]; when one runs out the answer is
+//! [`Verdict::Unknown`] with the reason, never a guess. There is no approximation anywhere
+//! else: a verdict of `Equal` is a proof over the whole [`Domain`].
+
+mod diff;
+mod domain;
+mod render;
+
+pub use diff::{diff, ArchDiff, ArchGroup, Change, Diff, DiffEntry, DiffOutcome, Ret};
+pub use domain::{ArchSel, Domain, DomainError, NrSel};
+
+use crate::bpf::symbolic::bdd::{Bdd, FxMap, Limit, Limits as BddLimits, Node, OutOfNodes, FALSE};
+use crate::bpf::symbolic::{self, Limits, Machine, Observer, State, Stopped, Val};
+use crate::bpf::validate::{validate, ValidationError};
+use crate::bpf::{interp, Program, RetVal, SeccompData};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// How much work one verification may do before it answers [`Verdict::Unknown`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// Most BDD nodes (both programs together).
+    pub max_bdd_nodes: usize,
+    /// Most estimated bytes of BDD tables.
+    pub max_memory_bytes: usize,
+    /// Most symbolic `(instruction, state)` steps per program.
+    pub max_states: usize,
+    /// Wall-clock limit (`None`: none).
+    pub time_limit: Option<Duration>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            // Real filters need well under a million; 16M nodes is ~600 MB of tables.
+            max_bdd_nodes: 1 << 24,
+            max_memory_bytes: 1 << 30,
+            max_states: 2_000_000,
+            time_limit: Some(Duration::from_secs(60)),
+        }
+    }
+}
+
+/// What to verify and with how much effort.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// The inputs compared (default: all of `seccomp_data`).
+    pub domain: Domain,
+    pub budget: Budget,
+}
+
+/// An input on which the two programs return different values (both confirmed by the
+/// interpreter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Counterexample {
+    pub data: SeccompData,
+    /// What the first program returns.
+    pub a: RetVal,
+    /// What the second program returns.
+    pub b: RetVal,
+}
+
+/// Why no verdict could be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "budget")]
+pub enum UnknownReason {
+    /// The BDD node budget ran out.
+    BddNodes { limit: usize },
+    /// The estimated memory of the BDD tables reached the budget.
+    Memory { limit_bytes: usize },
+    /// The time budget ran out.
+    Time { limit_ms: u64 },
+    /// Too many symbolic states.
+    States { limit: usize },
+}
+
+impl fmt::Display for UnknownReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnknownReason::BddNodes { limit } => write!(
+                f,
+                "the decision diagrams needed more than {limit} nodes (raise --max-nodes)"
+            ),
+            UnknownReason::Memory { limit_bytes } => write!(
+                f,
+                "the decision diagrams needed more than the {} MiB memory budget (raise --max-memory)",
+                limit_bytes >> 20
+            ),
+            UnknownReason::Time { limit_ms } => write!(
+                f,
+                "the time budget of {:.1} s ran out (raise --timeout)",
+                *limit_ms as f64 / 1000.0
+            ),
+            UnknownReason::States { limit } => write!(
+                f,
+                "symbolic execution needed more than {limit} states (raise --max-states)"
+            ),
+        }
+    }
+}
+
+/// The answer of [`equivalent`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Both programs return the same value on every input of the domain (proved).
+    Equal,
+    /// They differ on this input.
+    Different(Counterexample),
+    /// A budget ran out before an answer.
+    Unknown { reason: UnknownReason },
+}
+
+/// Which of the two programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::A => "first",
+            Side::B => "second",
+        })
+    }
+}
+
+/// Why there is no verdict at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// A program the kernel would reject (checked before any analysis).
+    #[error("the {side} filter is invalid: {error}")]
+    Invalid { side: Side, error: ValidationError },
+    /// The domain restriction is unusable.
+    #[error("{0}")]
+    Domain(#[from] DomainError),
+    /// The return classes of a filter do not cover the domain exactly once: a bug in secopt.
+    #[error("internal error: the symbolic execution of the {side} filter lost track of some inputs (e.g. {example:?}); please report this")]
+    Incomplete { side: Side, example: SeccompData },
+    /// The symbolic result and the interpreter disagree on a concrete input: a bug in secopt.
+    #[error("internal error: on {data:?} the symbolic execution of the {side} filter says {symbolic} but the interpreter says {interpreter}; please report this")]
+    Disagreement {
+        side: Side,
+        data: SeccompData,
+        symbolic: String,
+        interpreter: String,
+    },
+}
+
+/// Decides whether `a` and `b` return the same value for every input of `opts.domain`.
+///
+/// Both programs are validated first ([`VerifyError::Invalid`]). A [`Verdict::Different`]
+/// counterexample has been reproduced by the interpreter on both programs.
+pub fn equivalent(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<Verdict, VerifyError> {
+    let mut pair = match Pair::explore(a, b, opts)? {
+        Ok(p) => p,
+        Err(reason) => return Ok(Verdict::Unknown { reason }),
+    };
+    match pair.first_difference() {
+        Ok(None) => Ok(Verdict::Equal),
+        Ok(Some(words)) => {
+            let data = SeccompData::from_words(&words);
+            let (ra, rb) = (pair.confirm(Side::A, &data)?, pair.confirm(Side::B, &data)?);
+            if ra == rb {
+                // The outputs differ symbolically at this point but not concretely.
+                return Err(VerifyError::Disagreement {
+                    side: Side::A,
+                    data,
+                    symbolic: "the two filters differ here".into(),
+                    interpreter: format!("both return {ra}"),
+                });
+            }
+            Ok(Verdict::Different(Counterexample { data, a: ra, b: rb }))
+        }
+        Err(OutOfNodes) => Ok(Verdict::Unknown {
+            reason: pair.reason(None),
+        }),
+    }
+}
+
+/// The return classes of one program: each distinct returned value (a constant or a
+/// computed bit vector) with the exact set of inputs that get it.
+#[derive(Default)]
+struct Classes {
+    index: FxMap<Val, usize>,
+    list: Vec<(Val, Node)>,
+}
+
+impl Observer for Classes {
+    fn ret(&mut self, m: &mut Machine, value: Val, _lo: u32, _hi: u32, cond: Node) {
+        if let Val::Opaque(_) = value {
+            m.exact = false;
+            return;
+        }
+        match self.index.get(&value) {
+            Some(&i) => match m.bdd.or(self.list[i].1, cond) {
+                Ok(n) => self.list[i].1 = n,
+                Err(OutOfNodes) => m.out_of_budget(),
+            },
+            None => {
+                self.index.insert(value, self.list.len());
+                self.list.push((value, cond));
+            }
+        }
+    }
+}
+
+/// Both programs explored in one machine.
+struct Pair<'p> {
+    progs: [&'p Program; 2],
+    m: Machine,
+    budget: Budget,
+    classes: [Vec<(Val, Node)>; 2],
+    /// When the time budget runs out.
+    deadline: Option<Instant>,
+    /// The output bit vectors, once computed.
+    out: Option<[[Node; 32]; 2]>,
+}
+
+impl<'p> Pair<'p> {
+    /// Validates and explores both programs; `Ok(Err(reason))` when a budget ran out.
+    fn explore(
+        a: &'p Program,
+        b: &'p Program,
+        opts: &VerifyOptions,
+    ) -> Result<Result<Self, UnknownReason>, VerifyError> {
+        validate(a).map_err(|error| VerifyError::Invalid {
+            side: Side::A,
+            error,
+        })?;
+        validate(b).map_err(|error| VerifyError::Invalid {
+            side: Side::B,
+            error,
+        })?;
+        opts.domain.check()?;
+        let budget = &opts.budget;
+        let deadline = budget.time_limit.map(|t| Instant::now() + t);
+        let bdd = Bdd::with_limits(BddLimits {
+            max_nodes: budget.max_bdd_nodes,
+            max_bytes: Some(budget.max_memory_bytes),
+            deadline,
+        });
+        let mut pair = Pair {
+            progs: [a, b],
+            m: Machine::new(bdd),
+            budget: budget.clone(),
+            classes: [Vec::new(), Vec::new()],
+            deadline,
+            out: None,
+        };
+        let domain = match opts.domain.to_bdd(&mut pair.m.bdd) {
+            Ok(d) => d,
+            Err(OutOfNodes) => return Ok(Err(pair.reason(None))),
+        };
+        let limits = Limits {
+            max_states: budget.max_states,
+            count_steps: false,
+            strict: true,
+            deadline,
+        };
+        for side in 0..2 {
+            let mut classes = Classes::default();
+            if domain != FALSE {
+                if let Err(stop) = symbolic::explore(
+                    pair.progs[side],
+                    &mut pair.m,
+                    State::initial(domain),
+                    &limits,
+                    &mut classes,
+                ) {
+                    return Ok(Err(pair.reason(Some(stop))));
+                }
+            }
+            if !pair.m.exact {
+                return Ok(Err(pair.reason(None)));
+            }
+            // Every input of the domain reaches exactly one return: the classes must cover
+            // it (a cheap check of the executor itself).
+            let mut covered = FALSE;
+            for &(_, cond) in &classes.list {
+                covered = match pair.m.bdd.or(covered, cond) {
+                    Ok(c) => c,
+                    Err(OutOfNodes) => return Ok(Err(pair.reason(None))),
+                };
+            }
+            if covered != domain {
+                let lost = pair.m.bdd.xor(covered, domain).ok();
+                let example = lost
+                    .and_then(|l| pair.m.witness(l))
+                    .map(|w| SeccompData::from_words(&w))
+                    .unwrap_or_default();
+                let side = if side == 0 { Side::A } else { Side::B };
+                return Err(VerifyError::Incomplete { side, example });
+            }
+            pair.classes[side] = classes.list;
+        }
+        Ok(Ok(pair))
+    }
+
+    /// Why the machine gave up.
+    fn reason(&self, stop: Option<Stopped>) -> UnknownReason {
+        let time = || UnknownReason::Time {
+            limit_ms: self
+                .budget
+                .time_limit
+                .map_or(0, |t| t.as_millis().min(u64::MAX as u128) as u64),
+        };
+        match (stop, self.m.bdd.exhausted()) {
+            (Some(Stopped::States(limit)), _) => UnknownReason::States { limit },
+            (Some(Stopped::Time), _) | (_, Some(Limit::Time)) => time(),
+            (_, Some(Limit::Memory(limit_bytes))) => UnknownReason::Memory { limit_bytes },
+            (_, Some(Limit::Nodes(limit))) => UnknownReason::BddNodes { limit },
+            // Strict exploration only approximates when a BDD budget ran out.
+            (_, None) => UnknownReason::BddNodes {
+                limit: self.budget.max_bdd_nodes,
+            },
+        }
+    }
+
+    /// The 32 output bits of each program (see the module docs).
+    fn outputs(&mut self) -> Result<[[Node; 32]; 2], OutOfNodes> {
+        if let Some(out) = self.out {
+            return Ok(out);
+        }
+        let mut out = [[FALSE; 32]; 2];
+        for (side, out) in out.iter_mut().enumerate() {
+            for &(value, cond) in &self.classes[side] {
+                let bits = self.m.bits_of(value).ok_or(OutOfNodes)?;
+                for (o, &bit) in out.iter_mut().zip(&bits) {
+                    let here = self.m.bdd.and(cond, bit)?;
+                    *o = self.m.bdd.or(*o, here)?;
+                }
+            }
+        }
+        self.out = Some(out);
+        Ok(out)
+    }
+
+    /// The inputs on which the two outputs differ.
+    fn difference(&mut self) -> Result<Node, OutOfNodes> {
+        let [a, b] = self.outputs()?;
+        let mut d = FALSE;
+        for (&x, &y) in a.iter().zip(&b) {
+            if x != y {
+                let differ = self.m.bdd.xor(x, y)?;
+                d = self.m.bdd.or(d, differ)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// An input on which the programs differ, if any: the smallest (in variable order) with
+    /// the host's arch token, else with a token one of the filters compares with, else the
+    /// smallest of all. Real arch tokens make counterexamples readable (and give them the
+    /// byte order of a real machine).
+    fn first_difference(&mut self) -> Result<Option<crate::bpf::Words>, OutOfNodes> {
+        let d = self.difference()?;
+        if d == FALSE {
+            return Ok(None);
+        }
+        let mut tokens: Vec<u32> = crate::arch::Arch::host()
+            .map(|a| a.token())
+            .into_iter()
+            .collect();
+        for prog in self.progs {
+            tokens.extend(crate::bpf::analysis::arch_tokens_checked(prog));
+        }
+        for t in tokens {
+            let arch = crate::bpf::symbolic::bitvec::value_set(
+                &mut self.m.bdd,
+                symbolic::WORD_ARCH,
+                &[t],
+            )?;
+            let here = self.m.bdd.and(d, arch)?;
+            if here != FALSE {
+                return Ok(self.m.witness(here));
+            }
+        }
+        Ok(self.m.witness(d))
+    }
+
+    /// The value the symbolic result says program `side` returns on `data`.
+    fn symbolic_value(&mut self, side: Side, data: &SeccompData) -> Option<u32> {
+        let out = self.outputs().ok()?[side as usize];
+        let words = data.words();
+        let value_of = |v| {
+            let (w, bit) = symbolic::word_bit_of(v);
+            words[w] >> bit & 1 == 1
+        };
+        Some(out.iter().enumerate().fold(0u32, |acc, (i, &n)| {
+            acc | (self.m.bdd.eval(n, value_of) as u32) << i
+        }))
+    }
+
+    /// Runs program `side` on `data` with the interpreter and checks the symbolic result
+    /// agrees; returns the interpreter's value.
+    fn confirm(&mut self, side: Side, data: &SeccompData) -> Result<RetVal, VerifyError> {
+        let prog = self.progs[side as usize];
+        let concrete = interp::eval(prog, data).map_err(|e| VerifyError::Disagreement {
+            side,
+            data: *data,
+            symbolic: "a return".into(),
+            interpreter: e.to_string(),
+        })?;
+        match self.symbolic_value(side, data) {
+            Some(v) if v == concrete.0 => Ok(concrete),
+            other => Err(VerifyError::Disagreement {
+                side,
+                data: *data,
+                symbolic: other.map_or("no value (budget)".into(), |v| RetVal(v).to_string()),
+                interpreter: concrete.to_string(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,304 @@
+//! Unit tests of the verifier on hand-written filters whose (in)equivalence is worked out by
+//! hand; every `Different` is also checked against the interpreter by the library itself.
+
+use super::*;
+use crate::arch::Arch;
+use crate::bpf::asm::assemble;
+
+fn asm(text: &str) -> Program {
+    assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn check(a: &str, b: &str) -> Verdict {
+    equivalent(&asm(a), &asm(b), &VerifyOptions::default()).unwrap()
+}
+
+fn different(a: &str, b: &str) -> Counterexample {
+    match check(a, b) {
+        Verdict::Different(c) => {
+            assert_ne!(c.a, c.b);
+            assert_eq!(interp::eval(&asm(a), &c.data).unwrap(), c.a);
+            assert_eq!(interp::eval(&asm(b), &c.data).unwrap(), c.b);
+            c
+        }
+        v => panic!("expected a difference, got {v:?}"),
+    }
+}
+
+#[test]
+fn ret_a_is_compared_by_value() {
+    // The same constant returned through A and directly.
+    assert_eq!(check("ld #ALLOW\nret a", "ret ALLOW"), Verdict::Equal);
+    // A masked argument returned: masks 0xff and 0x1ff differ exactly when bit 8 is set.
+    let a = "ld [args[1].lo]\nand #0xff\nret a";
+    let b = "ld [args[1].lo]\nand #0x1ff\nret a";
+    let c = different(a, b);
+    // The counterexample is on the host's arch when it can be (little-endian here).
+    assert_eq!(c.data.arch, Arch::host().unwrap().token());
+    assert_eq!(c.data.args[1] & 0x100, 0x100);
+    assert_eq!(
+        (c.a.0, c.b.0),
+        (0, 0x100),
+        "the smallest input: only bit 8 set"
+    );
+    // Two ways of computing the same value: (x << 3) + x == x * 9.
+    let shifted = "ld [args[0].lo]\nst M[3]\nlsh #3\ntax\nld M[3]\nadd x\nret a";
+    assert_eq!(
+        check(shifted, "ld [args[0].lo]\nmul #9\nret a"),
+        Verdict::Equal
+    );
+}
+
+#[test]
+fn division_by_x_zero_returns_zero() {
+    // The kernel returns 0 (KILL_THREAD) from the whole filter when X == 0 at a DIV.
+    let div = "ld [args[0].lo]\ntax\nld #10\ndiv x\nret ALLOW";
+    let explicit = "ld [args[0].lo]\njeq #0, kill, allow\nkill: ret KILL_THREAD\nallow: ret ALLOW";
+    assert_eq!(check(div, explicit), Verdict::Equal);
+    let c = different(div, "ret ALLOW");
+    assert_eq!((c.data.args[0], c.a, c.b), (0, RetVal(0), RetVal::ALLOW));
+}
+
+#[test]
+fn shifts_by_x_use_the_low_five_bits() {
+    let by_x = "ld [args[0].lo]\ntax\nld #1\nlsh x\nret a";
+    let masked = "ld [args[0].lo]\nand #31\ntax\nld #1\nlsh x\nret a";
+    assert_eq!(check(by_x, masked), Verdict::Equal);
+    let unmasked_rsh = "ld [args[0].lo]\ntax\nld #0x80000000\nrsh x\nret a";
+    let c = different(by_x, unmasked_rsh);
+    assert_eq!(c.data.args[0], 0, "1 << 0 = 1 but 0x80000000 >> 0 differs");
+}
+
+#[test]
+fn neg_sub_xor_and_txa_identities() {
+    // -a == 0 - a; a ^ 0xffffffff == ~a == -a - 1.
+    assert_eq!(
+        check("ld [nr]\nneg\nret a", "ld [nr]\ntax\nld #0\nsub x\nret a"),
+        Verdict::Equal
+    );
+    assert_eq!(
+        check(
+            "ld [nr]\nxor #0xffffffff\nret a",
+            "ld [nr]\nneg\nsub #1\nret a"
+        ),
+        Verdict::Equal
+    );
+    assert_eq!(
+        check("ld [nr]\ntax\ntxa\nret a", "ld [nr]\nret a"),
+        Verdict::Equal
+    );
+}
+
+#[test]
+fn high_halves_are_not_assumed_zero_on_i386() {
+    // The int $0x80 entry of a 64-bit process can pass non-zero high halves: a filter that
+    // checks only the low half and one that checks both differ there.
+    let low_only = "ld [arch]\njeq #AUDIT_ARCH_I386, next, allow\nld [args[0].lo]\njeq #40, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW";
+    let both = "ld [arch]\njeq #AUDIT_ARCH_I386, next, allow\nld [args[0].hi]\njeq #0, next, allow\nld [args[0].lo]\njeq #40, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW";
+    let c = different(low_only, both);
+    assert_eq!(c.data.arch, Arch::X86.token());
+    assert_eq!(c.data.args[0] as u32, 40);
+    assert_ne!(c.data.args[0] >> 32, 0);
+    assert_eq!((c.a, c.b), (RetVal::errno(1), RetVal::ALLOW));
+}
+
+#[test]
+fn domain_restrictions_are_honoured() {
+    // The two differ only for x86 (i386) syscalls and for numbers above 1000 on x86_64.
+    let a = "ld [arch]\njeq #AUDIT_ARCH_I386, deny\nld [nr]\njgt #1000, deny\nret ALLOW\ndeny: ret ERRNO(1)";
+    let b = "ret ALLOW";
+    let restricted = |arches: Vec<ArchSel>, nrs: Vec<NrSel>| VerifyOptions {
+        domain: Domain { arches, nrs },
+        ..VerifyOptions::default()
+    };
+    let (pa, pb) = (asm(a), asm(b));
+    let only = restricted(
+        vec![ArchSel::Arch(Arch::X86_64)],
+        vec![NrSel::Range(0, 1000)],
+    );
+    assert_eq!(equivalent(&pa, &pb, &only).unwrap(), Verdict::Equal);
+    let with_1001 = restricted(
+        vec![ArchSel::Arch(Arch::X86_64)],
+        vec![NrSel::Range(0, 1001)],
+    );
+    let Verdict::Different(c) = equivalent(&pa, &pb, &with_1001).unwrap() else {
+        panic!("1001 differs");
+    };
+    assert_eq!((c.data.arch, c.data.nr), (Arch::X86_64.token(), 1001));
+    // x86_64 excludes x32's half: 0x40000000 + 5 > 1000, but it is x32's.
+    let x86_64_low = restricted(
+        vec![ArchSel::Arch(Arch::X86_64)],
+        vec![NrSel::Range(0, 1000)],
+    );
+    assert_eq!(equivalent(&pa, &pb, &x86_64_low).unwrap(), Verdict::Equal);
+    let x86 = restricted(
+        vec![ArchSel::Arch(Arch::X86)],
+        vec![NrSel::Name("socket".into())],
+    );
+    let Verdict::Different(c) = equivalent(&pa, &pb, &x86).unwrap() else {
+        panic!("x86 differs");
+    };
+    assert_eq!((c.data.arch, c.data.nr), (Arch::X86.token(), 359));
+    // A name needs an arch.
+    let bad = restricted(vec![], vec![NrSel::Name("socket".into())]);
+    assert!(matches!(
+        equivalent(&pa, &pb, &bad),
+        Err(VerifyError::Domain(DomainError::NameWithoutArch(_)))
+    ));
+}
+
+#[test]
+fn budgets_give_unknown_with_the_reason() {
+    // Comparing a product of two arguments needs exponentially many nodes.
+    let product = "ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW";
+    let small = VerifyOptions {
+        budget: Budget {
+            max_bdd_nodes: 5000,
+            ..Budget::default()
+        },
+        ..VerifyOptions::default()
+    };
+    let v = equivalent(&asm(product), &asm("ret ALLOW"), &small).unwrap();
+    assert_eq!(
+        v,
+        Verdict::Unknown {
+            reason: UnknownReason::BddNodes { limit: 5000 }
+        }
+    );
+    let no_time = VerifyOptions {
+        budget: Budget {
+            time_limit: Some(Duration::ZERO),
+            ..Budget::default()
+        },
+        ..VerifyOptions::default()
+    };
+    let v = equivalent(&asm("ret ALLOW"), &asm("ret ALLOW"), &no_time).unwrap();
+    assert!(matches!(
+        v,
+        Verdict::Unknown {
+            reason: UnknownReason::Time { .. }
+        }
+    ));
+}
+
+#[test]
+fn invalid_programs_are_rejected_first() {
+    let bad = Program::new(vec![crate::bpf::Insn::ld_abs(2), crate::bpf::Insn::ret(0)]);
+    let err = equivalent(&asm("ret ALLOW"), &bad, &VerifyOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, VerifyError::Invalid { side: Side::B, .. }),
+        "{err}"
+    );
+}
+
+fn diff_text(a: &str, b: &str, opts: &VerifyOptions) -> String {
+    match diff(&asm(a), &asm(b), opts).unwrap() {
+        DiffOutcome::Different(d) => d.to_string(),
+        other => panic!("expected differences, got {other:?}"),
+    }
+}
+
+#[test]
+fn diff_names_syscalls_and_argument_values() {
+    let a = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #x86_64.socket, next, allow\nld [args[0].hi]\njeq #0, next, allow\nld [args[0].lo]\njeq #40, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS";
+    let b = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nret ALLOW\nkill: ret KILL_PROCESS";
+    let text = diff_text(b, a, &VerifyOptions::default());
+    assert_eq!(
+        text,
+        "x86_64 socket: ALLOW -> ERRNO(1) when args[0] == 40\n"
+    );
+}
+
+#[test]
+fn diff_groups_unnamed_number_ranges_and_other_arches() {
+    // i386 numbers 500..=600 (above the table) change from ERRNO(1) to ERRNO(38).
+    let a = "ld [arch]\njeq #AUDIT_ARCH_I386, next, kill\nret ERRNO(1)\nkill: ret KILL_PROCESS";
+    let b = "ld [arch]\njeq #AUDIT_ARCH_I386, next, kill\nld [nr]\njge #500, next, e1\njgt #600, e1, e38\ne1: ret ERRNO(1)\ne38: ret ERRNO(38)\nkill: ret KILL_PROCESS";
+    let text = diff_text(a, b, &VerifyOptions::default());
+    assert_eq!(text, "x86 (nr 500..=600): ERRNO(1) -> ERRNO(38)\n");
+    // Killing unknown arches with a different action.
+    let c = "ld [arch]\njeq #AUDIT_ARCH_I386, next, kill\nret ERRNO(1)\nkill: ret KILL_THREAD";
+    let text = diff_text(a, c, &VerifyOptions::default());
+    assert_eq!(
+        text,
+        "other arch tokens (any nr): KILL_PROCESS -> KILL_THREAD\n"
+    );
+}
+
+#[test]
+fn diff_runs_of_named_syscalls_with_the_same_change() {
+    // read (0), write (1), open (2) move from ALLOW to ERRNO(1) on x86_64.
+    let a = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nret ALLOW\nkill: ret KILL_PROCESS";
+    let b = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njgt #2, allow\nret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS";
+    let opts = VerifyOptions {
+        domain: Domain {
+            arches: vec![ArchSel::Arch(Arch::X86_64)],
+            nrs: vec![],
+        },
+        ..VerifyOptions::default()
+    };
+    let text = diff_text(a, b, &opts);
+    assert_eq!(text, "x86_64 read, write, open: ALLOW -> ERRNO(1)\n");
+}
+
+#[test]
+fn dead_values_are_never_computed() {
+    // The product is never read: no BDD is built for it, so a tiny budget suffices.
+    let tiny = VerifyOptions {
+        budget: Budget {
+            max_bdd_nodes: 2000,
+            ..Budget::default()
+        },
+        ..VerifyOptions::default()
+    };
+    let dead = asm("ld [nr]\nmul #0xbfe6c971\nld [args[0].lo]\ntax\nmul x\nret ALLOW");
+    assert_eq!(
+        equivalent(&dead, &asm("ret ALLOW"), &tiny).unwrap(),
+        Verdict::Equal
+    );
+    // States that differ only in a dead register merge: both branches leave a different
+    // value in A and then return a constant.
+    let branches = "ld [nr]\njeq #1, one, two\none: ld #1\nja out\ntwo: ld #2\nout: ret ALLOW";
+    assert_eq!(check(branches, "ret ALLOW"), Verdict::Equal);
+}
+
+#[test]
+fn diff_with_fragmented_numbers_shows_nr_in_the_condition() {
+    // A bit test on nr cuts the numbers into 2^31 runs: shown as one condition instead.
+    let a = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njset #1, odd\nret ALLOW\nodd: ret ERRNO(1)\nkill: ret KILL_PROCESS";
+    let b = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nret ALLOW\nkill: ret KILL_PROCESS";
+    let opts = VerifyOptions {
+        domain: Domain {
+            arches: vec![ArchSel::Arch(Arch::X86_64)],
+            nrs: vec![],
+        },
+        ..VerifyOptions::default()
+    };
+    let text = diff_text(a, b, &opts);
+    assert_eq!(
+        text,
+        "x86_64 (the numbers the condition gives): ERRNO(1) -> ALLOW when nr & 0x40000001 == 1\n"
+    );
+}
+
+#[test]
+fn diff_of_values_computed_from_the_arch_stays_small() {
+    // 64 return values, each on arch tokens with given low bits: too fragmented to list per
+    // token, so one entry whose conditions name the arch (found by fuzzing).
+    let a = asm("ld [arch]\nand #63\nret a");
+    let b = asm("ret ALLOW");
+    let start = std::time::Instant::now();
+    let DiffOutcome::Different(d) = diff(&a, &b, &VerifyOptions::default()).unwrap() else {
+        panic!("they differ");
+    };
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(d.truncated, None);
+    assert_eq!(d.arches.len(), 1);
+    let entry = &d.arches[0].entries[0];
+    assert!(entry.nr_in_condition);
+    assert_eq!(entry.changes.len(), 64);
+    let c = &entry.changes[5];
+    assert_eq!((c.a, c.b), (Ret::Value(RetVal(5)), Ret::Value(RetVal::ALLOW)));
+    assert_eq!(c.when, "arch & 0x3f == 5");
+    assert_eq!(c.example.arch & 63, 5);
+}

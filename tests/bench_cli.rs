@@ -1,0 +1,300 @@
+//! `secopt bench` from the command line: bad input fails with exit 2, a clear message, and no
+//! output file written; a short real run (few rounds) produces well-formed text, JSON and SVG.
+//! Structure only: no assertion here looks at a timing value.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn secopt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(args)
+        .output()
+        .expect("run secopt")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("secopt-bench-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn shared(rel: &str) -> String {
+    format!("{}/../shared/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `secopt bench ARGS -o DIR/out --plot DIR/out.svg` and checks it fails with exit 2,
+/// a message containing `must_contain`, and neither output file.
+fn assert_refused(dir: &Path, args: &[&str], must_contain: &[&str]) {
+    let out_file = dir.join("out.txt");
+    let svg = dir.join("out.svg");
+    let mut all = vec!["bench"];
+    all.extend_from_slice(args);
+    let (o, s) = (out_file.to_str().unwrap(), svg.to_str().unwrap());
+    all.extend_from_slice(&["--rounds", "2", "--calls", "5", "-o", o, "--plot", s]);
+    let out = secopt(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("secopt: error: "), "{stderr}");
+    for m in must_contain {
+        assert!(stderr.contains(m), "{args:?}: {stderr} lacks {m:?}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        !out_file.exists() && !svg.exists(),
+        "{args:?} left output behind"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("secopt-tmp") || n.starts_with("out"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_written() {
+    let dir = tmpdir("bad");
+    let missing = dir.join("no-such-workload.txt");
+    let missing = missing.to_str().unwrap();
+    assert_refused(&dir, &["-w", missing], &[missing, "cannot read"]);
+    assert_refused(
+        &dir,
+        &["-p", "/nonexistent/profile.json", "--probe", "getpid"],
+        &["/nonexistent/profile.json"],
+    );
+    let unknown = write(
+        &dir,
+        "unknown.json",
+        r#"{"read": 10, "frobnicate": 3, "nosuchcall": 1}"#,
+    );
+    assert_refused(
+        &dir,
+        &["-w", &unknown],
+        &[
+            "unknown syscalls",
+            "frobnicate",
+            "nosuchcall",
+            "--skip-unknown",
+        ],
+    );
+    let negative = write(
+        &dir,
+        "negative.txt",
+        "% time     seconds  usecs/call     calls    errors syscall\n\
+         ------ ----------- ----------- --------- --------- ----------------\n  \
+         1.00    0.000001           1        -3           read\n",
+    );
+    assert_refused(
+        &dir,
+        &["-w", &negative],
+        &["negative.txt: line 3", "negative"],
+    );
+    // A filter the kernel would reject (a load at an unaligned offset).
+    let bad = write(&dir, "bad.s", "ld [3]\nret ALLOW\n");
+    let spec = format!("mine={bad}");
+    assert_refused(
+        &dir,
+        &["--probe", "getpid", "--bpf", &spec],
+        &["bad.s", "reject"],
+    );
+    assert_refused(
+        &dir,
+        &["--probe", "nope"],
+        &["unknown probe list", "getpid"],
+    );
+    assert_refused(
+        &dir,
+        &["--probe", "getpid", "--bpf", "noequals"],
+        &["NAME=FILE"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_filter_the_kernel_refuses_to_install_is_a_clear_error() {
+    // Run secopt under a filter that answers seccomp(2) (317 on x86_64) with EPERM, as a
+    // sandbox that forbids stacking filters would: the bench's install check must fail
+    // with the variant's name and the kernel's error, and write nothing.
+    let dir = tmpdir("install");
+    let out_file = dir.join("out.txt");
+    let deny_seccomp: [libc::sock_filter; 4] = [
+        libc::sock_filter {
+            code: 0x20,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: 0x15,
+            jt: 0,
+            jf: 1,
+            k: 317,
+        },
+        libc::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: 0x0005_0001,
+        },
+        libc::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: 0x7fff_0000,
+        },
+    ];
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_secopt"));
+    cmd.args([
+        "bench", "--probe", "getpid", "--rounds", "2", "--calls", "5", "-o",
+    ])
+    .arg(&out_file);
+    // SAFETY: only prctl and seccomp, both async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let prog = libc::sock_fprog {
+                len: deny_seccomp.len() as u16,
+                filter: deny_seccomp.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::syscall(libc::SYS_seccomp, 1, 0, &prog as *const libc::sock_fprog) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("variant allow: the kernel refused to install the filter")
+            && stderr.contains("Operation not permitted"),
+        "{stderr}"
+    );
+    assert!(!out_file.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_short_real_run_produces_well_formed_reports() {
+    let dir = tmpdir("smoke");
+    let mine = write(
+        &dir,
+        "mine.s",
+        "ld [nr]\njeq #39, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW\n",
+    );
+    let spec = format!("mine={mine}");
+    let json = dir.join("r.json");
+    let svg = dir.join("r.svg");
+    let out = secopt(&[
+        "bench",
+        "-p",
+        &shared("profiles/oci/docker-default.json"),
+        "--no-libseccomp",
+        "-w",
+        &shared("workloads/redis-benchmark.strace-c.txt"),
+        "--bpf",
+        &spec,
+        "--rounds",
+        "3",
+        "--calls",
+        "10",
+        "--warmup",
+        "2",
+        "--format",
+        "json",
+        "-o",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let names: Vec<&str> = r["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["none", "allow", "secopt", "mine"]);
+    // redis: 12 syscalls, all with a harmless invocation.
+    let rows = r["syscalls"].as_array().unwrap();
+    assert_eq!(rows.len(), 12);
+    assert!(r["skipped"].as_array().unwrap().is_empty());
+    assert_eq!(r["total_calls"], 361_331);
+    for row in rows {
+        let cells = row["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 4);
+        for c in cells {
+            for k in ["ns", "vs_none", "vs_allow"] {
+                let e = &c["timing"][k];
+                assert!(e["lo"].is_number() && e["median"].is_number() && e["hi"].is_number());
+                assert!(e["lo"].as_f64() <= e["median"].as_f64());
+                assert!(e["median"].as_f64() <= e["hi"].as_f64());
+            }
+        }
+    }
+    // `mine` denies getpid only; redis makes no getpid, so every decision is ALLOW.
+    assert!(rows
+        .iter()
+        .all(|row| row["cells"][3]["decision"] == "ALLOW" && row["cells"][3]["insns"] == 3));
+    for k in [
+        "kernel",
+        "bpf_jit_enable",
+        "cpu_model",
+        "mitigations",
+        "hypervisor_flag",
+    ] {
+        assert!(r["environment"].get(k).is_some(), "environment lacks {k}");
+    }
+    assert_eq!(r["options"]["rounds"], 3);
+    assert!(r["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("secopt bench -p "));
+    assert!(!r["findings"].as_array().unwrap().is_empty());
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains(">secopt</text>") && svg.contains(">aggregate</text>"));
+
+    // The text form carries the environment header and one row per syscall.
+    let out = secopt(&[
+        "bench", "--probe", "getpid", "--rounds", "2", "--calls", "5", "--warmup", "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "kernel:",
+        "BPF JIT:",
+        "CPU:",
+        "hypervisor:",
+        "mitigations:",
+        "workload:",
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+    assert!(text.lines().any(|l| l.starts_with("getpid ")), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn probe_lists_are_listed() {
+    let out = secopt(&["bench", "--list-probes"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for name in ["getpid", "common", "firecracker-vcpu", "harmless-all"] {
+        assert!(text.lines().any(|l| l.starts_with(name)), "{text}");
+    }
+}

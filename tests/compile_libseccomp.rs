@@ -1,0 +1,1012 @@
+//! Acceptance: for every OCI profile of the shared corpus (and Firecracker's filters) and the
+//! arch sets x86_64(+x86+x32), aarch64(+arm), s390x, ppc64le and riscv64, secopt's reference
+//! program decides exactly like the program the system libseccomp builds for the same rules
+//! (the oracle in tests/common/libseccomp_profiles.rs, which never uses secopt's parser).
+//!
+//! Both sides resolve names with libseccomp's own syscall table, so they skip the same
+//! unknown names. For the corpus, secopt's verifier (`secopt::verify::equivalent`) proves the
+//! two programs equal over all of `seccomp_data`; independently of it, both programs also
+//! run in the interpreter over a sweep: every syscall number up to past the highest one,
+//! the x32 range, -1 and a few high numbers, × the boundary values (v-1, v, v+1, masks;
+//! high and low halves independently) of every argument condition of the syscall, for every
+//! token in the filter and some outside it. Random profiles with overlapping rules, runc's
+//! ENOSYS stub and Firecracker's compiler are checked over the same sweep.
+
+mod common;
+
+use common::libseccomp_names::{libseccomp_nr, libseccomp_resolver, libseccomp_version, scmp_arch};
+use common::libseccomp_profiles::{
+    build_filter, load_profile, profile_path, LibseccompFilter, Pfc, ProfileOptions,
+};
+use libseccomp::{ScmpCompareOp, ScmpSyscall};
+use secopt::arch::{Arch, X32_SYSCALL_BIT};
+use secopt::bpf::testing::Rng;
+use secopt::bpf::{interp, Program, RetVal, SeccompData};
+use secopt::compile::{self, CompileOptions};
+use secopt::policy::{self, CapSet, KernelVersion, ResolveOptions};
+use secopt::verify::{self, Verdict, VerifyOptions};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+/// The arch sets of the acceptance criteria: native first.
+const ARCH_SETS: [&[Arch]; 5] = [
+    &[Arch::X86_64, Arch::X86, Arch::X32],
+    &[Arch::Aarch64, Arch::Arm],
+    &[Arch::S390x],
+    &[Arch::Ppc64le],
+    &[Arch::Riscv64],
+];
+
+fn oci_name(a: Arch) -> String {
+    format!("SCMP_ARCH_{}", a.name().to_ascii_uppercase())
+}
+
+/// Boundary values of a 64-bit constant: around it, and its halves independently.
+fn boundaries(v: u64, out: &mut BTreeSet<u64>) {
+    let (hi, lo) = ((v >> 32) as u32, v as u32);
+    let near = |x: u32| [x.wrapping_sub(1), x, x.wrapping_add(1), 0, u32::MAX];
+    for h in near(hi) {
+        for l in near(lo) {
+            out.insert(u64::from(h) << 32 | u64::from(l));
+        }
+    }
+}
+
+/// The argument values to try per argument index for one syscall.
+type ArgValues = BTreeMap<u32, BTreeSet<u64>>;
+
+/// Per arch and syscall number: the argument values worth trying, from the oracle's rules.
+fn sweep_values(filter: &LibseccompFilter, arches: &[Arch]) -> BTreeMap<(Arch, u32), ArgValues> {
+    let mut out: BTreeMap<(Arch, u32), ArgValues> = BTreeMap::new();
+    let socket_family = [
+        "socket",
+        "bind",
+        "connect",
+        "listen",
+        "accept",
+        "getsockname",
+        "getpeername",
+        "socketpair",
+        "send",
+        "recv",
+        "sendto",
+        "recvfrom",
+        "shutdown",
+        "setsockopt",
+        "getsockopt",
+        "sendmsg",
+        "recvmsg",
+        "accept4",
+        "recvmmsg",
+        "sendmmsg",
+    ];
+    let ipc_family = [
+        "semop",
+        "semget",
+        "semctl",
+        "semtimedop",
+        "msgsnd",
+        "msgrcv",
+        "msgget",
+        "msgctl",
+        "shmat",
+        "shmdt",
+        "shmget",
+        "shmctl",
+    ];
+    for &arch in arches {
+        for (name, _, conds) in &filter.rules {
+            let mut targets: Vec<u32> = libseccomp_nr(arch, name).into_iter().collect();
+            // The multiplexers see the same conditions (and arg0 = call number).
+            for (family, mux) in [(&socket_family[..], "socketcall"), (&ipc_family[..], "ipc")] {
+                if family.contains(&name.as_str()) {
+                    targets.extend(arch.syscalls().nr(mux));
+                }
+            }
+            for nr in targets {
+                let values = out.entry((arch, nr)).or_default();
+                for c in conds {
+                    let set = values.entry(c.index).or_default();
+                    boundaries(c.value, set);
+                    if let ScmpCompareOp::MaskedEqual(_) = c.op {
+                        // value is the mask, value_two the constant.
+                        let (mask, want) = (c.value, c.value_two);
+                        for v in [want, want & mask, want | !mask, mask, !mask, want ^ mask] {
+                            boundaries(v, set);
+                        }
+                    }
+                    set.insert(0);
+                }
+            }
+        }
+        for mux in ["socketcall", "ipc"] {
+            if let Some(nr) = arch.syscalls().nr(mux) {
+                let set = out.entry((arch, nr)).or_default().entry(0).or_default();
+                set.extend(0..=25u64);
+                set.insert(0x1_0000_0001);
+            }
+        }
+    }
+    out
+}
+
+/// Every syscall number worth trying on the token of `arches[i]`.
+fn numbers(arch: Arch) -> Vec<u32> {
+    let max = arch.syscalls().max_nr().unwrap_or(0).min(0x1_0000);
+    let mut v: Vec<u32> = (0..=max + 20).collect();
+    if arch == Arch::Arm {
+        v.extend(0xf_0000..0xf_0010); // ARM private calls
+    }
+    if matches!(arch, Arch::X86_64 | Arch::X32) {
+        v.extend(X32_SYSCALL_BIT..X32_SYSCALL_BIT + 600);
+        v.extend([X32_SYSCALL_BIT - 1, 0x7fff_ffff, 0x8000_0000]);
+    }
+    v.extend([u32::MAX, u32::MAX - 1, 0x3fff_ffff, 0x1000, 0xdead_beef]);
+    v
+}
+
+/// Runs both programs on one input; panics with the input on disagreement.
+fn same(what: &str, ours: &Program, theirs: &Program, data: &SeccompData) {
+    let a = interp::eval(ours, data).expect("secopt program runs");
+    let b = interp::eval(theirs, data).expect("libseccomp program runs");
+    assert_eq!(
+        a, b,
+        "{what}: secopt and libseccomp disagree on nr={} ({:#x}) arch={:#x} args={:x?}",
+        data.nr, data.nr as u32, data.arch, data.args
+    );
+}
+
+/// Calls `check` on every input of the sweep; returns how many there were.
+fn sweep(
+    arches: &[Arch],
+    values: &BTreeMap<(Arch, u32), ArgValues>,
+    check: &mut dyn FnMut(&SeccompData),
+) -> usize {
+    const FILLER: u64 = 0xdead_beef_0000_0001;
+    let mut rng = Rng::new(0x5ec0_0c0f);
+    let mut count = 0;
+    let mut tokens: Vec<u32> = Arch::ALL.iter().map(|a| a.token()).collect();
+    tokens.push(0x1234_5678);
+    tokens.dedup();
+    for token in tokens {
+        // Numbers of every arch sharing the token (x86_64 and x32), or a plain range.
+        let members: Vec<Arch> = arches
+            .iter()
+            .copied()
+            .filter(|a| a.token() == token)
+            .collect();
+        let in_filter = !members.is_empty();
+        let nrs: BTreeSet<u32> = if in_filter {
+            members.iter().flat_map(|&a| numbers(a)).collect()
+        } else {
+            [0, 1, 59, 231, u32::MAX, X32_SYSCALL_BIT]
+                .into_iter()
+                .collect()
+        };
+        for nr in nrs {
+            let base = [FILLER; 6];
+            for args in [[0; 6], base] {
+                check(&SeccompData::new(token, nr as i32, args));
+                count += 1;
+            }
+            let owner = Arch::of_data(token, nr);
+            let Some(vals) = owner
+                .and_then(|a| values.get(&(a, nr)))
+                .filter(|_| in_filter)
+            else {
+                continue;
+            };
+            // Cross product over the conditioned argument indexes (sampled when huge).
+            let axes: Vec<(u32, Vec<u64>)> = vals
+                .iter()
+                .map(|(&i, s)| (i, s.iter().copied().collect()))
+                .collect();
+            let total: usize = axes.iter().map(|(_, v)| v.len()).product();
+            let mut run = |chosen: &[u64]| {
+                let mut args = base;
+                for ((i, _), v) in axes.iter().zip(chosen) {
+                    args[*i as usize] = *v;
+                }
+                check(&SeccompData::new(token, nr as i32, args));
+                count += 1;
+            };
+            if total <= 30_000 {
+                for mut n in 0..total {
+                    let mut chosen = Vec::with_capacity(axes.len());
+                    for (_, v) in &axes {
+                        chosen.push(v[n % v.len()]);
+                        n /= v.len();
+                    }
+                    run(&chosen);
+                }
+            } else {
+                for _ in 0..30_000 {
+                    let chosen: Vec<u64> =
+                        axes.iter().map(|(_, v)| v[rng.below(v.len())]).collect();
+                    run(&chosen);
+                }
+            }
+        }
+    }
+    count
+}
+
+fn resolve_options(arches: &[Arch], caps: CapSet) -> ResolveOptions {
+    ResolveOptions {
+        native: Some(arches[0]),
+        arches: Some(arches.to_vec()),
+        caps,
+        kernel: Some(KernelVersion::new(6, 18)),
+        strict: false,
+        resolver: Some(libseccomp_resolver()),
+    }
+}
+
+fn oracle_options(arches: &[Arch], caps: &[&str], optimize: u32) -> ProfileOptions {
+    ProfileOptions {
+        caps: caps.iter().map(|c| c.to_string()).collect(),
+        kernel: (6, 18, 0),
+        optimize,
+        native: Some(oci_name(arches[0])),
+        arches: Some(arches.iter().map(|&a| oci_name(a)).collect()),
+    }
+}
+
+fn oci_profiles() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(profile_path("oci"))
+        .expect("profile corpus")
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 7, "{names:?}");
+    names
+}
+
+fn compare_profile(
+    name: &str,
+    arches: &[Arch],
+    caps: &[&str],
+    capset: CapSet,
+) -> (usize, usize, usize) {
+    let relative = format!("oci/{name}");
+    let json = load_profile(&relative).unwrap();
+    let bytes = std::fs::read(profile_path(&relative)).unwrap();
+    compare_json(name, &json, &bytes, arches, caps, capset)
+}
+
+/// secopt's program for the profile `bytes` (parsed as `json` for the oracle) against
+/// libseccomp's, by the verifier and by the interpreter sweep; returns the number of
+/// inputs swept and both lengths.
+fn compare_json(
+    name: &str,
+    json: &serde_json::Value,
+    bytes: &[u8],
+    arches: &[Arch],
+    caps: &[&str],
+    capset: CapSet,
+) -> (usize, usize, usize) {
+    let optimize = if arches[0] == Arch::X86_64 { 1 } else { 2 };
+    let theirs = build_filter(json, &oracle_options(arches, caps, optimize))
+        .unwrap_or_else(|e| panic!("{name}: libseccomp: {e}"));
+    let policy = policy::oci::parse(bytes, name).unwrap();
+    let resolved = policy::resolve(&policy, &resolve_options(arches, capset)).unwrap();
+    let ours = compile::compile(&resolved, &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(
+        ours.info().default_action,
+        RetVal(theirs.default_action),
+        "{name}: default action"
+    );
+    // Exact: secopt's verifier over all of seccomp_data.
+    let verdict = verify::equivalent(ours.program(), &theirs.program, &VerifyOptions::default())
+        .unwrap_or_else(|e| panic!("{name} {arches:?}: verifier: {e}"));
+    match verdict {
+        Verdict::Equal => {}
+        Verdict::Different(cx) => panic!(
+            "{name} on {arches:?}: secopt returns {} and libseccomp {} for {:x?}",
+            cx.a, cx.b, cx.data
+        ),
+        other => panic!("{name} on {arches:?}: no verdict: {other:?}"),
+    }
+    // And the interpreter over the boundary sweep, independently of the verifier.
+    let values = sweep_values(&theirs, arches);
+    let what = format!("{name} on {arches:?}");
+    let n = sweep(arches, &values, &mut |data| {
+        same(&what, ours.program(), &theirs.program, data)
+    });
+    (n, ours.program().len(), theirs.program.len())
+}
+
+#[test]
+fn oci_profiles_decide_like_libseccomp_on_every_arch_set() {
+    let default_caps: Vec<&str> = common::libseccomp_profiles::DOCKER_DEFAULT_CAPS.to_vec();
+    for arches in ARCH_SETS {
+        for name in oci_profiles() {
+            let start = Instant::now();
+            let (n, ours, theirs) =
+                compare_profile(&name, arches, &default_caps, CapSet::docker_default());
+            eprintln!(
+                "{name} {arches:?}: {n} inputs agree; secopt {ours} insns, libseccomp {theirs}; {:?}",
+                start.elapsed()
+            );
+        }
+    }
+}
+
+#[test]
+fn privileged_docker_and_podman_profiles_decide_like_libseccomp() {
+    let all: Vec<&str> = policy::ALL_CAPS.to_vec();
+    for arches in [ARCH_SETS[0], ARCH_SETS[1]] {
+        for name in [
+            "docker-default.json",
+            "podman-containers-common-default.json",
+        ] {
+            let (n, _, _) = compare_profile(name, arches, &all, CapSet::all());
+            eprintln!("{name} {arches:?} all caps: {n} inputs agree");
+        }
+    }
+}
+
+/// A random OCI profile over a few syscalls with overlapping conditional rules.
+fn random_profile(rng: &mut Rng) -> String {
+    let names = ["read", "write", "mmap"];
+    let actions = [
+        "\"action\": \"SCMP_ACT_ALLOW\"",
+        "\"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 2",
+        "\"action\": \"SCMP_ACT_TRAP\"",
+        "\"action\": \"SCMP_ACT_LOG\"",
+    ];
+    let ops = [
+        "SCMP_CMP_EQ",
+        "SCMP_CMP_NE",
+        "SCMP_CMP_LT",
+        "SCMP_CMP_LE",
+        "SCMP_CMP_GT",
+        "SCMP_CMP_GE",
+        "SCMP_CMP_MASKED_EQ",
+    ];
+    let values: [u64; 8] = [
+        0,
+        1,
+        5,
+        6,
+        0xFFFF_FFFF,
+        0x1_0000_0005,
+        0x5_0000_0000,
+        u64::MAX,
+    ];
+    let mut rules = Vec::new();
+    for _ in 0..1 + rng.below(5) {
+        let spread = 1 + rng.below(3);
+        let name = rng.pick(&names[..spread]);
+        let kinds = if rng.chance(1, 2) { 2 } else { 4 };
+        let action = actions[rng.below(kinds)];
+        let mut args = Vec::new();
+        for _ in 0..rng.below(3) {
+            let op = rng.pick(&ops);
+            args.push(format!(
+                "{{\"index\": {}, \"value\": {}, \"valueTwo\": {}, \"op\": \"{op}\"}}",
+                rng.below(2),
+                rng.pick(&values),
+                rng.pick(&values)
+            ));
+        }
+        rules.push(format!(
+            "{{\"names\": [\"{name}\"], {action}, \"args\": [{}]}}",
+            args.join(", ")
+        ));
+    }
+    format!(
+        "{{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 99, \"syscalls\": [{}]}}",
+        rules.join(",\n")
+    )
+}
+
+/// Random profiles whose rules for one syscall overlap with different actions: libseccomp
+/// decides by the shape of its rule tree, not by rule order, and secopt must follow.
+///
+/// The system library is 2.5.4, so secopt is compared in its `libseccomp_merge_bug` mode
+/// (GHSA-4q85-33p6-j5g6); the default mode (2.6.1's corrected merge) is compared with
+/// that, and the inputs where they differ are counted.
+///
+/// libseccomp's BPF code generator sometimes compiles its own tree wrongly: falling through
+/// from a nested comparison of an argument's low word to a sibling comparison of its high
+/// word, it does not reload the high word (the accumulator still holds the low one). Where
+/// libseccomp's BPF and secopt disagree, the input is therefore also run through
+/// libseccomp's pseudo filter code (its rule tree printed as `if`/`else`, without that code
+/// generator); secopt must agree with that, and such filters are counted.
+#[test]
+fn random_overlapping_rules_decide_like_libseccomp() {
+    let mut rng = Rng::new(42);
+    let (mut agree, mut refused_both, mut codegen_bug_cases, mut ghsa_cases) = (0, 0, 0, 0);
+    let as_254 = CompileOptions {
+        libseccomp_merge_bug: true,
+        ..Default::default()
+    };
+    for case in 0..500 {
+        let text = random_profile(&mut rng);
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for arches in [&[Arch::X86_64][..], &[Arch::X86][..]] {
+            let policy = policy::oci::parse(text.as_bytes(), "random.json").unwrap();
+            let resolved =
+                policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
+            let ours = compile::compile(&resolved, &as_254);
+            let fixed = compile::compile(&resolved, &CompileOptions::default());
+            let theirs = match build_filter(&json, &oracle_options(arches, &[], 1)) {
+                Ok(f) => f,
+                Err(e) => {
+                    // libseccomp refused a rule (EEXIST): secopt must refuse it too.
+                    assert!(
+                        matches!(ours, Err(compile::CompileError::Refused { .. })),
+                        "case {case} {arches:?}: libseccomp refused ({e}) but secopt compiled:\n{text}"
+                    );
+                    refused_both += 1;
+                    continue;
+                }
+            };
+            let ours = ours.unwrap_or_else(|e| panic!("case {case} {arches:?}: {e}\n{text}"));
+            let fixed = fixed.unwrap_or_else(|e| panic!("case {case} {arches:?}: {e}\n{text}"));
+            let pfc = Pfc::parse(&theirs.pfc).unwrap();
+            let values = sweep_values(&theirs, arches);
+            let (mut codegen_bug, mut ghsa) = (false, false);
+            sweep(arches, &values, &mut |data| {
+                let a = interp::eval(ours.program(), data).unwrap();
+                let b = interp::eval(&theirs.program, data).unwrap();
+                if a != b {
+                    assert_eq!(
+                        Some(a.0),
+                        pfc.decide(data),
+                        "case {case} {arches:?}: secopt {a} differs from libseccomp's BPF {b} and from its PFC on {data:x?}\n{text}\n{}",
+                        theirs.pfc
+                    );
+                    codegen_bug = true;
+                }
+                ghsa |= interp::eval(fixed.program(), data).unwrap() != a;
+            });
+            agree += usize::from(!codegen_bug);
+            codegen_bug_cases += usize::from(codegen_bug);
+            ghsa_cases += usize::from(ghsa);
+        }
+    }
+    eprintln!(
+        "{agree} filters agree with libseccomp 2.5.4's BPF; {refused_both} refused by both; \
+         {codegen_bug_cases} where libseccomp's BPF miscompiles its own rule tree (secopt = \
+         its PFC); {ghsa_cases} where 2.6.1's corrected merge decides differently"
+    );
+    assert!(agree > 700 && refused_both > 0);
+}
+
+/// GHSA-4q85-33p6-j5g6, by hand: two `<` rules on one argument whose constants share the
+/// high word (1), the less specific one first. For `args[0] = 0` (high word 0 < 1) both
+/// match. libseccomp 2.6.1 keeps the more specific rule's action, ERRNO(2); 2.5.4 (the
+/// system library) keeps the first rule's, ALLOW. Where the high word equals 1, the low
+/// words decide and both versions agree: below 5 ERRNO(2), from 5 to 6 ALLOW.
+#[test]
+fn ghsa_4q85_merge_of_two_less_than_rules() {
+    let text = r#"{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 4294967303, "op": "SCMP_CMP_LT"}]},
+        {"names": ["read"], "action": "SCMP_ACT_ERRNO", "errnoRet": 2,
+         "args": [{"index": 0, "value": 4294967301, "op": "SCMP_CMP_LT"}]}]}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let arches = [Arch::X86_64];
+    let theirs = build_filter(&json, &oracle_options(&arches, &[], 1)).unwrap();
+    let policy = policy::oci::parse(text.as_bytes(), "ghsa.json").unwrap();
+    let resolved = policy::resolve(&policy, &resolve_options(&arches, CapSet::none())).unwrap();
+    let fixed = compile::compile(&resolved, &CompileOptions::default()).unwrap();
+    let old = compile::compile(
+        &resolved,
+        &CompileOptions {
+            libseccomp_merge_bug: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let run = |p: &Program, a0: u64| {
+        interp::eval(
+            p,
+            &SeccompData::new(Arch::X86_64.token(), 0, [a0, 0, 0, 0, 0, 0]),
+        )
+        .unwrap()
+    };
+    let errno2 = RetVal::errno(2);
+    for (a0, want_fixed, want_old) in [
+        (0, errno2, RetVal::ALLOW),
+        (0xFFFF_FFFF, errno2, RetVal::ALLOW),
+        (0x1_0000_0004, errno2, errno2),
+        (0x1_0000_0005, RetVal::ALLOW, RetVal::ALLOW),
+        (0x1_0000_0006, RetVal::ALLOW, RetVal::ALLOW),
+        (0x1_0000_0007, RetVal::KILL_PROCESS, RetVal::KILL_PROCESS),
+    ] {
+        assert_eq!(
+            run(fixed.program(), a0),
+            want_fixed,
+            "2.6.1 semantics, a0={a0:#x}"
+        );
+        assert_eq!(
+            run(old.program(), a0),
+            want_old,
+            "2.5.4 semantics, a0={a0:#x}"
+        );
+        assert_eq!(
+            run(&theirs.program, a0),
+            want_old,
+            "system libseccomp, a0={a0:#x}"
+        );
+    }
+}
+
+/// A libseccomp (2.5.4; the code is unchanged in 2.6.1) code-generation bug, by hand: two
+/// ORed `<` rules on one argument (runc turns `a1 < 5 && a1 < 2^64-1` into two rules).
+/// The tree says: for `a1 = 0xffffffff` (high word 0), `a1 < 5` fails, then
+/// `a1 < 0xffffffffffffffff` holds: ERRNO(1). libseccomp's BPF falls from the low-word test
+/// of the first rule into the high-word test of the second without reloading the high
+/// word, compares the low word 0xffffffff instead, and ALLOWs. secopt follows the tree
+/// (libseccomp's own pseudo filter code agrees).
+#[test]
+fn libseccomp_codegen_misses_an_accumulator_reload() {
+    let text = r#"{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+        {"names": ["write"], "action": "SCMP_ACT_ERRNO",
+         "args": [{"index": 1, "value": 18446744073709551615, "op": "SCMP_CMP_LT"},
+                  {"index": 1, "value": 5, "op": "SCMP_CMP_LT"}]}]}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let arches = [Arch::X86_64];
+    let theirs = build_filter(&json, &oracle_options(&arches, &[], 1)).unwrap();
+    let pfc = Pfc::parse(&theirs.pfc).unwrap();
+    let policy = policy::oci::parse(text.as_bytes(), "reload.json").unwrap();
+    let resolved = policy::resolve(&policy, &resolve_options(&arches, CapSet::none())).unwrap();
+    let ours = compile::compile(&resolved, &CompileOptions::default()).unwrap();
+    let data = |a1: u64| SeccompData::new(Arch::X86_64.token(), 1, [0, a1, 0, 0, 0, 0]);
+    let eperm = RetVal::errno(1);
+    assert_eq!(
+        interp::eval(&theirs.program, &data(0xFFFF_FFFF)).unwrap(),
+        RetVal::ALLOW
+    );
+    assert_eq!(pfc.decide(&data(0xFFFF_FFFF)), Some(eperm.0));
+    assert_eq!(
+        interp::eval(ours.program(), &data(0xFFFF_FFFF)).unwrap(),
+        eperm
+    );
+    // Elsewhere all three agree.
+    for (a1, want) in [
+        (4, eperm),
+        (5, eperm),
+        (u64::MAX, RetVal::ALLOW),
+        (0x1_0000_0000, eperm),
+    ] {
+        assert_eq!(
+            interp::eval(&theirs.program, &data(a1)).unwrap(),
+            want,
+            "{a1:#x}"
+        );
+        assert_eq!(
+            interp::eval(ours.program(), &data(a1)).unwrap(),
+            want,
+            "{a1:#x}"
+        );
+    }
+}
+
+/// Socket and IPC names that an arch has no syscall for (`recv`, `send`, `accept`, `semop`
+/// on i386; `recv`, `send`, `accept`, `semop` on s390x; `semop` on ppc64le): libseccomp
+/// resolves them to pseudo-numbers and still adds their rules to `socketcall`/`ipc` with
+/// `arg0 == call` (src/syscalls.c `abi_rule_add`, 2.5.4 and 2.6.1 alike), so secopt must
+/// too. The unconditional `read`/`write` rule keeps libseccomp's code generator away from
+/// the missing-load bug shown in the next test.
+#[test]
+fn names_reached_only_through_socketcall_or_ipc_decide_like_libseccomp() {
+    let text = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read", "write"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["recv", "send"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13,
+         "args": [{"index": 0, "value": 7, "op": "SCMP_CMP_EQ"},
+                  {"index": 2, "value": 64, "op": "SCMP_CMP_GT"}]},
+        {"names": ["accept", "recvfrom"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["semop", "semtimedop"], "action": "SCMP_ACT_TRAP",
+         "args": [{"index": 1, "value": 3, "op": "SCMP_CMP_LE"}]},
+        {"names": ["socketcall"], "action": "SCMP_ACT_LOG",
+         "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    for arches in [ARCH_SETS[0], &[Arch::X86][..], ARCH_SETS[2], ARCH_SETS[3]] {
+        let (n, ours, theirs) = compare_json(
+            "multiplexed.json",
+            &json,
+            text.as_bytes(),
+            arches,
+            &[],
+            CapSet::none(),
+        );
+        eprintln!("multiplexed.json {arches:?}: {n} inputs agree; secopt {ours} insns, libseccomp {theirs}");
+    }
+    // Spot checks on i386 from the uapi numbers: socketcall 102 with SYS_RECV = 10 and the
+    // arg2 condition kept; ipc 117 with SEMOP = 1, SEMTIMEDOP = 4.
+    let policy = policy::oci::parse(text.as_bytes(), "multiplexed.json").unwrap();
+    let resolved =
+        policy::resolve(&policy, &resolve_options(&[Arch::X86], CapSet::none())).unwrap();
+    let ours = compile::compile(&resolved, &CompileOptions::default()).unwrap();
+    let run = |nr: i32, args: [u64; 6]| {
+        interp::eval(
+            ours.program(),
+            &SeccompData::new(Arch::X86.token(), nr, args),
+        )
+        .unwrap()
+    };
+    assert_eq!(run(102, [10, 0, 65, 0, 0, 0]), RetVal::errno(13));
+    assert_eq!(run(102, [10, 0, 64, 0, 0, 0]), RetVal::errno(1));
+    assert_eq!(run(102, [5, 0, 0, 0, 0, 0]), RetVal::ALLOW);
+    assert_eq!(run(117, [4, 3, 0, 0, 0, 0]), RetVal(0x0003_0000));
+    assert_eq!(run(117, [1, 4, 0, 0, 0, 0]), RetVal::errno(1));
+}
+
+/// A libseccomp (2.5.4; the code is unchanged in 2.6.1) code-generation bug: with the
+/// linear layout, the `ld [nr]` of an arch block belongs to the first syscall in priority
+/// order (src/gen_bpf.c `_gen_bpf_syscalls` passes `acc_reset` only for `s_head`), but
+/// pseudo-syscalls are left out of the BPF (`_skip_syscall`). When the first one is a
+/// pseudo-syscall — here `accept` on i386 (pseudo-number -105, unconditional, so of the
+/// highest priority, ahead of the conditional `personality` and `socketcall` rules) — the
+/// block has no `ld [nr]`: it compares the arch token with syscall numbers, and every
+/// i386 call gets the default action. secopt follows libseccomp's rule tree (its pseudo
+/// filter code); with the binary-tree layout, which loads `nr` itself, libseccomp's BPF
+/// agrees. x86_64 and x32 blocks always reload `nr` (their x32-bit check) and are not hit.
+#[test]
+fn libseccomp_codegen_drops_the_syscall_load_after_a_pseudo_syscall() {
+    let text = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["accept"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["personality"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let arches = [Arch::X86_64, Arch::X86];
+    let linear = build_filter(&json, &oracle_options(&arches, &[], 1)).unwrap();
+    let tree = build_filter(&json, &oracle_options(&arches, &[], 2)).unwrap();
+    let pfc = Pfc::parse(&linear.pfc).unwrap();
+    let policy = policy::oci::parse(text.as_bytes(), "pseudo.json").unwrap();
+    let resolved = policy::resolve(&policy, &resolve_options(&arches, CapSet::none())).unwrap();
+    let ours = compile::compile(&resolved, &CompileOptions::default()).unwrap();
+    let i386 = |nr: i32, a0: u64| SeccompData::new(Arch::X86.token(), nr, [a0, 0, 0, 0, 0, 0]);
+    // socketcall(SYS_ACCEPT = 5) and personality(8) (136 on i386).
+    for data in [i386(102, 5), i386(136, 8)] {
+        assert_eq!(
+            interp::eval(&linear.program, &data).unwrap(),
+            RetVal::errno(1),
+            "libseccomp's linear BPF: {data:x?}"
+        );
+        assert_eq!(
+            pfc.decide(&data),
+            Some(RetVal::ALLOW.0),
+            "its PFC: {data:x?}"
+        );
+        assert_eq!(interp::eval(&tree.program, &data).unwrap(), RetVal::ALLOW);
+        assert_eq!(interp::eval(ours.program(), &data).unwrap(), RetVal::ALLOW);
+    }
+    // The load is really missing: the i386 block's first instruction after the arch test
+    // is a comparison, not `ld [nr]`.
+    let loads_nr = linear
+        .program
+        .insns
+        .iter()
+        .filter(|i| i.code == 0x20 && i.k == 0)
+        .count();
+    assert_eq!(loads_nr, 1, "only the x86_64 block loads nr");
+    // Elsewhere they agree.
+    let values = sweep_values(&linear, &arches);
+    sweep(&arches, &values, &mut |data| {
+        let a = interp::eval(ours.program(), data).unwrap();
+        let b = interp::eval(&tree.program, data).unwrap();
+        assert_eq!(a, b, "{data:x?}");
+    });
+}
+
+/// `compile::NEWER_THAN_LIBSECCOMP_2_5_5` (the names `secopt compile` warns runc may skip)
+/// against the system library, when it is such a libseccomp: none of the names resolves on
+/// any arch, and every other name of secopt's x86_64 and aarch64 tables does.
+#[test]
+fn names_newer_than_libseccomp_2_5_5_are_the_ones_it_does_not_know() {
+    let version = libseccomp_version();
+    if version > (2, 5, 5) {
+        eprintln!("system libseccomp {version:?} is newer than 2.5.5: nothing to check");
+        return;
+    }
+    for name in compile::NEWER_THAN_LIBSECCOMP_2_5_5 {
+        for arch in Arch::ALL {
+            assert_eq!(libseccomp_nr(arch, name), None, "{name} on {arch}");
+        }
+    }
+    for arch in [Arch::X86_64, Arch::Aarch64] {
+        for (nr, name) in arch.syscalls().iter() {
+            if !compile::NEWER_THAN_LIBSECCOMP_2_5_5.contains(&name) {
+                assert_eq!(libseccomp_nr(arch, name), Some(nr), "{name} on {arch}");
+            }
+        }
+    }
+}
+
+/// `secopt compile --syscall-table libseccomp` resolves as this test suite's independent
+/// resolver does, on every arch and name either table has.
+#[cfg(feature = "libseccomp")]
+#[test]
+fn the_librarys_libseccomp_table_is_the_tests_one() {
+    let library = policy::SyscallResolver::libseccomp();
+    let mut checked = 0;
+    for arch in Arch::ALL {
+        let names = Arch::ALL
+            .iter()
+            .flat_map(|a| a.syscalls().iter().map(|(_, n)| n))
+            .chain(["recv", "send", "semop", "no_such_call"]);
+        for name in names {
+            assert_eq!(
+                library.lookup(arch, name),
+                libseccomp_nr(arch, name),
+                "{name} on {arch}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 10_000, "{checked}");
+}
+
+/// runc's ENOSYS stub as libcontainer/seccomp/patchbpf/enosys_linux.go describes it, for
+/// one input: `Some(ENOSYS)` when the stub answers, `None` when the filter does. `highest`
+/// is, per arch, the largest number libseccomp gives any of the profile's names (negative
+/// pseudo-numbers never count, as in `findLastSyscalls`).
+fn runc_stub(highest: &BTreeMap<Arch, u32>, data: &SeccompData) -> Option<RetVal> {
+    let nr = data.nr as u32;
+    let enosys = Some(RetVal::errno(38));
+    let max = |a: Arch| highest.get(&a).copied().filter(|&m| m != 0);
+    let above = |m: u32| if nr > m { enosys } else { None };
+    let bit30 = nr & X32_SYSCALL_BIT != 0;
+    if data.arch == Arch::X86_64.token() {
+        return match (max(Arch::X86_64), max(Arch::X32)) {
+            (Some(x64), Some(x32)) => above(if bit30 { x32 } else { x64 }),
+            (Some(x64), None) if !bit30 => above(x64),
+            (None, Some(x32)) if bit30 => above(x32),
+            _ => None,
+        };
+    }
+    let arch = Arch::from_token(data.arch).first().copied()?;
+    let m = max(arch)?;
+    if arch == Arch::S390x && nr == 0 {
+        return enosys;
+    }
+    above(m)
+}
+
+/// `--runc-compat`: secopt's program equals runc's stub in front of libseccomp's program.
+#[test]
+fn runc_compat_adds_runcs_enosys_stub() {
+    let caps: Vec<&str> = common::libseccomp_profiles::DOCKER_DEFAULT_CAPS.to_vec();
+    let with_stub = CompileOptions {
+        runc_compat: true,
+        ..Default::default()
+    };
+    let mut stubbed = 0;
+    for arches in [
+        ARCH_SETS[0],
+        &[Arch::X86_64][..],
+        ARCH_SETS[1],
+        ARCH_SETS[2],
+    ] {
+        for name in oci_profiles() {
+            let relative = format!("oci/{name}");
+            let json = load_profile(&relative).unwrap();
+            let opts = oracle_options(arches, &caps, 2);
+            let theirs = build_filter(&json, &opts).unwrap();
+            let mut highest = BTreeMap::new();
+            for n in common::libseccomp_profiles::applicable_names(&json, &opts).unwrap() {
+                for &a in arches {
+                    if let Ok(s) = ScmpSyscall::from_name_by_arch(&n, scmp_arch(a)) {
+                        let v = i32::from(s);
+                        if v > 0 {
+                            let e = highest.entry(a).or_insert(0u32);
+                            *e = (*e).max(v as u32);
+                        }
+                    }
+                }
+            }
+            let default_allows = matches!(
+                json["defaultAction"].as_str(),
+                Some("SCMP_ACT_ALLOW" | "SCMP_ACT_LOG" | "SCMP_ACT_TRACE")
+            );
+            let bytes = std::fs::read(profile_path(&relative)).unwrap();
+            let policy = policy::oci::parse(&bytes, &name).unwrap();
+            let resolved =
+                policy::resolve(&policy, &resolve_options(arches, CapSet::docker_default()))
+                    .unwrap();
+            let ours = compile::compile(&resolved, &with_stub).unwrap();
+            // The stub is there when it decides something: a non-allowing default and
+            // some arch with a threshold (an empty profile gets none).
+            let has_section = highest.values().any(|&m| m != 0);
+            assert_eq!(
+                ours.info().runc_compat,
+                !default_allows && has_section,
+                "{name}"
+            );
+            let values = sweep_values(&theirs, arches);
+            sweep(arches, &values, &mut |data| {
+                let filter = interp::eval(&theirs.program, data).unwrap();
+                let want = match runc_stub(&highest, data) {
+                    Some(enosys) if !default_allows => {
+                        stubbed += 1;
+                        enosys
+                    }
+                    _ => filter,
+                };
+                let got = interp::eval(ours.program(), data).unwrap();
+                assert_eq!(got, want, "{name} {arches:?} {data:x?}");
+            });
+        }
+    }
+    assert!(stubbed > 1000, "{stubbed}");
+
+    // Spot checks on Docker's profile, from the text of runc's stub: -1 has bit 30 set
+    // and with x32 in the filter is compared with x32's highest number; without x32 it
+    // goes to the filter, which gives it the default; on aarch64 -1 is above everything.
+    let docker = |arches: &[Arch]| {
+        let bytes = std::fs::read(profile_path("oci/docker-default.json")).unwrap();
+        let policy = policy::oci::parse(&bytes, "docker-default.json").unwrap();
+        let resolved =
+            policy::resolve(&policy, &resolve_options(arches, CapSet::docker_default())).unwrap();
+        compile::compile(&resolved, &with_stub).unwrap()
+    };
+    let run = |f: &compile::CompiledFilter, arch: Arch, nr: i32| {
+        interp::eval(f.program(), &SeccompData::new(arch.token(), nr, [0; 6])).unwrap()
+    };
+    let enosys = RetVal::errno(38);
+    assert_eq!(run(&docker(ARCH_SETS[0]), Arch::X86_64, -1), enosys);
+    assert_eq!(
+        run(&docker(&[Arch::X86_64]), Arch::X86_64, -1),
+        RetVal::errno(1)
+    );
+    assert_eq!(run(&docker(ARCH_SETS[1]), Arch::Aarch64, -1), enosys);
+    assert_eq!(run(&docker(ARCH_SETS[1]), Arch::Aarch64, 5000), enosys);
+    assert_eq!(run(&docker(ARCH_SETS[1]), Arch::Aarch64, 0), RetVal::ALLOW); // io_setup
+    assert_eq!(run(&docker(&[Arch::S390x]), Arch::S390x, 0), enosys);
+}
+
+/// A Firecracker action as its seccompiler (src/seccompiler/src/types.rs) hands it to
+/// libseccomp.
+fn firecracker_action(v: &serde_json::Value) -> libseccomp::ScmpAction {
+    use libseccomp::ScmpAction;
+    match v {
+        serde_json::Value::String(s) => match s.as_str() {
+            "allow" => ScmpAction::Allow,
+            "trap" => ScmpAction::Trap,
+            "kill_thread" => ScmpAction::KillThread,
+            "kill_process" => ScmpAction::KillProcess,
+            "log" => ScmpAction::Log,
+            other => panic!("action {other}"),
+        },
+        serde_json::Value::Object(o) => {
+            let (k, n) = o.iter().next().unwrap();
+            let n = n.as_u64().unwrap() as u16;
+            match k.as_str() {
+                "errno" => ScmpAction::Errno(i32::from(n)),
+                "trace" => ScmpAction::Trace(n),
+                other => panic!("action {other}"),
+            }
+        }
+        other => panic!("action {other}"),
+    }
+}
+
+/// Firecracker's own compiler, step by step (src/seccompiler/src/lib.rs `compile_bpf`):
+/// one libseccomp filter per thread with the default action, every entry a rule with the
+/// filter action; a `dword` `eq` is `MASKED_EQ` with mask 0xffffffff, every other operator
+/// compares 64 bits, `{"masked_eq": m}` is `MASKED_EQ` with mask m. Returns, per thread,
+/// the program, its action values and its pseudo filter code.
+fn firecracker_with_libseccomp(json: &serde_json::Value) -> BTreeMap<String, (Program, String)> {
+    use libseccomp::{ScmpArgCompare, ScmpFilterContext};
+    let mut out = BTreeMap::new();
+    for (thread, f) in json.as_object().unwrap() {
+        let default = firecracker_action(&f["default_action"]);
+        let action = firecracker_action(&f["filter_action"]);
+        let mut ctx = ScmpFilterContext::new(default).unwrap();
+        for rule in f["filter"].as_array().unwrap() {
+            let sys = ScmpSyscall::from_name(rule["syscall"].as_str().unwrap()).unwrap();
+            let conds: Vec<ScmpArgCompare> = rule["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| {
+                    let index = a["index"].as_u64().unwrap() as u32;
+                    let val = a["val"].as_u64().unwrap();
+                    let op = match &a["op"] {
+                        serde_json::Value::String(s) => match (s.as_str(), a["type"].as_str()) {
+                            ("eq", Some("dword")) => ScmpCompareOp::MaskedEqual(0xFFFF_FFFF),
+                            ("eq", _) => ScmpCompareOp::Equal,
+                            ("ne", _) => ScmpCompareOp::NotEqual,
+                            ("lt", _) => ScmpCompareOp::Less,
+                            ("le", _) => ScmpCompareOp::LessOrEqual,
+                            ("gt", _) => ScmpCompareOp::Greater,
+                            ("ge", _) => ScmpCompareOp::GreaterEqual,
+                            (other, _) => panic!("op {other}"),
+                        },
+                        serde_json::Value::Object(o) => {
+                            ScmpCompareOp::MaskedEqual(o["masked_eq"].as_u64().unwrap())
+                        }
+                        other => panic!("op {other}"),
+                    };
+                    ScmpArgCompare::new(index, op, val)
+                })
+                .collect();
+            ctx.add_rule_conditional(action, sys, &conds).unwrap();
+        }
+        let dir = std::env::temp_dir().join(format!("secopt-fc-{}-{thread}", std::process::id()));
+        let file = std::fs::File::create(&dir).unwrap();
+        ctx.export_bpf(&file).unwrap();
+        let raw = std::fs::read(&dir).unwrap();
+        let pfc_file = std::fs::File::create(&dir).unwrap();
+        ctx.export_pfc(&pfc_file).unwrap();
+        let pfc = std::fs::read_to_string(&dir).unwrap();
+        let _ = std::fs::remove_file(&dir);
+        out.insert(thread.clone(), (Program::from_raw(&raw).unwrap(), pfc));
+    }
+    out
+}
+
+/// Firecracker's filters (its production x86_64 file and its placeholder file), per thread:
+/// secopt decides like Firecracker's libseccomp-based compiler on this x86_64 host.
+#[test]
+fn firecracker_filters_decide_like_firecrackers_compiler() {
+    for file in [
+        "firecracker/firecracker-x86_64-unknown-linux-musl.json",
+        "firecracker/firecracker-unimplemented.json",
+    ] {
+        let bytes = std::fs::read(profile_path(file)).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let theirs = firecracker_with_libseccomp(&json);
+        let ours = compile::compile_firecracker(
+            &bytes,
+            file,
+            &policy::firecracker::FirecrackerOptions::new(Arch::X86_64),
+            &CompileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(ours.len(), theirs.len(), "{file}: one filter per thread");
+        for (thread, filter) in &ours {
+            let (program, pfc) = &theirs[thread];
+            let pfc = Pfc::parse(pfc).unwrap();
+            assert_eq!(filter.info().thread.as_deref(), Some(thread.as_str()));
+            // Sweep values from the file's own conditions, for every syscall of the thread.
+            let mut values: BTreeMap<(Arch, u32), ArgValues> = BTreeMap::new();
+            for rule in json[thread]["filter"].as_array().unwrap() {
+                let Some(nr) = libseccomp_nr(Arch::X86_64, rule["syscall"].as_str().unwrap())
+                else {
+                    continue;
+                };
+                let entry = values.entry((Arch::X86_64, nr)).or_default();
+                for a in rule["args"].as_array().into_iter().flatten() {
+                    let set = entry
+                        .entry(a["index"].as_u64().unwrap() as u32)
+                        .or_default();
+                    let val = a["val"].as_u64().unwrap();
+                    boundaries(val, set);
+                    if let Some(m) = a["op"].get("masked_eq").and_then(|m| m.as_u64()) {
+                        for v in [val & m, val | !m, m, !m] {
+                            boundaries(v, set);
+                        }
+                    }
+                }
+            }
+            let (mut n, mut codegen_bugs) = (0, 0);
+            sweep(&[Arch::X86_64], &values, &mut |data| {
+                let a = interp::eval(filter.program(), data).unwrap();
+                let b = interp::eval(program, data).unwrap();
+                if a != b {
+                    // Only where libseccomp's BPF leaves its own rule tree (see above).
+                    assert_eq!(
+                        Some(a.0),
+                        pfc.decide(data),
+                        "{file} {thread}: {data:x?}: secopt {a}, libseccomp {b}"
+                    );
+                    codegen_bugs += 1;
+                }
+                n += 1;
+            });
+            eprintln!(
+                "{file} {thread}: {n} inputs, {codegen_bugs} where libseccomp's BPF leaves its tree; secopt {} insns, libseccomp {}",
+                filter.program().len(),
+                program.len()
+            );
+        }
+    }
+}

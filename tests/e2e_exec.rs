@@ -1,0 +1,796 @@
+//! `secopt exec` end to end: the real kernel enforces the filter secopt installs, and a small
+//! C program (tests/data/syscall_probe.c, built here with `cc`) reports what its system calls
+//! returned from inside.
+//!
+//! Expected values come from the profiles' JSON (checked by the tests themselves), the kernel's
+//! uapi constants and x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl), and a
+//! baseline run of the same probes without any filter.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+#[path = "data/e2e_support.rs"]
+mod support;
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::*;
+
+// x86_64 syscall numbers (syscall_64.tbl).
+const NR_GETPID: u32 = 39;
+const NR_GETPPID: u32 = 110;
+const NR_MKDIR: u32 = 83;
+const NR_MKDIRAT: u32 = 258;
+const NR_CLONE3: u32 = 435;
+// include/uapi/linux/seccomp.h, include/uapi/linux/filter.h, include/uapi/linux/audit.h.
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const RET_K: u16 = 0x06;
+const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+// errno values (asm-generic/errno-base.h, errno.h).
+const EPERM: i32 = 1;
+const ENOENT: i32 = 2;
+const EINVAL: i32 = 22;
+const ENOSYS: i32 = 38;
+const ENOMEDIUM: i32 = 123;
+/// `personality(0xffffffff)` (x86_64 nr 135) only queries; Docker allows it (and 0, 8, 0x20000, 0x20008).
+const PERSONALITY_QUERY: &str = "raw:135,0xffffffff";
+/// `personality(ADDR_NO_RANDOMIZE)` (0x0040000): a value Docker's profile does not allow.
+const PERSONALITY_NO_RANDOMIZE: &str = "raw:135,0x40000";
+
+fn docker_default() -> std::path::PathBuf {
+    shared_profile("oci/docker-default.json")
+}
+
+fn probes_of(out: &Output) -> std::collections::BTreeMap<String, ProbeResult> {
+    parse_probe(&stdout_of(out))
+}
+
+/// What Docker's default profile says about the syscalls these tests use, read from the JSON:
+/// the tests' expectations rest on these facts, not on secopt.
+#[test]
+fn docker_default_profile_says_what_the_tests_expect() {
+    let text = std::fs::read_to_string(docker_default()).unwrap();
+    let p: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(p["defaultAction"], "SCMP_ACT_ERRNO");
+    assert_eq!(p["defaultErrnoRet"], 1);
+    let rules = p["syscalls"].as_array().unwrap();
+    let naming = |name: &str| -> Vec<&serde_json::Value> {
+        rules
+            .iter()
+            .filter(|r| r["names"].as_array().unwrap().iter().any(|n| n == name))
+            .collect()
+    };
+    // mount is allowed only with CAP_SYS_ADMIN, which Docker's default caps lack.
+    let mount = naming("mount");
+    assert!(!mount.is_empty());
+    for r in mount {
+        assert_eq!(r["action"], "SCMP_ACT_ALLOW");
+        assert!(r["includes"]["caps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "CAP_SYS_ADMIN"));
+    }
+    // clone3 fails with ENOSYS (38) unless CAP_SYS_ADMIN is held.
+    let clone3: Vec<_> = naming("clone3")
+        .into_iter()
+        .filter(|r| r["action"] == "SCMP_ACT_ERRNO")
+        .collect();
+    assert_eq!(clone3.len(), 1);
+    assert_eq!(clone3[0]["errnoRet"], 38);
+    assert_eq!(clone3[0]["excludes"]["caps"][0], "CAP_SYS_ADMIN");
+    // getpid is unconditionally allowed; personality only for some values.
+    assert!(naming("getpid")
+        .iter()
+        .any(|r| r["action"] == "SCMP_ACT_ALLOW" && r.get("includes").is_none()));
+    let persona: Vec<u64> = naming("personality")
+        .iter()
+        .map(|r| r["args"][0]["value"].as_u64().unwrap())
+        .collect();
+    assert!(persona.contains(&0xffff_ffff) && !persona.contains(&0x40000));
+}
+
+#[test]
+fn true_runs_under_the_docker_default_profile() {
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(docker_default())
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+}
+
+#[test]
+fn a_program_sees_the_docker_default_decisions() {
+    let dir = TempDir::new("exec-docker");
+    let probe = build_probe(dir.path());
+    let target = dir.join("no-such-mountpoint");
+    let mount = format!("mount:{}", target.display());
+    let clone3 = format!("raw:{NR_CLONE3},0,0");
+    let getpid = format!("raw:{NR_GETPID}");
+    let probes = [
+        mount.as_str(),
+        clone3.as_str(),
+        getpid.as_str(),
+        PERSONALITY_QUERY,
+        PERSONALITY_NO_RANDOMIZE,
+    ];
+
+    // Without a filter: the kernel's own answers, which differ from the filter's.
+    let base = std::process::Command::new(&probe)
+        .args(probes)
+        .output()
+        .unwrap();
+    assert!(base.status.success());
+    let base = probes_of(&base);
+    assert!(
+        base[clone3.as_str()].failed_with(EINVAL),
+        "clone3(NULL, 0): {base:?}"
+    );
+    assert!(base[getpid.as_str()].succeeded());
+    assert!(base[PERSONALITY_NO_RANDOMIZE].succeeded());
+    if is_root() {
+        assert!(base[mount.as_str()].failed_with(ENOENT), "{base:?}");
+    } else {
+        eprintln!("note: not root, so mount fails with EPERM even without a filter");
+    }
+
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(docker_default())
+        .arg("--")
+        .arg(&probe)
+        .args(probes)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+    let got = probes_of(&out);
+    assert!(got[mount.as_str()].failed_with(EPERM), "mount: {got:?}");
+    assert!(got[clone3.as_str()].failed_with(ENOSYS), "clone3: {got:?}");
+    assert!(got[getpid.as_str()].succeeded(), "getpid: {got:?}");
+    assert!(got[PERSONALITY_QUERY].succeeded(), "{got:?}");
+    assert!(got[PERSONALITY_NO_RANDOMIZE].failed_with(EPERM), "{got:?}");
+    assert!(!target.exists());
+}
+
+#[test]
+fn capabilities_change_the_filter() {
+    // With CAP_SYS_ADMIN in the container's set, clone3 and mount are allowed by the
+    // profile: the kernel's own answers come back.
+    let dir = TempDir::new("exec-caps");
+    let probe = build_probe(dir.path());
+    let clone3 = format!("raw:{NR_CLONE3},0,0");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(docker_default())
+        .args(["--caps", "default,sys_admin", "--"])
+        .arg(&probe)
+        .arg(&clone3)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+    assert!(probes_of(&out)[clone3.as_str()].failed_with(EINVAL));
+}
+
+/// A raw filter written by hand: `getppid` fails with errno 77, everything else is allowed.
+fn getppid_errno_filter() -> Vec<u8> {
+    raw_filter(&[
+        (LD_W_ABS, 0, 0, 4), // arch
+        (JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        (RET_K, 0, 0, RET_ALLOW),
+        (LD_W_ABS, 0, 0, 0), // nr
+        (JEQ_K, 0, 1, NR_GETPPID),
+        (RET_K, 0, 0, RET_ERRNO | 77),
+        (RET_K, 0, 0, RET_ALLOW),
+    ])
+}
+
+#[test]
+fn bpf_runs_a_command_under_a_raw_filter() {
+    let dir = TempDir::new("exec-bpf");
+    let probe = build_probe(dir.path());
+    let filter = dir.join("f.bpf");
+    std::fs::write(&filter, getppid_errno_filter()).unwrap();
+    let getppid = format!("raw:{NR_GETPPID}");
+    let getpid = format!("raw:{NR_GETPID}");
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .arg("--")
+        .arg(&probe)
+        .args([&getppid, &getpid])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+    let got = probes_of(&out);
+    assert!(got[getppid.as_str()].failed_with(77), "{got:?}");
+    assert!(got[getpid.as_str()].succeeded(), "{got:?}");
+
+    // The command's own exit status is passed through.
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .args(["--", "sh", "-c", "exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "stderr: {}", stderr_of(&out));
+}
+
+#[test]
+fn the_command_gets_default_signal_dispositions() {
+    // The Rust runtime ignores SIGPIPE; `yes | head` must still end yes with SIGPIPE. The
+    // command's ignored-signal mask (/proc/self/status SigIgn) must not have SIGPIPE (13,
+    // bit 12).
+    let dir = TempDir::new("exec-signals");
+    let filter = dir.join("allow.bpf");
+    std::fs::write(&filter, raw_filter(&[(RET_K, 0, 0, RET_ALLOW)])).unwrap();
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .args(["--", "grep", "SigIgn", "/proc/self/status"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let mask = u64::from_str_radix(text.trim().trim_start_matches("SigIgn:").trim(), 16).unwrap();
+    assert_eq!(
+        mask & (1 << (libc::SIGPIPE - 1)),
+        0,
+        "SIGPIPE ignored: {text}"
+    );
+}
+
+#[test]
+fn a_filter_the_kernel_would_reject_is_not_installed() {
+    let dir = TempDir::new("exec-badbpf");
+    let filter = dir.join("bad.bpf");
+    // Jumps past the end.
+    std::fs::write(
+        &filter,
+        raw_filter(&[(JEQ_K, 5, 0, 1), (RET_K, 0, 0, RET_ALLOW)]),
+    )
+    .unwrap();
+    let marker = dir.join("ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("bad.bpf"), "{}", stderr_of(&out));
+    assert!(!marker.exists(), "the command must not run");
+}
+
+#[test]
+fn missing_and_unexecutable_commands_exit_127_and_126() {
+    let dir = TempDir::new("exec-missing");
+    let filter = dir.join("allow.bpf");
+    std::fs::write(&filter, raw_filter(&[(RET_K, 0, 0, RET_ALLOW)])).unwrap();
+    let run = |cmd: &str| {
+        secopt()
+            .arg("exec")
+            .arg("--bpf")
+            .arg(&filter)
+            .args(["--", cmd])
+            .output()
+            .unwrap()
+    };
+    let out = run("secopt-no-such-command");
+    assert_eq!(out.status.code(), Some(127));
+    assert!(stderr_of(&out).contains("secopt-no-such-command"));
+    assert!(stderr_of(&out).contains("not found"), "{}", stderr_of(&out));
+
+    let out = run("/nonexistent/dir/prog");
+    assert_eq!(out.status.code(), Some(127));
+    assert!(
+        stderr_of(&out).contains("No such file"),
+        "{}",
+        stderr_of(&out)
+    );
+
+    let plain = dir.join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    let out = run(plain.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(126));
+    assert!(
+        stderr_of(&out).contains("ermission denied"),
+        "{}",
+        stderr_of(&out)
+    );
+
+    let out = run(dir.path().to_str().unwrap());
+    assert_eq!(out.status.code(), Some(126), "a directory");
+}
+
+#[test]
+fn a_bad_profile_exits_2_naming_the_json_path() {
+    let dir = TempDir::new("exec-badprofile");
+    let profile = dir.join("bad.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO",
+            "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+                         {"names": ["write"], "action": "SCMP_ACT_FROB"}]}"#,
+    )
+    .unwrap();
+    let marker = dir.join("ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.json"), "{err}");
+    assert!(err.contains("$.syscalls[1].action"), "{err}");
+    assert!(!err.contains("panicked"));
+    assert!(!marker.exists());
+
+    let missing = secopt()
+        .args(["exec", "-p", "/nonexistent/profile.json", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr_of(&missing).contains("/nonexistent/profile.json"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = run_secopt(&["exec", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "no filter given");
+    let out = run_secopt(&["exec", "--bpf", "x.bpf"]);
+    assert_eq!(out.status.code(), Some(2), "no command given");
+    let out = run_secopt(&["exec", "--bpf", "x.bpf", "--flag", "bogus", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("bogus"));
+}
+
+#[test]
+fn dry_run_reports_and_runs_nothing() {
+    let dir = TempDir::new("exec-dry");
+    let filter = dir.join("f.bpf");
+    std::fs::write(&filter, getppid_errno_filter()).unwrap();
+    let marker = dir.join("ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .args([
+            "--flag",
+            "log",
+            "--flag",
+            "spec_allow",
+            "--dry-run",
+            "--format",
+            "json",
+            "--",
+        ])
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(!marker.exists());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["instructions"], 7);
+    // SECCOMP_FILTER_FLAG_LOG (2) | SECCOMP_FILTER_FLAG_SPEC_ALLOW (4).
+    assert_eq!(v["flag_bits"], 6);
+    assert!(v["command"].as_str().unwrap().ends_with("/touch"));
+
+    // A profile without `flags` gets SPEC_ALLOW, as runc gives it.
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(docker_default())
+        .args(["--dry-run", "--format", "json", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["flags"],
+        serde_json::json!(["SECCOMP_FILTER_FLAG_SPEC_ALLOW"])
+    );
+    assert_eq!(v["arches"], serde_json::json!(["x86_64", "x86", "x32"]));
+}
+
+#[test]
+fn filter_flags_are_passed_to_the_kernel() {
+    // LOG and TSYNC are accepted and the command runs; an unknown bit would be EINVAL.
+    let dir = TempDir::new("exec-flags");
+    let filter = dir.join("f.bpf");
+    std::fs::write(&filter, getppid_errno_filter()).unwrap();
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .args(["--flag", "log", "--flag", "tsync", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+}
+
+// ---- NOTIFY -------------------------------------------------------------------------------
+
+/// What the test's seccomp agent saw.
+#[derive(Debug)]
+struct AgentReport {
+    state: serde_json::Value,
+    fds_received: usize,
+    notified_nr: i32,
+    notified_pid: u32,
+}
+
+/// Receives one message and its `SCM_RIGHTS` fds with raw `recvmsg`, then reads to EOF.
+fn receive_state(stream: &mut std::os::unix::net::UnixStream) -> (Vec<u8>, Vec<OwnedFd>) {
+    let mut buf = vec![0u8; 65536];
+    let mut control = [0u64; 16];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut fds = Vec::new();
+    // SAFETY: recvmsg into buffers alive for the call; CMSG_* only walk `control`.
+    let n = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let n = libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+        assert!(n >= 0, "recvmsg: {}", std::io::Error::last_os_error());
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / 4;
+                let data = libc::CMSG_DATA(cmsg).cast::<libc::c_int>();
+                for i in 0..count {
+                    fds.push(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+        n as usize
+    };
+    buf.truncate(n);
+    // The spec allows the document to span several messages; fds come with the first.
+    stream.read_to_end(&mut buf).unwrap();
+    (buf, fds)
+}
+
+/// A one-shot seccomp agent: accepts one connection, takes the state and the listener, and
+/// answers the first notification with `-reply_errno`.
+/// Gives up when `gave_up` is set (the client exited) or after 20 s.
+fn agent(
+    listener: UnixListener,
+    reply_errno: i32,
+    gave_up: &AtomicBool,
+) -> Result<AgentReport, String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    listener.set_nonblocking(true).unwrap();
+    let mut stream = loop {
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() > deadline || gave_up.load(Ordering::SeqCst) {
+                    return Err("nobody connected to the agent".into());
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Err(format!("accept: {e}")),
+        }
+    };
+    stream.set_nonblocking(false).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let (payload, fds) = receive_state(&mut stream);
+    let state: serde_json::Value =
+        serde_json::from_slice(&payload).map_err(|e| format!("state JSON: {e}"))?;
+    let Some(seccomp_fd) = fds.first() else {
+        return Err(format!("no fd received with {state}"));
+    };
+    let mut pfd = libc::pollfd {
+        fd: seccomp_fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let ready = unsafe { libc::poll(&mut pfd, 1, 20_000) };
+    if ready != 1 || pfd.revents & libc::POLLIN == 0 {
+        return Err(format!(
+            "no notification arrived (poll {ready}, revents {:#x})",
+            pfd.revents
+        ));
+    }
+    // SAFETY: zeroed request/response structs are valid for the ioctls.
+    let (nr, pid) = unsafe {
+        let mut req: libc::seccomp_notif = std::mem::zeroed();
+        if libc::ioctl(
+            seccomp_fd.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_RECV,
+            &mut req,
+        ) != 0
+        {
+            return Err(format!("NOTIF_RECV: {}", std::io::Error::last_os_error()));
+        }
+        let mut resp: libc::seccomp_notif_resp = std::mem::zeroed();
+        resp.id = req.id;
+        resp.error = -reply_errno;
+        if libc::ioctl(
+            seccomp_fd.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &mut resp,
+        ) != 0
+        {
+            return Err(format!("NOTIF_SEND: {}", std::io::Error::last_os_error()));
+        }
+        (req.data.nr, req.pid)
+    };
+    Ok(AgentReport {
+        state,
+        fds_received: fds.len(),
+        notified_nr: nr,
+        notified_pid: pid,
+    })
+}
+
+/// Runs `secopt exec ARGS -- probe mkdir:DIR/made raw:getpid` against a test agent that
+/// answers the mkdir with ENOMEDIUM, and checks both sides.
+fn exec_with_agent(dir: &TempDir, socket: &Path, secopt_args: &[&std::ffi::OsStr], metadata: &str) {
+    let probe = build_probe(dir.path());
+    let listener = UnixListener::bind(socket).unwrap();
+    let client_exited = Arc::new(AtomicBool::new(false));
+    let agent = {
+        let client_exited = Arc::clone(&client_exited);
+        std::thread::spawn(move || agent(listener, ENOMEDIUM, &client_exited))
+    };
+    let made = dir.join("made");
+    let mkdir = format!("mkdir:{}", made.display());
+    let getpid = format!("raw:{NR_GETPID}");
+    let child = secopt()
+        .arg("exec")
+        .args(secopt_args)
+        .arg("--")
+        .arg(&probe)
+        .args([&mkdir, &getpid])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    client_exited.store(true, Ordering::SeqCst);
+    let report = agent.join().unwrap();
+    let report =
+        report.unwrap_or_else(|e| panic!("agent: {e}; secopt stderr: {}", stderr_of(&out)));
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+
+    // The program saw the agent's answer; the directory was never made.
+    let got = probes_of(&out);
+    assert!(got[mkdir.as_str()].failed_with(ENOMEDIUM), "{got:?}");
+    assert!(got[getpid.as_str()].succeeded());
+    assert!(!made.exists());
+    assert!(
+        [NR_MKDIR as i32, NR_MKDIRAT as i32].contains(&report.notified_nr),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.notified_pid, pid,
+        "the notifying task is the exec'd process"
+    );
+
+    // The container process state, shaped as runtime-spec config-linux.md describes it.
+    let s = &report.state;
+    assert_eq!(report.fds_received, 1);
+    assert_eq!(s["fds"], serde_json::json!(["seccompFd"]));
+    assert_eq!(s["pid"], pid);
+    assert_eq!(s["metadata"], metadata);
+    assert!(s["ociVersion"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("1.")));
+    let st = &s["state"];
+    assert!(st["ociVersion"].is_string());
+    assert!(st["id"].as_str().is_some_and(|id| !id.is_empty()));
+    assert!(st["status"].is_string());
+    assert!(st["bundle"].as_str().is_some_and(|b| b.starts_with('/')));
+    assert_eq!(st["pid"], pid);
+}
+
+#[test]
+fn notify_rules_reach_the_agent_at_listener_path() {
+    let dir = TempDir::new("exec-notify");
+    let socket = dir.join("agent.sock");
+    let profile = dir.join("notify.json");
+    let metadata = "DEFAULT_ACTION=kill-container\nMIDDLEWARE=test";
+    let doc = serde_json::json!({
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "listenerPath": socket,
+        "listenerMetadata": metadata,
+        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]
+    });
+    std::fs::write(&profile, doc.to_string()).unwrap();
+    exec_with_agent(
+        &dir,
+        &socket,
+        &["-p".as_ref(), profile.as_os_str()],
+        metadata,
+    );
+}
+
+#[test]
+fn a_raw_filter_with_notify_uses_listener_path_option() {
+    let dir = TempDir::new("exec-notify-bpf");
+    let socket = dir.join("agent.sock");
+    let filter = dir.join("notify.bpf");
+    std::fs::write(
+        &filter,
+        raw_filter(&[
+            (LD_W_ABS, 0, 0, 0),
+            (JEQ_K, 2, 0, NR_MKDIR),
+            (JEQ_K, 1, 0, NR_MKDIRAT),
+            (RET_K, 0, 0, RET_ALLOW),
+            (RET_K, 0, 0, RET_USER_NOTIF),
+        ]),
+    )
+    .unwrap();
+    exec_with_agent(
+        &dir,
+        &socket,
+        &[
+            "--bpf".as_ref(),
+            filter.as_os_str(),
+            "--listener-path".as_ref(),
+            socket.as_os_str(),
+            "--listener-metadata".as_ref(),
+            "m=1".as_ref(),
+        ],
+        "m=1",
+    );
+}
+
+#[test]
+fn notify_without_a_listener_is_refused_not_dropped() {
+    let dir = TempDir::new("exec-notify-none");
+    let marker = dir.join("ran");
+    let filter = dir.join("notify.bpf");
+    std::fs::write(
+        &filter,
+        raw_filter(&[
+            (LD_W_ABS, 0, 0, 0),
+            (JEQ_K, 0, 1, NR_MKDIR),
+            (RET_K, 0, 0, RET_USER_NOTIF),
+            (RET_K, 0, 0, RET_ALLOW),
+        ]),
+    )
+    .unwrap();
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("NOTIFY") && err.contains("--listener-path"),
+        "{err}"
+    );
+    assert!(!marker.exists());
+
+    let profile = dir.join("notify.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_NOTIFY"}]}"#,
+    )
+    .unwrap();
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("listenerPath"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn notify_set_ups_that_would_hang_are_refused() {
+    let dir = TempDir::new("exec-notify-hang");
+    let socket = dir.join("agent.sock");
+    let cases = [
+        (
+            serde_json::json!({"defaultAction": "SCMP_ACT_NOTIFY", "listenerPath": socket}),
+            "default action",
+        ),
+        (
+            serde_json::json!({"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": socket,
+                "syscalls": [{"names": ["write"], "action": "SCMP_ACT_NOTIFY"}]}),
+            "the write syscall",
+        ),
+        (
+            serde_json::json!({"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": socket,
+                "syscalls": [{"names": ["sendmsg"], "action": "SCMP_ACT_NOTIFY"}]}),
+            "the sendmsg syscall",
+        ),
+    ];
+    for (doc, expected) in cases {
+        let profile = dir.join("p.json");
+        std::fs::write(&profile, doc.to_string()).unwrap();
+        let out = secopt()
+            .arg("exec")
+            .arg("-p")
+            .arg(&profile)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{doc}: {err}");
+        assert!(err.contains(expected), "{doc}: {err}");
+    }
+}
+
+#[test]
+fn an_absent_agent_is_an_error_before_anything_runs() {
+    let dir = TempDir::new("exec-noagent");
+    let marker = dir.join("ran");
+    let filter = dir.join("notify.bpf");
+    std::fs::write(
+        &filter,
+        raw_filter(&[
+            (LD_W_ABS, 0, 0, 0),
+            (JEQ_K, 0, 1, NR_MKDIR),
+            (RET_K, 0, 0, RET_USER_NOTIF),
+            (RET_K, 0, 0, RET_ALLOW),
+        ]),
+    )
+    .unwrap();
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&filter)
+        .arg("--listener-path")
+        .arg(dir.join("nobody.sock"))
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("nobody.sock"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!marker.exists());
+}

@@ -1,0 +1,186 @@
+//! `secopt optimize` end to end: libseccomp's Docker filter in, a smaller filter out that the
+//! interpreter cannot tell apart from the input; reports; weights files; bad input.
+
+mod common;
+
+use common::libseccomp_profiles::docker_default;
+use secopt::bpf::validate::validate;
+use secopt::bpf::{interp, Program, SeccompData};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn secopt(args: &[&str]) -> (i32, Vec<u8>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(args)
+        .output()
+        .expect("run secopt");
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("secopt-cli-optimize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let p = temp_dir().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn same_on_sweep(a: &Program, b: &Program) {
+    for token in [0xc000_003e, 0x4000_0003, 0xc000_00b7] {
+        for nr in (0..520).chain(0x4000_0000..0x4000_0220).chain([u32::MAX]) {
+            for args in [[0u64; 6], [1, 2, 3, 4, 5, 6], [u64::MAX; 6]] {
+                let d = SeccompData::new(token, nr as i32, args);
+                assert_eq!(interp::eval(a, &d), interp::eval(b, &d), "{d:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn optimizes_dockers_filter_with_a_report() {
+    let input = docker_default(1).program;
+    let inp = temp_file("docker.bpf", &input.to_raw());
+    let out = temp_dir().join("docker.opt.bpf");
+    let (code, stdout, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--report"]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = String::from_utf8(stdout).unwrap();
+    assert!(text.contains("proved equal to the input"), "{text}");
+    assert!(
+        text.contains("instructions") && text.contains("1001 ->"),
+        "{text}"
+    );
+    let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    validate(&opt).unwrap();
+    assert!(opt.len() * 100 <= 35 * 1001, "{}", opt.len());
+    same_on_sweep(&input, &opt);
+}
+
+#[test]
+fn json_report_and_weights_file() {
+    let input = docker_default(2).program;
+    let inp = temp_file("docker-tree.bpf", &input.to_raw());
+    let weights = common::libseccomp_profiles::profile_path("")
+        .join("../workloads/redis-benchmark.strace-c.txt");
+    let out = temp_dir().join("docker-tree.opt.bpf");
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&out),
+        "--report",
+        "--format",
+        "json",
+        "--weights",
+        s(&weights),
+        "--cost-model",
+        "no-cache",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_slice(&stdout).unwrap();
+    assert_eq!(doc["method"], "lifted");
+    assert_eq!(doc["verification"]["status"], "equal");
+    let r = &doc["report"];
+    assert_eq!(r["before"]["instructions"], 1246);
+    assert_eq!(r["cost_model"], "no_cache");
+    assert!(r["weights"].as_str().unwrap().starts_with("workload"));
+    let before = r["before"]["cost_without_cache"].as_f64().unwrap();
+    let after = r["after"]["cost_without_cache"].as_f64().unwrap();
+    assert!(after * 2.0 <= before, "{after} vs {before}");
+    let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    same_on_sweep(&input, &opt);
+}
+
+#[test]
+fn assembly_in_and_out_through_stdin_and_stdout() {
+    let src = "ld [nr]\njeq #0, a\njeq #1, a\njeq #2, a\nret ERRNO(1)\na: ret ALLOW\n";
+    let inp = temp_file("small.s", src.as_bytes());
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        "-",
+        "--output-format",
+        "asm",
+        "--report",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // 0..=2 is one range: ld [nr]; jge #3 → ERRNO : ALLOW — 4 instructions (hand count).
+    let out = secopt::bpf::asm::assemble(&String::from_utf8(stdout).unwrap()).unwrap();
+    assert_eq!(out.len(), 4);
+    // The report goes to stderr when the filter goes to stdout.
+    assert!(stderr.contains("6 -> 4"), "{stderr}");
+}
+
+#[test]
+fn no_verify_says_so() {
+    let inp = temp_file("tiny.s", b"ld [nr]\njeq #5, a, a\na: ret ALLOW\n");
+    let out = temp_dir().join("tiny.bpf");
+    let (code, stdout, _) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&out),
+        "--no-verify",
+        "--report",
+    ]);
+    assert_eq!(code, 0);
+    assert!(String::from_utf8(stdout).unwrap().contains("not verified"));
+    assert_eq!(
+        std::fs::read(&out).unwrap().len(),
+        8,
+        "one instruction: ret ALLOW"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    // Not a valid filter (a jump out of range): the validator's message, the file named.
+    let valid = temp_file("valid.s", b"ld [nr]\nret ALLOW\n");
+    let bad_raw = temp_file(
+        "bad.bpf",
+        &[0x15, 0, 9, 9, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0xff, 0x7f],
+    );
+    let out = temp_dir().join("never.bpf");
+    let (code, _, stderr) = secopt(&["optimize", s(&bad_raw), "-o", s(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.bpf"), "{stderr}");
+    assert!(!out.exists(), "no output file on failure");
+    // Weights naming a syscall x86_64 does not have, and a negative count.
+    for (name, body) in [
+        ("unknown.json", &br#"{"nosuchsyscall": 5}"#[..]),
+        ("negative.json", &br#"{"read": -5}"#[..]),
+        ("broken.json", &b"{ not json"[..]),
+    ] {
+        let w = temp_file(name, body);
+        let (code, _, stderr) = secopt(&[
+            "optimize",
+            s(&valid),
+            "-o",
+            s(&out),
+            "--weights",
+            s(&w),
+            "--arch",
+            "x86_64",
+        ]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stderr.contains(name), "{name}: {stderr}");
+        assert!(!out.exists());
+    }
+    // A raw filter on a terminal is refused; here stdout is a pipe, so it is written.
+    let (code, stdout, _) = secopt(&["optimize", s(&valid)]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.len() % 8, 0);
+}

@@ -1,0 +1,234 @@
+//! End-to-end tests of `secopt verify` and `secopt diff`: exit codes (0 equal, 1 different,
+//! 2 bad input, 3 unknown), the stated domain, text and JSON output, on libseccomp's filters
+//! for Docker's default profile and on small hand-written filters whose differences are
+//! worked out by hand.
+
+mod common;
+
+use common::libseccomp_profiles::docker_default;
+use secopt::bpf::{interp, RetVal, SeccompData};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn secopt(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(args)
+        .output()
+        .expect("run secopt");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p: PathBuf = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Allows read, write and socket(AF_INET | AF_INET6) on x86_64.
+const A: &str = "
+    ld [arch]
+    jeq #AUDIT_ARCH_X86_64, next, kill
+    ld [nr]
+    jge #0x40000000, deny
+    jeq #x86_64.read, allow
+    jeq #x86_64.write, allow
+    jeq #x86_64.socket, next, deny
+    ld [args[0].lo]
+    jeq #2, allow
+    jeq #10, allow, deny
+deny:
+    ret ERRNO(1)
+kill:
+    ret KILL_PROCESS
+allow:
+    ret ALLOW
+";
+
+/// The same as a range test, plus AF_NETLINK (16) for socket.
+const B: &str = "
+    ld [arch]
+    jeq #AUDIT_ARCH_X86_64, next, kill
+    ld [nr]
+    jge #0x40000000, deny
+    jeq #x86_64.socket, sock
+    jgt #x86_64.write, deny
+    jmp allow
+sock:
+    ld [args[0].lo]
+    jeq #2, allow
+    jeq #10, allow
+    jeq #16, allow, deny
+deny:
+    ret ERRNO(1)
+kill:
+    ret KILL_PROCESS
+allow:
+    ret ALLOW
+";
+
+#[test]
+fn libseccomp_layouts_verify_equal_and_a_change_is_found() {
+    let linear = temp_file("linear.bpf", &docker_default(1).program.to_raw());
+    let tree = docker_default(2).program;
+    let tree_path = temp_file("tree.bpf", &tree.to_raw());
+    let (code, out, err) = secopt(&["verify", &linear, &tree_path]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("equal: "), "{out}");
+    assert!(out.contains("domain: all of seccomp_data"), "{out}");
+
+    // The tree's first `ret ALLOW` becomes KILL_PROCESS: whatever reaches it now differs.
+    let mut changed = tree.clone();
+    let ret_allow: Vec<usize> = (0..changed.len())
+        .filter(|&i| changed.insns[i].is_ret() && changed.insns[i].k == RetVal::ALLOW.0)
+        .collect();
+    changed.insns[ret_allow[0]].k = RetVal::KILL_PROCESS.0;
+    let changed_path = temp_file("changed.bpf", &changed.to_raw());
+    let (code, out, err) = secopt(&["verify", &linear, &changed_path, "--format", "json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "different");
+    let input = &v["counterexample"]["input"];
+    let data = SeccompData {
+        nr: input["nr"].as_i64().unwrap() as i32,
+        arch: input["arch"].as_u64().unwrap() as u32,
+        instruction_pointer: input["instruction_pointer"].as_u64().unwrap(),
+        args: std::array::from_fn(|i| input["args"][i].as_u64().unwrap()),
+    };
+    assert_eq!(
+        interp::eval(&docker_default(1).program, &data).unwrap().0 as u64,
+        v["counterexample"]["a"]["value"].as_u64().unwrap()
+    );
+    assert_eq!(
+        interp::eval(&changed, &data).unwrap().0 as u64,
+        v["counterexample"]["b"]["value"].as_u64().unwrap()
+    );
+    assert_eq!(v["counterexample"]["b"]["text"], "KILL_PROCESS");
+}
+
+#[test]
+fn verify_text_states_the_counterexample_and_the_domain() {
+    let (a, b) = (
+        temp_file("a.s", A.as_bytes()),
+        temp_file("b.s", B.as_bytes()),
+    );
+    let (code, out, _) = secopt(&["verify", &a, &b]);
+    assert_eq!(code, 1, "{out}");
+    // The only difference: socket(16) on x86_64 (smallest such input: all else 0).
+    assert!(
+        out.starts_with(
+            "different: arch x86_64 (0xc000003e), nr 41 (socket), ip 0, args [16, 0, 0, 0, 0, 0]\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("returns ERRNO(1) (0x00050001)"), "{out}");
+    assert!(out.contains("returns ALLOW (0x7fff0000)"), "{out}");
+    // Restricted to everything but socket, they are equal, and the output says so.
+    let (code, out, _) = secopt(&[
+        "verify",
+        &a,
+        &b,
+        "--arch",
+        "x86_64",
+        "--nr",
+        "0..=40,42-1000",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("domain: only arch in {x86_64} and nr in {0..=40, 42..=1000}"),
+        "{out}"
+    );
+    let (code, out, _) = secopt(&["verify", &a, &b, "--arch", "x86_64", "--nr", "socket"]);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
+fn diff_lists_the_change_per_syscall() {
+    let (a, b) = (
+        temp_file("a.s", A.as_bytes()),
+        temp_file("b.s", B.as_bytes()),
+    );
+    let (code, out, _) = secopt(&["diff", &a, &b]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[2], "x86_64 socket: ERRNO(1) -> ALLOW when args[0].lo == 16",
+        "{out}"
+    );
+    assert_eq!(lines.len(), 4, "{out}");
+    let (code, out, _) = secopt(&["diff", &a, &b, "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let groups = v["arches"].as_array().unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["arch"], "x86_64");
+    let entry = &groups[0]["entries"][0];
+    assert_eq!(entry["names"], serde_json::json!(["socket"]));
+    assert_eq!(
+        (entry["first"].as_u64(), entry["last"].as_u64()),
+        (Some(41), Some(41))
+    );
+    let change = &entry["changes"][0];
+    assert_eq!(change["when"], "args[0].lo == 16");
+    assert_eq!(change["example"]["input"]["args"][0], 16);
+    let (code, out, _) = secopt(&["diff", &a, &a]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("no differences"), "{out}");
+}
+
+#[test]
+fn unknown_and_bad_input_exit_codes() {
+    // A product of two arguments compared with a constant: far beyond 1000 nodes.
+    let product = temp_file(
+        "product.s",
+        b"ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW\n",
+    );
+    let allow = temp_file("allow.s", b"ret ALLOW\n");
+    let (code, out, _) = secopt(&["verify", &product, &allow, "--max-nodes", "1000"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.starts_with("unknown: the decision diagrams needed more than 1000 nodes"),
+        "{out}"
+    );
+    let (code, out, _) = secopt(&[
+        "verify",
+        &product,
+        &allow,
+        "--max-nodes",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["verdict"].as_str(), v["budget"]["limit"].as_u64()),
+        (Some("unknown"), Some(1000))
+    );
+
+    // Invalid filter (load offset 2): rejected with the validator's message, exit 2.
+    let bad = temp_file(
+        "bad.bpf",
+        &[0x20, 0, 0, 0, 2, 0, 0, 0, 0x06, 0, 0, 0, 0, 0, 0xff, 0x7f],
+    );
+    let (code, _, err) = secopt(&["verify", &allow, &bad]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.bpf: the kernel would reject this filter"),
+        "{err}"
+    );
+    assert!(err.contains("multiple of 4"), "{err}");
+    // A syscall name without an arch to resolve it.
+    let (code, _, err) = secopt(&["verify", &allow, &allow, "--nr", "socket"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs an architecture"), "{err}");
+    let (code, _, err) = secopt(&["diff", &allow, "/nonexistent/x.bpf"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/x.bpf: cannot read"), "{err}");
+}
