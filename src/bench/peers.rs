@@ -195,16 +195,23 @@ mod imp {
             // conditions. runc adds each by name once; libseccomp puts it into every arch
             // that has the syscall (x86-only names such as `_llseek` resolve to libseccomp's
             // pseudo numbers on x86_64 and land in the x86 block).
+            // Names an arch only reaches through socketcall/ipc survive in `unknown_rules`.
+            let same = |r: &crate::policy::ResolvedRule| {
+                r.origin == rule.origin
+                    && r.action == rule.action
+                    && r.conditions == rule.conditions
+            };
             let survives = resolved.arches.iter().any(|a| {
-                a.arch.syscalls().nr(&rule.syscall).is_some_and(|nr| {
-                    a.syscalls.get(&nr).is_some_and(|list| {
-                        list.iter().any(|r| {
-                            r.origin == rule.origin
-                                && r.action == rule.action
-                                && r.conditions == rule.conditions
-                        })
-                    })
-                })
+                let direct = a.arch.syscalls().nr(&rule.syscall).is_some_and(|nr| {
+                    a.syscalls
+                        .get(&nr)
+                        .is_some_and(|list| list.iter().any(same))
+                });
+                let multiplexed = a
+                    .unknown_rules
+                    .get(&rule.syscall)
+                    .is_some_and(|list| list.iter().any(same));
+                direct || multiplexed
             });
             if !survives {
                 continue;
