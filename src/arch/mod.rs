@@ -148,9 +148,10 @@ impl Arch {
         }
     }
 
-    /// Whether syscall arguments are 64 bits wide. On 32-bit ABIs (x86, arm, mips o32, ppc,
-    /// and the n32/x32 ABIs' `long`-sized arguments are still 64-bit registers, see libseccomp)
-    /// only the low halves are meaningful.
+    /// Whether the arch token carries `__AUDIT_ARCH_64BIT`. This is *not* whether a filter should
+    /// compare 64-bit arguments: x32 shares x86_64's 64-bit token, yet libseccomp (and so runc)
+    /// compares only the low 32 bits of x32 arguments, as on every 32-bit ABI
+    /// (`compile::compares_low_words_only` is that rule).
     pub const fn is_64bit(self) -> bool {
         self.token() & AUDIT_ARCH_64BIT != 0
     }

@@ -1,6 +1,7 @@
 //! The `secopt` command line.
 //!
-//! Exit codes (DESIGN.md §7): 0 success, 1 a found difference or failed check, 2 bad usage or
+//! Exit codes (DESIGN.md §7): 0 success, 1 a found difference or failed check, 3 unknown
+//! (verify/diff out of budget), 2 bad usage or
 //! bad input. Errors go to stderr as `secopt: error: FILE:PLACE: message`.
 
 mod analyze;
@@ -67,7 +68,8 @@ they cost and which syscalls the kernel can cache.\n\n\
 Inputs: FILE or `-` for stdin. Raw filters are arrays of 8-byte little-endian struct sock_filter \
 (bwrap --seccomp, crun's run.oci.seccomp_bpf_data, PTRACE_SECCOMP_GET_FILTER dumps); anything that \
 is UTF-8 text without NUL bytes is read as assembly unless --input-format says otherwise.\n\n\
-Exit codes: 0 success, 1 a difference or failed check, 2 bad usage or bad input.",
+Exit codes: 0 success, 1 a difference or failed check, 2 bad usage or bad input, 3 unknown \
+(verify/diff: a budget ran out before a proof).",
     after_help = "Examples:\n  \
 secopt asm filter.s -o filter.bpf          assemble text into a raw filter\n  \
 secopt disasm filter.bpf                   show a raw filter as assembly with syscall names\n  \
@@ -113,6 +115,7 @@ enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
+    restore_default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -152,4 +155,14 @@ fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
         .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
     println!("{text}");
     Ok(())
+}
+
+/// Dies quietly on a closed stdout (`secopt analyze f.bpf | head`), as Unix tools do, instead of
+/// panicking in `println!`: Rust ignores SIGPIPE by default. `secopt exec` resets it again for
+/// the command it starts; sockets that must not raise it use `MSG_NOSIGNAL`.
+fn restore_default_sigpipe() {
+    // SAFETY: setting a signal disposition to SIG_DFL has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

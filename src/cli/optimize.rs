@@ -50,7 +50,7 @@ pub struct OptimizeArgs {
     /// host's.
     #[arg(long, value_parser = super::asm_cmd::parse_arch)]
     pub arch: Option<Arch>,
-    /// Which cost the dispatch minimizes (the other one still counts 1/16).
+    /// Which cost the dispatch minimizes (the other one still counts 1/4).
     #[arg(long, value_enum, default_value_t = CostModel::AllowCache)]
     pub cost_model: CostModel,
     /// Kernel whose allow cache to model (e.g. `6.18`, `5.10` for none). Default: 6.18.

@@ -5,7 +5,7 @@
 //! reject), 3 unknown (a budget ran out, or an internal check failed; the message says which).
 
 use super::io::{display_name, load_program, InputFormat};
-use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
+use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::parse_u32;
 use crate::bpf::{RetVal, SeccompData};
@@ -14,11 +14,42 @@ use crate::verify::{
     VerifyOptions,
 };
 use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Exit code when no verdict could be reached.
 pub const EXIT_UNKNOWN: i32 = 3;
+
+/// Appends a line to a `String` (infallible).
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {
+        let _ = writeln!($out, $($arg)*);
+    };
+}
+
+/// Appends `value` as pretty JSON.
+fn emit_json(out: &mut String, value: &Value) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
+    say!(out, "{text}");
+    Ok(())
+}
+
+/// Writes the report to stdout in one go. A reader that went away (`| head`) is not an
+/// error: the exit code still carries the verdict.
+fn emit(out: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::input(format!("<stdout>: cannot write: {e}"))),
+    }
+}
 
 /// What both verbs take.
 #[derive(clap::Args, Debug)]
@@ -240,6 +271,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
     let verdict = verify::equivalent(&a, &b, &opts).map_err(|e| failure(p, e))?;
     let domain = opts.domain.to_string();
+    let mut out = String::new();
     match args.pair.format {
         Format::Json => {
             let mut v = json!({ "a": name_a, "b": name_b, "domain": domain });
@@ -255,26 +287,33 @@ pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
                     v["budget"] = serde_json::to_value(reason).unwrap_or(Value::Null);
                 }
             }
-            print_json(&v)?;
+            emit_json(&mut out, &v)?;
         }
         Format::Text => match &verdict {
             Verdict::Equal => {
-                println!("equal: {name_a} and {name_b} return the same value on every input");
-                println!("domain: {domain}");
+                say!(
+                    out,
+                    "equal: {name_a} and {name_b} return the same value on every input"
+                );
+                say!(out, "domain: {domain}");
             }
             Verdict::Different(c) => {
-                println!("different: {}", data_text(&c.data));
-                println!("  {name_a} returns {:?}", c.a);
-                println!("  {name_b} returns {:?}", c.b);
-                println!("  (both confirmed by running the filters on this input)");
-                println!("domain: {domain}");
+                say!(out, "different: {}", data_text(&c.data));
+                say!(out, "  {name_a} returns {:?}", c.a);
+                say!(out, "  {name_b} returns {:?}", c.b);
+                say!(
+                    out,
+                    "  (both confirmed by running the filters on this input)"
+                );
+                say!(out, "domain: {domain}");
             }
             Verdict::Unknown { reason } => {
-                println!("unknown: {reason}");
-                println!("domain: {domain}");
+                say!(out, "unknown: {reason}");
+                say!(out, "domain: {domain}");
             }
         },
     }
+    emit(&out)?;
     Ok(match verdict {
         Verdict::Equal => EXIT_OK,
         Verdict::Different(_) => EXIT_DIFFERENT,
@@ -370,6 +409,7 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
     let outcome = verify::diff(&a, &b, &opts).map_err(|e| failure(p, e))?;
     let domain = opts.domain.to_string();
+    let mut out = String::new();
     match p.format {
         Format::Json => {
             let mut v = json!({ "a": name_a, "b": name_b, "domain": domain });
@@ -386,30 +426,31 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
                     v["reason"] = reason.to_string().into();
                 }
             }
-            print_json(&v)?;
+            emit_json(&mut out, &v)?;
         }
         Format::Text => {
             match &outcome {
                 DiffOutcome::Equal => {
-                    println!("no differences: {name_a} and {name_b} return the same value on every input");
-                    println!("domain: {domain}");
+                    say!(out, "no differences: {name_a} and {name_b} return the same value on every input");
+                    say!(out, "domain: {domain}");
                 }
                 DiffOutcome::Different(d) => {
-                    println!("--- {name_a}");
-                    println!("+++ {name_b}");
+                    say!(out, "--- {name_a}");
+                    say!(out, "+++ {name_b}");
                     for group in &d.arches {
                         for e in &group.entries {
                             let head = format!("{} {}:", group.group, e.subject());
                             let one_line = e.changes.len() == 1 && !args.examples;
                             if one_line {
-                                println!("{head} {}", e.changes[0]);
+                                say!(out, "{head} {}", e.changes[0]);
                                 continue;
                             }
-                            println!("{head}");
+                            say!(out, "{head}");
                             for c in &e.changes {
-                                println!("    {c}");
+                                say!(out, "    {c}");
                                 if args.examples {
-                                    println!(
+                                    say!(
+                                        out,
                                         "        e.g. {}: {} -> {}",
                                         example_text(&c.example),
                                         c.example_a,
@@ -426,20 +467,21 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
                         .flat_map(|e| &e.changes)
                         .any(|c| !c.exact);
                     if let Some(why) = &d.truncated {
-                        println!("… and more differences not listed ({why}); restrict --arch/--nr to see them");
+                        say!(out, "… and more differences not listed ({why}); restrict --arch/--nr to see them");
                     }
                     if inexact {
-                        println!("(some conditions are too complex to show exactly; --format json gives a confirmed example for each)");
+                        say!(out, "(some conditions are too complex to show exactly; --format json gives a confirmed example for each)");
                     }
-                    println!("domain: {domain}");
+                    say!(out, "domain: {domain}");
                 }
                 DiffOutcome::Unknown { reason } => {
-                    println!("unknown: {reason}");
-                    println!("domain: {domain}");
+                    say!(out, "unknown: {reason}");
+                    say!(out, "domain: {domain}");
                 }
             }
         }
     }
+    emit(&out)?;
     Ok(match outcome {
         DiffOutcome::Equal => EXIT_OK,
         DiffOutcome::Different(_) => EXIT_DIFFERENT,

@@ -15,9 +15,10 @@
 //!   tree below no longer has to separate them, so their neighbours may merge.
 //!
 //! Cost of a tree = Σ over leaves of weight × tests on its path. Weights are compared
-//! lexicographically ([`Cost`]): first the cost model being optimized, then the other model,
-//! then one unit per leaf (so among equally good trees the most balanced wins, which keeps the
-//! worst-case path short).
+//! lexicographically ([`Cost`]): first the workload's (the cost model being optimized, with the
+//! other one blended in), then a tie-break weight that grows with the length of the leaf's
+//! body ([`leaf_balance`]), so among equally good trees the one with the shortest longest path
+//! wins. [`best_tree_bounded`] also holds that longest path near the best possible.
 //!
 //! The split tree is the optimal alphabetic tree of the leaves (Knuth's O(n²) dynamic program
 //! for optimal binary search trees with all weight on the leaves: the best root of a range lies
@@ -125,6 +126,24 @@ impl Tree {
         }
     }
 
+    /// The longest path through the tree and then a leaf's target: max over leaves of
+    /// (tests on the way + `len(target)`).
+    pub fn worst_path(&self, len: &dyn Fn(NodeId) -> usize) -> usize {
+        match self {
+            Tree::Leaf(t) => len(*t),
+            Tree::Split { lo, hi, .. } => 1 + lo.worst_path(len).max(hi.worst_path(len)),
+            Tree::Chain { tests, rest } => {
+                let exits = tests
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(_, t))| i + 1 + len(t))
+                    .max()
+                    .unwrap_or(0);
+                exits.max(tests.len() + rest.worst_path(len))
+            }
+        }
+    }
+
     /// Most tests on any path.
     pub fn max_depth(&self) -> usize {
         match self {
@@ -153,6 +172,9 @@ impl Tree {
     }
 }
 
+/// How many tests beyond the shortest possible worst path a weighted dispatch tree may use.
+pub const WORST_PATH_SLACK: usize = 5;
+
 /// Longest exception chain considered inside the tree.
 const MAX_EXCEPTIONS: usize = 4;
 /// Longest hot chain at the root.
@@ -163,6 +185,69 @@ const MAX_HOT: usize = 8;
 pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
     let (tree, cost) = split_or_chain_tree(leaves);
     hot_chain(leaves, hot, tree, cost)
+}
+
+/// [`best_tree`], with its worst path held near the best possible: heavy weights can push
+/// rarely used leaves deep, and the longest path is a promise too. `len(target)` is the
+/// longest path of a leaf's target, `h`.
+///
+/// By Kraft's inequality every tree has `max(depth + h) ≥ log2 Σ 2^h`; the bound used is
+/// `⌈log2 Σ 2^h⌉ + 1 + ` [`WORST_PATH_SLACK`] (the slack is for the workload's sake). While the
+/// tree exceeds it, every leaf gets a floor weight proportional to its tie-break weight
+/// (`2^(h-1)`, see [`leaf_balance`]): 1/64, 1/8, then 1 × the average, which pulls the tree
+/// towards the one that balances `depth + h`; in the end that tree (tie-break weights only) is
+/// taken. The bound is a target, not a theorem for alphabetic trees (leaves keep their order),
+/// hence the unconditional last step. With `balance_from_start` (weights that are not a
+/// measured workload) the 1/64 floor is there from the first search.
+pub fn best_tree_bounded(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    len: &dyn Fn(NodeId) -> usize,
+    balance_from_start: bool,
+) -> (Tree, Cost) {
+    let kraft: f64 = leaves.iter().map(|l| (len(l.target) as f64).exp2()).sum();
+    let bound = kraft.log2().ceil() as usize + 1 + WORST_PATH_SLACK;
+    let total: f64 = leaves.iter().map(|l| l.weight.0[0]).sum();
+    let balance: f64 = leaves.iter().map(|l| l.weight.0[1]).sum();
+    // Floors proportional to the tie-break weights; the first is always there, so that leaves
+    // nobody calls still count a little and the common case needs one search.
+    let first = if balance_from_start { 1 } else { 0 };
+    for factor in [0.0, 1.0 / 64.0, 1.0 / 8.0, 1.0].into_iter().skip(first) {
+        let scale = if total > 0.0 {
+            total / balance * factor
+        } else {
+            0.0
+        };
+        let floored: Vec<Leaf> = leaves
+            .iter()
+            .map(|l| Leaf {
+                weight: l.weight + Cost([l.weight.0[1] * scale, 0.0]),
+                ..*l
+            })
+            .collect();
+        let (tree, _) = best_tree(&floored, hot);
+        if tree.worst_path(len) <= bound {
+            let cost = tree_cost(&tree, leaves);
+            return (tree, cost);
+        }
+    }
+    let balanced: Vec<Leaf> = leaves
+        .iter()
+        .map(|l| Leaf {
+            weight: Cost([0.0, l.weight.0[1]]),
+            ..*l
+        })
+        .collect();
+    let (tree, _) = split_or_chain_tree(&balanced);
+    let cost = tree_cost(&tree, leaves);
+    (tree, cost)
+}
+
+/// The tie-break weight of a leaf whose target's longest path is `h` instructions: `2^(h-1)`
+/// (capped). Minimizing Σ weight × depth with these weights makes `depth + h` about equal for
+/// all leaves, so the longest path through the dispatch and a body stays short.
+pub fn leaf_balance(h: usize) -> f64 {
+    (h.clamp(1, 48) as f64 - 1.0).exp2()
 }
 
 /// The cheaper of the exact optimal split tree and the tree that may also use exception
@@ -180,10 +265,6 @@ fn split_or_chain_tree(leaves: &[Leaf]) -> (Tree, Cost) {
     }
 }
 
-/// A hot-chain step: the candidate (value, weight, leaf), the tree below the chain, the total
-/// cost, and the leaves the tree was built from.
-type Improvement = ((u32, Cost, usize), Tree, Cost, Vec<Leaf>);
-
 /// Tries `jeq` tests for heavy single values in front of the tree, greedily, while that lowers
 /// the cost. Candidates are the leaves that are a single value (the tree then no longer has to
 /// separate them, and their neighbours may merge) and the values of `hot` (value, weight) that
@@ -199,54 +280,75 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
     while chain.len() < MAX_HOT {
         let h = chain.len() as f64;
         let remaining = total + chain_weight * -1.0;
-        // (value, its weight, leaf index)
-        let mut candidates: Vec<(u32, Cost, usize)> = (0..rest.len())
-            .filter(|&i| rest[i].lo == rest[i].hi)
-            .map(|i| (rest[i].lo, rest[i].weight, i))
+        // (value, its weight)
+        let mut candidates: Vec<(u32, Cost)> = rest
+            .iter()
+            .filter(|l| l.lo == l.hi)
+            .map(|l| (l.lo, l.weight))
             .collect();
         for &(v, w) in hot {
-            if chain.iter().any(|c| c.0 == v) {
-                continue;
-            }
             let i = rest.partition_point(|l| l.hi < v);
-            if i < rest.len() && rest[i].lo != rest[i].hi {
-                candidates.push((v, w, i));
+            let inside_wide = i < rest.len() && rest[i].lo != rest[i].hi;
+            if inside_wide && !chain.iter().any(|c| c.0 == v) {
+                candidates.push((v, w));
             }
         }
-        // A value pays off at the front only if its weight times the tests it saves beats the
-        // one test everything else gains; check that bound before running the program.
-        candidates.retain(|&(v, w, _)| {
+        candidates.retain(|&(v, _)| best_tree.depth_of(v) as f64 - h > 1.0);
+        candidates.sort_by(|a, b| b.1.cmp_total(&a.1));
+        // For pairs: the heaviest values, whether or not one alone would pay off.
+        let top: Vec<(u32, Cost)> = candidates.iter().take(4).copied().collect();
+        // A value pays off alone only if its weight times the tests it saves beats the one
+        // test everything else gains; check that bound before running the program.
+        candidates.retain(|&(v, w)| {
             let depth = best_tree.depth_of(v) as f64 - h;
             let gain = w * (depth - 1.0);
             let loss = remaining + w * -1.0;
-            depth > 1.0 && loss.lt(&gain)
+            loss.lt(&gain)
         });
-        candidates.sort_by(|a, b| b.1.cmp_total(&a.1));
         candidates.truncate(8);
-        let mut improved: Option<Improvement> = None;
-        for cand in candidates {
-            let (v, w, i) = cand;
-            let reduced = if rest[i].lo == rest[i].hi {
-                without_leaf(&rest, i)
-            } else {
-                let mut r = rest.clone();
-                r[i].weight = r[i].weight + w * -1.0;
-                r
-            };
+        // Each step: try one more test; when none pays off alone, two together (a second hot
+        // value may only pay off once the first has left the tree).
+        let mut improved: Option<HotStep> = None;
+        let consider = |picked: Vec<(u32, Cost)>, improved: &mut Option<HotStep>| {
+            let mut reduced = rest.clone();
+            let mut cost = chain_cost;
+            let mut passed = remaining;
+            for (n, &(v, w)) in picked.iter().enumerate() {
+                reduced = take_value(&reduced, v, w);
+                cost = cost + w * (h + 1.0 + n as f64);
+                passed = passed + w * -1.0;
+            }
             let (t, c) = split_or_chain_tree(&reduced);
-            // Everything not yet taken passes the h + 1 chain tests; then the tree.
-            let total_cost = chain_cost + w * (h + 1.0) + (remaining + w * -1.0) * (h + 1.0) + c;
+            let total_cost = cost + passed * (h + picked.len() as f64) + c;
             let better_than_seen = improved.as_ref().map_or(true, |b| total_cost.lt(&b.2));
             if total_cost.lt(&best_cost) && better_than_seen {
-                improved = Some(((v, w, i), t, total_cost, reduced));
+                *improved = Some((picked, t, total_cost, reduced));
+            }
+        };
+        for &cand in &candidates {
+            consider(vec![cand], &mut improved);
+        }
+        if improved.is_none() && chain.len() + 2 <= MAX_HOT {
+            for (a, &first) in top.iter().enumerate() {
+                for &second in &top[a + 1..] {
+                    // Only real hot spots: the tree below gets shallower when both leave it,
+                    // which no cheap bound captures, so the test is on the weights alone.
+                    let hot_spot = |w: Cost| remaining.0[0] <= 64.0 * w.0[0];
+                    if hot_spot(first.1) && hot_spot(second.1) {
+                        consider(vec![first, second], &mut improved);
+                    }
+                }
             }
         }
-        let Some(((v, w, i), t, c, reduced)) = improved else {
+        let Some((picked, t, c, reduced)) = improved else {
             break;
         };
-        chain_cost = chain_cost + w * (h + 1.0);
-        chain_weight = chain_weight + w;
-        chain.push((v, rest[i].target, w));
+        for (v, w) in picked {
+            let target = rest[rest.partition_point(|l| l.hi < v)].target;
+            chain_cost = chain_cost + w * (chain.len() as f64 + 1.0);
+            chain_weight = chain_weight + w;
+            chain.push((v, target, w));
+        }
         rest = reduced;
         best_cost = c;
         best_tree = Tree::Chain {
@@ -255,6 +357,23 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
         };
     }
     (best_tree, best_cost)
+}
+
+/// One step of the hot chain: the values tested (value, weight), the tree below the chain, the
+/// total cost, and the leaves that tree was built from.
+type HotStep = (Vec<(u32, Cost)>, Tree, Cost, Vec<Leaf>);
+
+/// The leaves once value `v` (weight `w`) is tested in front: a single-value leaf is removed
+/// (see [`without_leaf`]); a wider leaf stays, lighter by `w`.
+fn take_value(leaves: &[Leaf], v: u32, w: Cost) -> Vec<Leaf> {
+    let i = leaves.partition_point(|l| l.hi < v);
+    if leaves[i].lo == leaves[i].hi {
+        without_leaf(leaves, i)
+    } else {
+        let mut r = leaves.to_vec();
+        r[i].weight = r[i].weight + w * -1.0;
+        r
+    }
 }
 
 /// The leaves without leaf `i`, whose values no longer reach the tree: it is absorbed by a

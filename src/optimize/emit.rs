@@ -16,7 +16,7 @@
 //! all of which the kernel's cache emulator follows, so such a syscall *is* cached.
 
 use super::dag::{Dag, Node, NodeId};
-use super::dispatch::{best_tree, Cost, Leaf};
+use super::dispatch::{best_tree, best_tree_bounded, leaf_balance, Cost, Leaf};
 use super::layout::{layout, LayoutError};
 use super::lift::Lifted;
 use super::weights::Weights;
@@ -33,7 +33,7 @@ use std::collections::HashMap;
 /// syscalls are all cached, and a strictly lexicographic order would let two `clone` calls
 /// veto putting 100 000 `writev` calls one test closer (which every first call and every
 /// pre-5.11 kernel pays). A power of two keeps integer weights exact.
-pub const OTHER_MODEL_SHARE: f64 = 1.0 / 16.0;
+pub const OTHER_MODEL_SHARE: f64 = 1.0 / 4.0;
 
 /// Most heavy single values considered for `jeq` tests in front of a dispatch tree.
 const HOT_CANDIDATES: usize = 16;
@@ -45,6 +45,9 @@ pub struct EmitOptions<'a> {
     pub model: CostModel,
     /// Kernel whose allow cache decides which syscalls are free in the cache model.
     pub kernel: KernelVersion,
+    /// The weights are the documented default, not a measured workload: keep the dispatch a
+    /// little balanced from the start (see [`best_tree_bounded`]).
+    pub weights_are_default: bool,
 }
 
 /// The root node of the dispatch over `lifted` (built into `lifted.dag`).
@@ -77,7 +80,7 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
                 lo: p.lo,
                 hi: p.hi,
                 target: p.body,
-                weight: Cost([0.0, 1.0]),
+                weight: Cost([0.0, leaf_balance(lifted.dag.longest_path(p.body) as usize)]),
             })
             .collect();
         let mut hot: Vec<(u32, Cost)> = Vec::new();
@@ -100,7 +103,9 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
         let root = if leaves.len() == 1 {
             leaves[0].target
         } else {
-            let (tree, _) = best_tree(&leaves, &hot);
+            let dag = &lifted.dag;
+            let len = |t: NodeId| dag.longest_path(t) as usize;
+            let (tree, _) = best_tree_bounded(&leaves, &hot, &len, opts.weights_are_default);
             let node = tree.emit(&mut lifted.dag);
             lifted.dag.op(Insn::ld_abs(OFF_NR), node)
         };

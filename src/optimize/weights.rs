@@ -95,7 +95,11 @@ impl Weights {
         let mut entries: Vec<((u32, u32), f64)> = Vec::new();
         for (i, &arch) in arches.iter().enumerate() {
             let each = if i == 0 { 100.0 } else { 1.0 };
-            entries.extend(arch.syscalls().iter().map(|(nr, _)| ((arch.token(), nr), each)));
+            entries.extend(
+                arch.syscalls()
+                    .iter()
+                    .map(|(nr, _)| ((arch.token(), nr), each)),
+            );
         }
         // Sorted input lets the map be built in bulk; equal keys (none in practice) add up.
         entries.sort_unstable_by_key(|e| e.0);

@@ -298,7 +298,10 @@ fn diff_of_values_computed_from_the_arch_stays_small() {
     assert!(entry.nr_in_condition);
     assert_eq!(entry.changes.len(), 64);
     let c = &entry.changes[5];
-    assert_eq!((c.a, c.b), (Ret::Value(RetVal(5)), Ret::Value(RetVal::ALLOW)));
+    assert_eq!(
+        (c.a, c.b),
+        (Ret::Value(RetVal(5)), Ret::Value(RetVal::ALLOW))
+    );
     assert_eq!(c.when, "arch & 0x3f == 5");
     assert_eq!(c.example.arch & 63, 5);
 }

@@ -128,7 +128,10 @@ impl Bdd {
                 max_nodes: limits.max_nodes.max(2),
                 ..limits
             },
-            memo_limit: limits.max_nodes.saturating_mul(4).clamp(1 << 12, MEMO_LIMIT),
+            memo_limit: limits
+                .max_nodes
+                .saturating_mul(4)
+                .clamp(1 << 12, MEMO_LIMIT),
             exhausted: None,
         }
     }
