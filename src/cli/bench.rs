@@ -230,10 +230,27 @@ fn profile_variants(a: &BenchArgs, native: Arch) -> Result<(Vec<Variant>, Vec<St
     if !a.no_secopt {
         let filter = compile::compile(&resolved, &CompileOptions::default())
             .map_err(|e| Failure::input(e.to_string()))?;
+        let reference = filter.into_program();
+        // secopt's output is the optimized program, proved equal to the reference lowering
+        // (which is measured too, as `secopt-ref`, so the optimizer's share is visible).
+        let optimized = crate::optimize::optimize(
+            &reference,
+            &crate::optimize::OptimizeOptions {
+                verify: true,
+                report: false,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| Failure::input(format!("{name}: optimizing: {e}")))?;
         variants.push(Variant::program(
             "secopt",
             VariantKind::Secopt,
-            filter.into_program(),
+            optimized.program,
+        ));
+        variants.push(Variant::program(
+            "secopt-ref",
+            VariantKind::Secopt,
+            reference,
         ));
     }
     Ok((variants, notes))

@@ -54,9 +54,11 @@ fn emit(out: &str) -> Result<(), Failure> {
 /// What both verbs take.
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
-    /// The first filter: raw cBPF or assembly (`-` for stdin).
+    /// The first filter: raw cBPF, assembly, or an OCI/Docker profile (JSON), which is
+    /// compiled on the fly for this host with Docker's default capabilities, exactly as
+    /// `secopt compile PROFILE` would (`-` for stdin).
     pub a: PathBuf,
-    /// The second filter.
+    /// The second filter (same forms).
     pub b: PathBuf,
     /// How the inputs are encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
@@ -186,9 +188,28 @@ fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
 /// Loads both programs (validated).
 fn load(p: &PairArgs) -> Result<(crate::bpf::Program, crate::bpf::Program), Failure> {
     Ok((
-        load_program(&p.a, p.input_format)?,
-        load_program(&p.b, p.input_format)?,
+        load_one(&p.a, p.input_format)?,
+        load_one(&p.b, p.input_format)?,
     ))
+}
+
+/// A filter file, or an OCI/Docker profile compiled the way `secopt compile` does by default.
+fn load_one(path: &std::path::Path, format: InputFormat) -> Result<crate::bpf::Program, Failure> {
+    if format == InputFormat::Auto && path != std::path::Path::new("-") {
+        let bytes = super::io::read_input(path)?;
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+            let name = display_name(path);
+            let filter = crate::compile::compile_oci(
+                &bytes,
+                &name,
+                &crate::policy::ResolveOptions::default(),
+                &crate::compile::CompileOptions::default(),
+            )
+            .map_err(|e| Failure::input(e.to_string()))?;
+            return Ok(filter.into_program());
+        }
+    }
+    load_program(path, format)
 }
 
 /// An error of the library as a CLI failure.
