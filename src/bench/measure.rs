@@ -234,7 +234,7 @@ pub fn run_child(
         // SAFETY: see above.
         unsafe { child_main(filter, probes, &shared, cfg) }
     }
-    let status = wait_for(pid).map_err(|e| fail(format!("waitpid: {e}")))?;
+    let status = crate::kernel::child::wait_for(pid).map_err(|e| fail(format!("waitpid: {e}")))?;
     // SAFETY: the child has exited; nothing writes the mapping any more.
     let header = unsafe { std::ptr::read_volatile(shared.header()) };
     let errno = io::Error::from_raw_os_error(header.errno);
@@ -277,43 +277,10 @@ pub fn run_child(
         };
         return Err(fail(format!(
             "the benchmark child {} {during}",
-            describe(status)
+            crate::kernel::child::describe_wait_status(status)
         )));
     }
     Ok(ChildResult { first_rax, cycles })
-}
-
-fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
-    let mut status = 0;
-    loop {
-        // SAFETY: waits for our own child; `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return Ok(status);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-fn describe(status: libc::c_int) -> String {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        let what = match sig {
-            libc::SIGALRM => " (SIGALRM: it timed out; a call blocked?)",
-            libc::SIGSYS => " (SIGSYS: a filter killed it)",
-            libc::SIGSEGV => " (SIGSEGV)",
-            libc::SIGTRAP => " (SIGTRAP: it ended early)",
-            _ => "",
-        };
-        format!("died of signal {sig}{what}")
-    } else if libc::WIFEXITED(status) {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
-    } else {
-        format!("ended with wait status {status:#x}")
-    }
 }
 
 /// The child (see the module docs). Never returns.

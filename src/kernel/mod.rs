@@ -6,7 +6,12 @@
 //!   and x32 entries, and the `seccomp_data` each produces.
 //! - [`oracle`] (x86_64 Linux): asking the kernel which return instruction a program takes
 //!   for given calls, without letting any call run.
+//! - [`notify`] (any Linux): a NOTIFY listener fd and its hand-off to a seccomp agent.
+//! - [`child`] (any Linux): waiting for filter-installing children and describing how they
+//!   ended (shared by the oracle and the benchmark).
 
+#[cfg(target_os = "linux")]
+pub mod child;
 #[cfg(target_os = "linux")]
 pub mod notify;
 #[cfg(target_os = "linux")]

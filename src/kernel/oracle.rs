@@ -33,6 +33,7 @@
 //! seen as a kill); filters returning `ERRNO`/`ALLOW` do not matter, since the most recently
 //! installed filter's errno wins.
 
+use super::child::{describe_wait_status, wait_for};
 use super::entry::{issue, Entry, RawReturn};
 use super::seccomp::{install_filter_raw, to_sock_filters};
 use crate::bpf::action::{MAX_ERRNO, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO};
@@ -600,44 +601,10 @@ pub(crate) fn run_probes(
             _ => {
                 return Err(OracleError::Child {
                     index: start,
-                    what: describe_status(status),
+                    what: describe_wait_status(status),
                 })
             }
         }
-    }
-}
-
-fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
-    let mut status = 0;
-    loop {
-        // SAFETY: waits for our own child; `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return Ok(status);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-fn describe_status(status: libc::c_int) -> String {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        let name = match sig {
-            libc::SIGILL => " (SIGILL: e.g. a uretprobe/uprobe syscall that really ran)",
-            libc::SIGSEGV => " (SIGSEGV: e.g. int $0x80 without IA32 emulation)",
-            libc::SIGALRM => " (SIGALRM: timed out)",
-            libc::SIGTRAP => " (SIGTRAP: finished before all calls were made)",
-            libc::SIGSYS => " (SIGSYS)",
-            _ => "",
-        };
-        format!("died of signal {sig}{name}")
-    } else if libc::WIFEXITED(status) {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
-    } else {
-        format!("ended with wait status {status:#x}")
     }
 }
 
