@@ -71,49 +71,8 @@ const STEP_AFFINITY: u32 = 1;
 const STEP_NO_NEW_PRIVS: u32 = 2;
 const STEP_INSTALL: u32 = 3;
 
-/// A shared anonymous mapping for the results of one child.
-struct Shared {
-    base: *mut u8,
-    len: usize,
-}
-
-impl Shared {
-    fn new(records: usize) -> io::Result<Shared> {
-        let len = std::mem::size_of::<Header>() + records.max(1) * std::mem::size_of::<Record>();
-        // SAFETY: a fresh anonymous shared mapping; checked for failure below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Shared {
-            base: base as *mut u8,
-            len,
-        })
-    }
-    fn header(&self) -> *mut Header {
-        self.base as *mut Header
-    }
-    fn record(&self, i: usize) -> *mut Record {
-        // SAFETY: callers pass i < records; the mapping holds that many after the header.
-        unsafe { (self.base.add(std::mem::size_of::<Header>()) as *mut Record).add(i) }
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping created in `new`.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
-    }
-}
+/// The results page of one child.
+type Shared = crate::kernel::child::SharedResults<Header, Record>;
 
 /// Private pages the probes point into: a writable scratch page, a read-only page of zeros
 /// and a read-only page of `0xff` bytes. Created before any child is forked, so every child

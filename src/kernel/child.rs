@@ -39,3 +39,62 @@ pub fn describe_wait_status(status: libc::c_int) -> String {
         format!("ended with wait status {status:#x}")
     }
 }
+
+/// A shared anonymous mapping in which a forked child leaves its results for the parent: one
+/// header `H` followed by `records` records `R`. Anonymous mappings start zeroed, so an all-zero
+/// `H`/`R` must mean "nothing written yet". The child writes through the raw pointers (it may
+/// not allocate or make system calls once its filter is installed); the parent reads them after
+/// `waitpid`.
+pub struct SharedResults<H, R> {
+    base: *mut u8,
+    len: usize,
+    records: usize,
+    _types: std::marker::PhantomData<(H, R)>,
+}
+
+impl<H, R> SharedResults<H, R> {
+    /// Maps room for the header and `records` records (at least one).
+    pub fn new(records: usize) -> io::Result<Self> {
+        let records = records.max(1);
+        let len = std::mem::size_of::<H>() + records * std::mem::size_of::<R>();
+        // SAFETY: a fresh anonymous mapping; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(SharedResults {
+            base: p as *mut u8,
+            len,
+            records,
+            _types: std::marker::PhantomData,
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> *mut H {
+        self.base as *mut H
+    }
+
+    /// Record `i`; panics if `i` is beyond the mapping (a caller bug, never input-driven).
+    pub fn record(&self, i: usize) -> *mut R {
+        assert!(i < self.records, "record {i} of {}", self.records);
+        // SAFETY: `i < records`, so the offset stays inside the mapping.
+        unsafe { (self.base.add(std::mem::size_of::<H>()) as *mut R).add(i) }
+    }
+}
+
+impl<H, R> Drop for SharedResults<H, R> {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping created in `new`.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}

@@ -479,50 +479,8 @@ struct Record {
 const STEP_NO_NEW_PRIVS: u32 = 1;
 const STEP_INSTALL: u32 = 2;
 
-/// An anonymous shared mapping holding a [`Header`] and `n` [`Record`]s.
-struct Shared {
-    base: *mut u8,
-    len: usize,
-}
-
-impl Shared {
-    fn new(n: usize) -> io::Result<Shared> {
-        let len = std::mem::size_of::<Header>() + n * std::mem::size_of::<Record>();
-        // SAFETY: a fresh anonymous mapping; no existing memory is affected.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        // Anonymous mappings start zeroed: no record is done, no step failed.
-        Ok(Shared {
-            base: p as *mut u8,
-            len,
-        })
-    }
-    fn header(&self) -> *mut Header {
-        self.base as *mut Header
-    }
-    fn record(&self, i: usize) -> *mut Record {
-        // SAFETY: `i < n` (every caller loops below `n`), so the offset stays in the mapping.
-        unsafe { (self.base.add(std::mem::size_of::<Header>()) as *mut Record).add(i) }
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping created in `new`.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
-    }
-}
+/// The results page of one child: a [`Header`] and one [`Record`] per call.
+type Shared = super::child::SharedResults<Header, Record>;
 
 /// Runs `probe(0..n)` in forked children that have installed `filter`, and collects what each
 /// returned. After a kill the remaining probes continue in a fresh child. With `n == 0` one
