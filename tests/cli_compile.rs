@@ -64,12 +64,14 @@ fn compiles_docker_default_like_the_library() {
         "x32",
         "--kernel",
         "6.18",
+        "--no-optimize",
         "-o",
         out_path.to_str().unwrap(),
     ]));
-    // Unknown names are listed per arch (i386 has fstatat64, not newfstatat).
+    // Names of other arches are noted per arch (i386 has fstatat64, not newfstatat).
     assert!(
-        stderr.contains("unknown on x86, skipped") && stderr.contains("newfstatat"),
+        stderr.contains("names of other architectures skipped on x86: ")
+            && stderr.contains("newfstatat"),
         "{stderr}"
     );
     let bytes = std::fs::read(&out_path).unwrap();
@@ -87,6 +89,10 @@ fn compiles_docker_default_like_the_library() {
     )
     .unwrap();
     assert_eq!(bytes, lib.to_raw());
+    assert!(
+        stderr.contains("reference lowering (--no-optimize)"),
+        "{stderr}"
+    );
     // No temporary files left next to it.
     let names: Vec<_> = std::fs::read_dir(&d)
         .unwrap()
@@ -406,4 +412,223 @@ fn multiplexed_only_names_are_noted_not_reported_as_skipped() {
         "raw",
     ]);
     bad_input(&strict, &["x86: no_such_call"]);
+}
+
+/// Decisions of `a` and `b` on every number 0..1100 of each arch token (x32's with bit 30),
+/// with the arguments at 0, and for x86_64 and x86 numbers below 500 also at every constant
+/// the reference compares with (and one above) in each argument: an interpreter sweep,
+/// independent of the verifier the optimizer uses.
+fn assert_same_decisions(a: &secopt::bpf::Program, b: &secopt::bpf::Program, tokens: &[u32]) {
+    use secopt::bpf::insn::{src, BPF_K};
+    // Constants compared with an argument word: those after a load from offset 16 on (the
+    // reference lowering loads right before it compares, in program order).
+    let mut consts: Vec<u64> = Vec::new();
+    let mut loaded = 0;
+    for i in &a.insns {
+        if i.code
+            == secopt::bpf::insn::BPF_LD | secopt::bpf::insn::BPF_W | secopt::bpf::insn::BPF_ABS
+        {
+            loaded = i.k;
+        } else if i.is_conditional_jump() && src(i.code) == BPF_K && loaded >= 16 {
+            consts.extend([i.k as u64, i.k as u64 + 1]);
+        }
+    }
+    consts.extend([0, u64::MAX]);
+    consts.sort_unstable();
+    consts.dedup();
+    let mut args_list = vec![[0u64; 6]];
+    for &c in &consts {
+        for i in 0..6 {
+            let mut args = [0u64; 6];
+            args[i] = c;
+            args_list.push(args);
+        }
+    }
+    for &token in tokens {
+        for base in [0u32, 0x4000_0000] {
+            for nr in base..base + 1100 {
+                // Past every table, zero arguments suffice: no rule names such numbers.
+                let native = token == Arch::X86_64.token() || token == Arch::X86.token();
+                let vectors = if native && nr - base < 500 {
+                    &args_list[..]
+                } else {
+                    &args_list[..1]
+                };
+                for &args in vectors {
+                    let data = SeccompData::new(token, nr as i32, args);
+                    assert_eq!(
+                        interp::eval(a, &data).unwrap(),
+                        interp::eval(b, &data).unwrap(),
+                        "{data:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `secopt compile` optimizes by default: the filter is smaller than the reference lowering
+/// (`--no-optimize`), decides every swept input like it, says so in its header, and the
+/// JSON report's before/after sizes are those two files' sizes.
+#[test]
+fn compile_optimizes_by_default() {
+    let d = tmpdir("optimized");
+    let docker = profile("oci/docker-default.json");
+    let common = [
+        "--arch", "x86_64", "--arch", "x86", "--arch", "x32", "--kernel", "6.18",
+    ];
+    let run = |extra: &[&str], out: &Path| {
+        let mut args = vec!["compile", docker.as_str()];
+        args.extend_from_slice(&common);
+        args.extend_from_slice(extra);
+        args.extend(["-o", out.to_str().unwrap()]);
+        let o = secopt(&args);
+        (ok(&o), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let (_, _) = run(&["--no-optimize"], &d.join("ref.bpf"));
+    let (stderr, report) = run(&["--report", "--report-format", "json"], &d.join("opt.bpf"));
+    let read =
+        |name: &str| secopt::bpf::Program::from_raw(&std::fs::read(d.join(name)).unwrap()).unwrap();
+    let (reference, optimized) = (read("ref.bpf"), read("opt.bpf"));
+    assert!(
+        optimized.len() * 3 < reference.len(),
+        "{} vs {}",
+        optimized.len(),
+        reference.len()
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{} instructions (x86_64 x86 x32), optimized from {}, proved equal",
+            optimized.len(),
+            reference.len()
+        )),
+        "{stderr}"
+    );
+    let tokens = [
+        Arch::X86_64.token(),
+        Arch::X86.token(),
+        Arch::Aarch64.token(),
+        0,
+    ];
+    assert_same_decisions(&reference, &optimized, &tokens);
+
+    let doc: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let r = &doc[0];
+    assert_eq!(r["verification"]["status"], "equal", "{r}");
+    assert_eq!(
+        r["report"]["before"]["instructions"],
+        reference.len() as u64
+    );
+    assert_eq!(r["report"]["after"]["instructions"], optimized.len() as u64);
+
+    // The assembly header says what the program is.
+    run(&[], &d.join("opt.s"));
+    let text = std::fs::read_to_string(d.join("opt.s")).unwrap();
+    assert!(
+        text.contains(&format!(
+            "; Optimized from the {}-instruction reference lowering; proved equal to it.",
+            reference.len()
+        )),
+        "{text:.600}"
+    );
+}
+
+/// A profile of `count` x86_64 syscalls (ones x86 and x32 have too), each allowed only for
+/// one distinct first argument, plus `extra` conditions on arguments 1 and 2 when set.
+fn distinct_rules_profile(count: usize, extra: bool) -> String {
+    let rules: Vec<String> = Arch::X86_64
+        .syscalls()
+        .iter()
+        .filter(|(_, n)| {
+            Arch::X86.syscalls().nr(n).is_some() && Arch::X32.syscalls().nr(n).is_some()
+        })
+        .take(count)
+        .enumerate()
+        .map(|(i, (_, name))| {
+            let mut args = vec![format!(
+                r#"{{"index": 0, "value": {}, "op": "SCMP_CMP_EQ"}}"#,
+                if extra {
+                    (i as u64) * 7 + 1 + ((i as u64) << 33)
+                } else {
+                    i as u64
+                }
+            )];
+            if extra {
+                args.push(format!(
+                    r#"{{"index": 1, "value": {}, "op": "SCMP_CMP_GT"}}"#,
+                    i * 5 + 3
+                ));
+                args.push(format!(
+                    r#"{{"index": 2, "value": {}, "op": "SCMP_CMP_LE"}}"#,
+                    i * 11 + 2
+                ));
+            }
+            format!(
+                r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [{}]}}"#,
+                args.join(",")
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+        rules.join(",")
+    )
+}
+
+/// The kernel's limit applies to what is loaded: a profile whose plain lowering is over 4096
+/// instructions compiles when its optimized form fits; one that does not fit even optimized
+/// is refused with both sizes, and nothing is written.
+#[test]
+fn the_4096_limit_applies_to_the_optimized_filter() {
+    let d = tmpdir("limit");
+    let arches = ["--arch", "x86_64", "--arch", "x86", "--arch", "x32"];
+    let fits = d.join("fits.json");
+    std::fs::write(&fits, distinct_rules_profile(300, false)).unwrap();
+    let out = d.join("fits.bpf");
+    let mut args = vec![
+        "compile",
+        fits.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&arches);
+    let plain = secopt(&[&args[..], &["--no-optimize"]].concat());
+    bad_input(&plain, &["fits.json", "the kernel accepts at most 4096"]);
+    assert!(!out.exists());
+    ok(&secopt(&args));
+    let prog = secopt::bpf::Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(prog.len() <= 4096);
+    secopt::bpf::validate::validate(&prog).unwrap();
+    // The 100th rule's syscall: allowed for first argument 99 only.
+    let (nr, _) = Arch::X86_64
+        .syscalls()
+        .iter()
+        .filter(|(_, n)| {
+            Arch::X86.syscalls().nr(n).is_some() && Arch::X32.syscalls().nr(n).is_some()
+        })
+        .nth(99)
+        .unwrap();
+    let call = |a0| SeccompData::new(Arch::X86_64.token(), nr as i32, [a0, 0, 0, 0, 0, 0]);
+    assert_eq!(interp::eval(&prog, &call(99)).unwrap(), RetVal::ALLOW);
+    assert_eq!(interp::eval(&prog, &call(98)).unwrap(), RetVal::errno(1));
+
+    let huge = d.join("huge.json");
+    std::fs::write(&huge, distinct_rules_profile(300, true)).unwrap();
+    let out = d.join("huge.bpf");
+    let mut args = vec![
+        "compile",
+        huge.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&arches);
+    bad_input(
+        &secopt(&args),
+        &[
+            "huge.json",
+            "even optimized (the plain lowering has",
+            "at most 4096",
+        ],
+    );
+    assert!(!out.exists());
 }

@@ -592,39 +592,54 @@ fn compare_with_runc(test: &str, oci: &Value) {
     std::fs::write(&secopt_file, compiled.to_raw()).unwrap();
     let compiled = compiled.into_program();
 
-    // The command line gives the same filter when it can use libseccomp's table.
+    // The command line gives the same reference lowering when it can use libseccomp's table,
+    // and by default an optimized filter that must decide like runc's too.
+    #[allow(unused_mut)]
+    let mut candidates = vec![("secopt's reference lowering", compiled.clone())];
     #[cfg(feature = "libseccomp")]
     {
         let profile = dir.join("profile.json");
         std::fs::write(&profile, serde_json::to_vec_pretty(oci).unwrap()).unwrap();
-        let cli = compile_with_cli(
+        let flags = ["--runc-compat", "--syscall-table", "libseccomp"];
+        let plain = compile_with_cli(
             &profile,
-            &dir.join("cli.bpf"),
-            &["--runc-compat", "--syscall-table", "libseccomp"],
+            &dir.join("cli-plain.bpf"),
+            &[&flags[..], &["--no-optimize"]].concat(),
         );
-        let cli = Program::from_raw(&cli).unwrap();
+        let plain = Program::from_raw(&plain).unwrap();
         // The merge-bug emulation is not a command-line option; profiles where it matters
         // have overlapping `<` rules, which these do not have.
         assert_eq!(
-            cli, compiled,
-            "{test}: `secopt compile --syscall-table libseccomp`"
+            plain, compiled,
+            "{test}: `secopt compile --syscall-table libseccomp --no-optimize`"
         );
+        let optimized = compile_with_cli(&profile, &secopt_file, &flags);
+        let optimized = Program::from_raw(&optimized).unwrap();
+        assert!(
+            optimized.len() < compiled.len(),
+            "{test}: optimized {} vs reference {}",
+            optimized.len(),
+            compiled.len()
+        );
+        candidates.push(("`secopt compile` (optimized)", optimized));
     }
 
     let vectors = argument_vectors(&argument_boundaries(oci));
-    match sweep(&installed, &compiled, &TOKENS, &vectors) {
-        Ok(checked) => eprintln!(
-            "{test}: runc's filter ({} insns) and secopt's ({} insns) agree on {checked} inputs \
-             ({} argument vectors); {:?} in all",
-            installed.len(),
-            compiled.len(),
-            vectors.len(),
-            started.elapsed()
-        ),
-        Err(diffs) => panic!(
-            "{test}: secopt's filter decides differently from runc's:\n{}",
-            diffs.join("\n")
-        ),
+    for (what, program) in &candidates {
+        match sweep(&installed, program, &TOKENS, &vectors) {
+            Ok(checked) => eprintln!(
+                "{test}: runc's filter ({} insns) and {what} ({} insns) agree on {checked} \
+                 inputs ({} argument vectors); {:?} in all",
+                installed.len(),
+                program.len(),
+                vectors.len(),
+                started.elapsed()
+            ),
+            Err(diffs) => panic!(
+                "{test}: {what} decides differently from runc's filter:\n{}",
+                diffs.join("\n")
+            ),
+        }
     }
 
     if has_verify_verb() {

@@ -218,6 +218,19 @@ fn classic_rule(pc: usize, insn: &Insn, flen: usize) -> Option<Rule> {
 /// Checks `prog` exactly as the kernel does when it is loaded with `seccomp(2)` or
 /// `prctl(PR_SET_SECCOMP)`. `Ok` means the kernel accepts it.
 pub fn validate(prog: &Program) -> Result<(), ValidationError> {
+    check(prog, true)
+}
+
+/// Every check of [`validate`] except the 4096-instruction limit: the program is well formed
+/// (it can be run, analysed and compared exactly like a loadable one) but may be too long to
+/// load. The optimizer and the verifier take such programs as *references*: a profile's
+/// plain lowering can exceed the limit while its optimized form fits, and the proof that the
+/// two agree needs the long one. Anything loaded or written out is checked with [`validate`].
+pub fn validate_structure(prog: &Program) -> Result<(), ValidationError> {
+    check(prog, false)
+}
+
+fn check(prog: &Program, limit_length: bool) -> Result<(), ValidationError> {
     let insns = &prog.insns;
     let flen = insns.len();
     let whole = |rule| ValidationError {
@@ -228,7 +241,7 @@ pub fn validate(prog: &Program) -> Result<(), ValidationError> {
     if flen == 0 {
         return Err(whole(Rule::Empty));
     }
-    if flen > BPF_MAXINSNS {
+    if limit_length && flen > BPF_MAXINSNS {
         return Err(whole(Rule::TooLong { len: flen }));
     }
     let at = |pc: usize, rule| ValidationError {

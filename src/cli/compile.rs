@@ -3,9 +3,11 @@
 
 use super::asm_cmd::parse_arch;
 use super::io::{display_name, read_input, write_output};
-use super::{Failure, EXIT_OK};
+use super::optimize::{read_weights, report_text};
+use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
-use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat};
+use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo};
+use crate::optimize::{CostModel, Method, OptimizeOptions, Optimized, Report};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
     self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
@@ -16,6 +18,8 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
 secopt compile docker-default.json -o docker.bpf            raw filter for this host (x86_64: + x86, x32)\n  \
+secopt compile docker-default.json -o d.bpf --weights nginx.strace-c.txt --report   laid out for a workload\n  \
+secopt compile docker-default.json --no-optimize -o ref.bpf the plain reference lowering\n  \
 secopt compile docker-default.json --runc-compat --emit c   what runc loads, as a C header\n  \
 secopt compile profile.json --arch aarch64 --arch arm -o f.json   metadata + program as JSON\n  \
 secopt compile firecracker.json -o 'fc-{thread}.bpf'        one raw filter per thread kind\n  \
@@ -26,7 +30,14 @@ is silently dropped and the syscall gets the default action. secopt resolves nam
 own Linux 6.18 tables by default; libseccomp 2.5.4 as Debian 12 ships it knows syscalls up \
 to Linux 6.7 only (not mseal, statmount, listmount, *xattrat, uretprobe, ...). To get \
 the filter runc loads, pass --syscall-table libseccomp (builds with the `libseccomp` \
-feature) on a host whose libseccomp is runc's (`runc --version` shows its version).")]
+feature) on a host whose libseccomp is runc's (`runc --version` shows its version).\n\n\
+Optimization: the profile is first lowered to a plain reference program with the semantics of \
+the profile's toolchain (libseccomp as runc drives it, or Firecracker's compiler); the optimizer \
+then rebuilds it (shared decision code, ranges, a dispatch laid out for the workload, no \
+cacheable syscall made uncacheable), validates the result against the kernel's rules and proves \
+it equal to the reference with secopt's verifier before anything is written. If no smaller \
+program can be proved equal, the reference itself is written. A profile whose reference is \
+over 4096 instructions is accepted when its optimized form fits.")]
 pub struct CompileArgs {
     /// The profile: OCI runtime-spec seccomp JSON (Docker, podman, a whole config.json) or a
     /// Firecracker seccompiler file (detected, or forced with --firecracker). `-` is stdin.
@@ -79,6 +90,30 @@ pub struct CompileArgs {
     /// Name of the array in C/Rust/Go output (default: from the profile's file name).
     #[arg(long)]
     pub name: Option<String>,
+    /// Write the plain reference lowering (libseccomp-style per-arch chains, the program the
+    /// optimizer's output is proved equal to) instead of the optimized filter.
+    #[arg(long, help_heading = "Optimization")]
+    pub no_optimize: bool,
+    /// Skip the optimizer's self-check (the proof that the output decides every input like
+    /// the reference lowering, and that no cacheable syscall became uncacheable).
+    #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
+    pub no_verify: bool,
+    /// Syscall counts to lay the dispatch out for: an `strace -c` / `strace -f -c` summary, a
+    /// JSON `{"syscall": count}` object or a `secopt record` capture. Default: every named
+    /// syscall of the filter's arches, the native one weighing 100 per syscall, the others 1.
+    #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
+    pub weights: Option<PathBuf>,
+    /// Which cost the dispatch minimizes: `allow-cache` (Linux 5.11+, cached syscalls are
+    /// free) or `no-cache` (every syscall runs the filter).
+    #[arg(long, value_enum, default_value_t = CostModel::AllowCache, help_heading = "Optimization")]
+    pub cost_model: CostModel,
+    /// Print the optimizer's report (sizes, cacheable syscalls, expected cost with and without
+    /// the allow cache, worst-case path) to stdout, or to stderr when the filter goes to stdout.
+    #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
+    pub report: bool,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Optimization")]
+    pub report_format: Format,
 }
 
 /// Where syscall numbers come from.
@@ -150,10 +185,11 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         settings,
         ..Default::default()
     };
+    let optimizer = Optimizer::new(&args, kernel);
 
-    let filters: Vec<(Option<String>, CompiledFilter)> =
+    let filters: Vec<(Option<String>, Built)> =
         if args.firecracker || looks_like_firecracker(&bytes) {
-            compile_firecracker(&args, &bytes, &source, &options, resolver)?
+            compile_firecracker(&args, &bytes, &source, &options, resolver, &optimizer)?
         } else {
             if args.thread.is_some() {
                 return Err(Failure::input(format!(
@@ -175,12 +211,100 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             if args.syscall_table == SyscallTable::Builtin {
                 report_names_runc_may_skip(&resolved);
             }
-            let filter = compile::compile(&resolved, &options).map_err(input_error)?;
-            vec![(None, filter)]
+            vec![(None, optimizer.build(&resolved, &options)?)]
         };
 
-    write_all(&args, &base_name, &filters)?;
+    let to_stdout = write_all(&args, &base_name, &filters)?;
+    if args.report {
+        print_reports(&args, &filters, to_stdout)?;
+    }
     Ok(EXIT_OK)
+}
+
+/// A compiled filter with the optimizer's result, when it ran.
+type Built = (CompiledFilter, Option<Optimized>);
+
+/// Lowers resolved policies and optimizes them as the flags say.
+struct Optimizer<'a> {
+    args: &'a CompileArgs,
+    kernel: Option<KernelVersion>,
+}
+
+impl Optimizer<'_> {
+    fn new(args: &CompileArgs, kernel: Option<KernelVersion>) -> Optimizer<'_> {
+        Optimizer { args, kernel }
+    }
+
+    fn build(&self, resolved: &Resolved, options: &CompileOptions) -> Result<Built, Failure> {
+        if self.args.no_optimize {
+            let filter = compile::compile(resolved, options).map_err(input_error)?;
+            return Ok((filter, None));
+        }
+        let weights = match &self.args.weights {
+            None => None,
+            Some(path) => Some(read_weights(path, Some(resolved.native))?),
+        };
+        let opts = OptimizeOptions {
+            weights,
+            cost_model: self.args.cost_model,
+            kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
+            verify: !self.args.no_verify,
+            report: self.args.report,
+        };
+        let (filter, out) =
+            compile::compile_optimized(resolved, options, &opts).map_err(input_error)?;
+        for note in &out.notes {
+            eprintln!("secopt: warning: {}: optimizer: {note}", resolved.source);
+        }
+        Ok((filter, Some(out)))
+    }
+}
+
+/// The optimizer's report of every filter, to stdout, or to stderr when a filter went there.
+fn print_reports(
+    args: &CompileArgs,
+    filters: &[(Option<String>, Built)],
+    to_stdout: bool,
+) -> Result<(), Failure> {
+    let reports: Vec<(String, &Optimized, &Report)> = filters
+        .iter()
+        .filter_map(|(thread, (filter, out))| {
+            let out = out.as_ref()?;
+            let name = match thread {
+                Some(t) => format!("{} (thread {t})", filter.info().source),
+                None => filter.info().source.clone(),
+            };
+            Some((name, out, out.report.as_ref()?))
+        })
+        .collect();
+    let text = match args.report_format {
+        Format::Json => {
+            let docs: Vec<serde_json::Value> = reports
+                .iter()
+                .map(|(name, out, report)| {
+                    serde_json::json!({
+                        "filter": name,
+                        "method": out.method,
+                        "verification": out.verification,
+                        "notes": out.notes,
+                        "report": report,
+                    })
+                })
+                .collect();
+            serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
+        }
+        Format::Text => reports
+            .iter()
+            .map(|(name, out, report)| report_text(name, out, report))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    if to_stdout {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
+    Ok(())
 }
 
 fn input_error(e: impl std::fmt::Display) -> Failure {
@@ -208,7 +332,8 @@ fn compile_firecracker(
     source: &str,
     options: &CompileOptions,
     resolver: Option<SyscallResolver>,
-) -> Result<Vec<(Option<String>, CompiledFilter)>, Failure> {
+    optimizer: &Optimizer<'_>,
+) -> Result<Vec<(Option<String>, Built)>, Failure> {
     if args.arches.len() > 1 {
         return Err(Failure::input(
             "a Firecracker filter is built for one architecture; give --arch once",
@@ -247,11 +372,11 @@ fn compile_firecracker(
         report_warnings(&policy);
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         report_unknown(&resolved, Some(&thread));
-        let filter = compile::compile(&resolved, options).map_err(input_error)?;
+        let (filter, optimized) = optimizer.build(&resolved, options)?;
         let mut info = filter.info().clone();
         info.thread = Some(thread.clone());
         let filter = CompiledFilter::new(filter.into_program(), info).map_err(input_error)?;
-        out.push((Some(thread), filter));
+        out.push((Some(thread), (filter, optimized)));
     }
     Ok(out)
 }
@@ -277,13 +402,39 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
             .map(String::as_str)
             .filter(|n| !libseccomp || a.multiplexer(n).is_none())
             .collect();
-        if !skipped.is_empty() {
+        // Profiles list the syscalls of every arch they support (Docker's names chown32 and
+        // _llseek for arm and i386); those are expected on other arches and only summarized.
+        // A name no arch has is likely a typo or newer than the syscall table in use (with
+        // `--syscall-table libseccomp`, a name secopt knows for this arch): all listed.
+        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) = skipped
+            .iter()
+            .partition(|n| {
+                a.arch.syscalls().nr(n).is_none()
+                    && Arch::ALL.iter().any(|o| o.syscalls().nr(n).is_some())
+            });
+        if !nowhere.is_empty() {
             eprintln!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
-                skipped.len(),
-                if skipped.len() == 1 { "" } else { "s" },
+                nowhere.len(),
+                if nowhere.len() == 1 { "" } else { "s" },
                 a.arch,
-                skipped.join(", ")
+                nowhere.join(", ")
+            );
+        }
+        if !elsewhere.is_empty() {
+            const SHOWN: usize = 8;
+            let more = elsewhere.len().saturating_sub(SHOWN);
+            eprintln!(
+                "secopt: note: {prefix}: {} name{} of other architectures skipped on {}: {}{}",
+                elsewhere.len(),
+                if elsewhere.len() == 1 { "" } else { "s" },
+                a.arch,
+                elsewhere[..elsewhere.len().min(SHOWN)].join(", "),
+                if more > 0 {
+                    format!(" and {more} more (`--emit json` lists them)")
+                } else {
+                    String::new()
+                }
             );
         }
         let multiplexed: Vec<&str> = a.multiplexed_unknown().collect();
@@ -351,12 +502,14 @@ fn format_for(args: &CompileArgs, path: &Path) -> EmitFormat {
     }
 }
 
-/// Where each filter goes: one output, a directory, or a `{thread}` pattern.
+/// Where each filter goes: one output, a directory, or a `{thread}` pattern. Returns whether
+/// a filter went to stdout.
 fn write_all(
     args: &CompileArgs,
     base_name: &str,
-    filters: &[(Option<String>, CompiledFilter)],
-) -> Result<(), Failure> {
+    filters: &[(Option<String>, Built)],
+) -> Result<bool, Failure> {
+    let mut to_stdout = false;
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let out_text = output.to_string_lossy().into_owned();
     let is_dir = out_text.ends_with('/') || (output != Path::new("-") && output.is_dir());
@@ -370,7 +523,7 @@ fn write_all(
             threads.join(", ")
         )));
     }
-    for (thread, filter) in filters {
+    for (thread, (filter, _)) in filters {
         let path = match thread {
             Some(t) if is_pattern => PathBuf::from(out_text.replace("{thread}", t)),
             Some(t) if is_dir => {
@@ -399,9 +552,11 @@ fn write_all(
         };
         let bytes = compile::emit(filter, format, &name);
         write_output(&path, &bytes)?;
-        if path != Path::new("-") {
+        if path == Path::new("-") {
+            to_stdout = true;
+        } else {
             eprintln!(
-                "secopt: {}{}: {} instructions ({}) -> {}",
+                "secopt: {}{}: {} instructions ({}){} -> {}",
                 filter.info().source,
                 thread
                     .as_deref()
@@ -415,9 +570,29 @@ fn write_all(
                     .map(|a| a.arch.name())
                     .collect::<Vec<_>>()
                     .join(" "),
+                optimization_summary(filter.info().optimization.as_ref()),
                 path.display()
             );
         }
     }
-    Ok(())
+    Ok(to_stdout)
+}
+
+/// `, optimized from 1083, proved equal` for the summary line.
+fn optimization_summary(o: Option<&OptimizationInfo>) -> String {
+    match o {
+        None => ", reference lowering (--no-optimize)".to_string(),
+        Some(o) if o.method == Method::Unchanged => {
+            ", reference lowering (the optimizer found nothing better)".to_string()
+        }
+        Some(o) => format!(
+            ", optimized from {}, {}",
+            o.reference_instructions,
+            if o.verified {
+                "proved equal"
+            } else {
+                "not verified"
+            }
+        ),
+    }
 }

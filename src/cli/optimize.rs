@@ -112,7 +112,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
 
 /// Reads a weights file through the benchmark's workload reader (strace -c or JSON); its notes
 /// are warnings, unknown names and bad counts are errors.
-fn read_weights(path: &Path, arch: Option<Arch>) -> Result<Weights, Failure> {
+pub(super) fn read_weights(path: &Path, arch: Option<Arch>) -> Result<Weights, Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
     let mut wopts = WorkloadOptions::default();
@@ -162,7 +162,7 @@ fn print_report(
     Ok(())
 }
 
-fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
+pub(super) fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
     let (b, a) = (&r.before, &r.after);
     let pct = |x: f64, y: f64| if y > 0.0 { 100.0 * x / y } else { 100.0 };
     let mut s = format!(

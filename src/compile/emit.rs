@@ -137,6 +137,21 @@ fn description(info: &FilterInfo, len: usize) -> Vec<String> {
             ""
         }
     ));
+    if let Some(o) = &info.optimization {
+        lines.push(if o.method == crate::optimize::Method::Unchanged {
+            "The reference lowering (the optimizer found nothing better to prove).".to_string()
+        } else {
+            format!(
+                "Optimized from the {}-instruction reference lowering; {}.",
+                o.reference_instructions,
+                if o.verified {
+                    "proved equal to it"
+                } else {
+                    "not verified (--no-verify)"
+                }
+            )
+        });
+    }
     lines.push(format!(
         "Default action {}; bad-arch action {}.",
         info.default_action, info.bad_arch_action
@@ -343,6 +358,7 @@ fn json_document(filter: &CompiledFilter) -> String {
         "runc_compat": info.runc_compat,
         "kernel": info.kernel.map(|k| k.to_string()),
         "settings": settings,
+        "optimization": info.optimization,
         "length": prog.len(),
         "instructions": insns,
         "base64": base64(&filter.to_raw()),

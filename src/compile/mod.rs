@@ -50,6 +50,7 @@ use crate::arch::Arch;
 use crate::bpf::insn::BPF_MAXINSNS;
 use crate::bpf::validate::{validate, ValidationError};
 use crate::bpf::{Program, RetVal};
+use crate::optimize::{self, Method, OptimizeError, OptimizeOptions, Optimized, Verification};
 use crate::policy::{self, Action, Dialect, FilterFlag, KernelVersion, PolicyError, Resolved};
 use serde::Serialize;
 
@@ -93,6 +94,24 @@ pub struct CompileOptions {
     /// Extra `(name, value)` pairs recorded in the metadata and the headers of emitted
     /// files, e.g. the capability set and kernel version the policy was resolved for.
     pub settings: Vec<(String, String)>,
+    /// Optimize the reference program with [`crate::optimize`] (with its self-check when
+    /// `verify` is set: the output is proved equal to the reference before it is kept).
+    /// `None` (the library's default) keeps the reference lowering; `secopt compile`
+    /// optimizes unless given `--no-optimize`.
+    pub optimize: Option<OptimizeOptions>,
+}
+
+/// How an optimized filter relates to its reference lowering (in [`FilterInfo`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OptimizationInfo {
+    /// Instructions of the reference lowering the output was derived from.
+    pub reference_instructions: usize,
+    pub method: Method,
+    /// Whether the output was proved equal to the reference (`false` only when the
+    /// self-check was turned off, or the reference itself is the output).
+    pub verified: bool,
+    /// Candidates the optimizer rejected and why (normally none).
+    pub notes: Vec<String>,
 }
 
 /// Why a filter could not be produced.
@@ -102,8 +121,14 @@ pub enum CompileError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     /// The program is longer than one filter may be.
-    #[error("{file}: the filter has {len} instructions; the kernel accepts at most {max} per filter (split the profile or drop architectures)", max = BPF_MAXINSNS)]
-    TooLarge { file: String, len: usize },
+    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures)", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, max = BPF_MAXINSNS)]
+    TooLarge {
+        file: String,
+        /// The smallest size reached.
+        len: usize,
+        /// The reference lowering's size, when optimizing was tried.
+        reference: Option<usize>,
+    },
     /// The program is not one the kernel would accept (for generated code: a secopt bug).
     #[error("{file}: the filter would be rejected by the kernel: {error}")]
     Invalid {
@@ -186,6 +211,8 @@ pub struct FilterInfo {
     pub kernel: Option<KernelVersion>,
     /// Caller-supplied settings (see [`CompileOptions::settings`]).
     pub settings: Vec<(String, String)>,
+    /// Set when the program is the optimizer's output rather than the reference lowering.
+    pub optimization: Option<OptimizationInfo>,
 }
 
 impl FilterInfo {
@@ -229,6 +256,7 @@ impl FilterInfo {
             runc_compat: options.runc_compat && runc::has_effect(resolved),
             kernel: resolved.kernel,
             settings: options.settings.clone(),
+            optimization: None,
         }
     }
 }
@@ -248,6 +276,7 @@ impl CompiledFilter {
             return Err(CompileError::TooLarge {
                 file: info.source.clone(),
                 len: program.len(),
+                reference: None,
             });
         }
         validate(&program).map_err(|error| CompileError::Invalid {
@@ -276,13 +305,58 @@ impl CompiledFilter {
     }
 }
 
-/// Lowers `resolved` to its reference program (see the module documentation).
+/// Lowers `resolved` to its reference program (see the module documentation), and optimizes
+/// it when [`CompileOptions::optimize`] asks for it.
 pub fn compile(
     resolved: &Resolved,
     options: &CompileOptions,
 ) -> Result<CompiledFilter, CompileError> {
     let program = reference_program(resolved, options)?;
-    CompiledFilter::new(program, FilterInfo::of(resolved, options))
+    let info = FilterInfo::of(resolved, options);
+    match &options.optimize {
+        None => CompiledFilter::new(program, info),
+        Some(opts) => Ok(optimize_reference(program, info, opts)?.0),
+    }
+}
+
+/// Lowers `resolved` and optimizes the result with `opts` (ignoring
+/// [`CompileOptions::optimize`]); also returns the optimizer's full result (its report, when
+/// `opts.report` is set).
+pub fn compile_optimized(
+    resolved: &Resolved,
+    options: &CompileOptions,
+    opts: &OptimizeOptions,
+) -> Result<(CompiledFilter, Optimized), CompileError> {
+    let program = reference_program(resolved, options)?;
+    optimize_reference(program, FilterInfo::of(resolved, options), opts)
+}
+
+/// The optimizer on a reference program, which may exceed the kernel's length limit (the
+/// optimized form is what has to fit).
+fn optimize_reference(
+    reference: Program,
+    mut info: FilterInfo,
+    opts: &OptimizeOptions,
+) -> Result<(CompiledFilter, Optimized), CompileError> {
+    let out = optimize::optimize(&reference, opts).map_err(|e| match e {
+        OptimizeError::TooLarge { input, reached } => CompileError::TooLarge {
+            file: info.source.clone(),
+            len: reached.unwrap_or(input).min(input),
+            reference: Some(input),
+        },
+        OptimizeError::Invalid(error) => CompileError::Invalid {
+            file: info.source.clone(),
+            error,
+        },
+    })?;
+    info.optimization = Some(OptimizationInfo {
+        reference_instructions: reference.len(),
+        method: out.method,
+        verified: out.verification == Verification::Equal,
+        notes: out.notes.clone(),
+    });
+    let filter = CompiledFilter::new(out.program.clone(), info)?;
+    Ok((filter, out))
 }
 
 /// The reference program, not yet validated (tests and [`compile`]).
@@ -348,7 +422,11 @@ pub fn compile_firecracker(
         let program = reference_program(&resolved, options)?;
         let mut info = FilterInfo::of(&resolved, options);
         info.thread = Some(thread.clone());
-        out.push((thread, CompiledFilter::new(program, info)?));
+        let filter = match &options.optimize {
+            None => CompiledFilter::new(program, info)?,
+            Some(opts) => optimize_reference(program, info, opts)?.0,
+        };
+        out.push((thread, filter));
     }
     Ok(out)
 }

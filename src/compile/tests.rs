@@ -283,7 +283,8 @@ fn oversized_and_invalid_programs_are_never_wrapped() {
         err,
         CompileError::TooLarge {
             file: "big.json".into(),
-            len: 4097
+            len: 4097,
+            reference: None,
         }
     );
     assert!(err.to_string().contains("4097 instructions"), "{err}");
@@ -327,7 +328,7 @@ fn a_profile_too_big_for_one_filter_reports_the_size() {
     )
     .unwrap_err();
     match err {
-        CompileError::TooLarge { file, len } => {
+        CompileError::TooLarge { file, len, .. } => {
             assert_eq!(file, "huge.json");
             assert!(len > 4096, "{len}");
         }

@@ -65,7 +65,8 @@ pub use weights::{Weights, WeightsError};
 
 use crate::arch::Arch;
 use crate::bpf::cache::KernelVersion;
-use crate::bpf::validate::{validate, ValidationError};
+use crate::bpf::insn::BPF_MAXINSNS;
+use crate::bpf::validate::{validate, validate_structure, ValidationError};
 use crate::bpf::Program;
 use cost::Caches;
 use lift::{LiftConfig, Lifted};
@@ -186,14 +187,26 @@ pub struct Report {
 pub enum OptimizeError {
     #[error("the input is not a valid seccomp filter: {0}")]
     Invalid(ValidationError),
+    /// The input is over the kernel's limit and no candidate came under it.
+    #[error("{input} instructions before optimizing; the smallest program found has {}, over the kernel's limit of {BPF_MAXINSNS} per filter", match .reached { Some(n) => n.to_string(), None => "none could be built".to_string() })]
+    TooLarge {
+        input: usize,
+        /// The size of the smallest candidate that was laid out, if any.
+        reached: Option<usize>,
+    },
 }
 
 /// What [`Report::assumption`] says.
 pub const ASSUMPTION: &str = "syscalls whose decision depends on arguments are charged their longest path (the workload records no argument values)";
 
 /// Optimizes `prog` (see the module documentation).
+///
+/// `prog` may be longer than the kernel's 4096 instructions (a profile's plain lowering can
+/// be): it is checked with [`validate_structure`], and the output is then one that fits, or
+/// [`OptimizeError::TooLarge`] says how close the optimizer got.
 pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, OptimizeError> {
-    validate(prog).map_err(OptimizeError::Invalid)?;
+    validate_structure(prog).map_err(OptimizeError::Invalid)?;
+    let mut reached: Option<usize> = None;
     let arches = arches_checked(prog);
     let default_weights;
     let weights = match &opts.weights {
@@ -214,10 +227,17 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         kernel: opts.kernel,
         weights_are_default: opts.weights.is_none(),
     };
+    let mut note_size = |e: &layout::LayoutError| {
+        let layout::LayoutError::TooLong { len } = e;
+        reached = Some(reached.map_or(*len, |r| r.min(*len)));
+    };
     match lift::lift(prog, &LiftConfig::FULL) {
         Ok(mut lifted) => match emit::emit(&mut lifted, &emit_opts) {
             Ok(p) => candidates.push((Method::Lifted, p)),
-            Err(e) => notes.push(format!("lifted layout: {e}")),
+            Err(e) => {
+                note_size(&e);
+                notes.push(format!("lifted layout: {e}"))
+            }
         },
         Err(e) => notes.push(format!("lifting: {e}")),
     }
@@ -234,7 +254,10 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
     for (method, cfg) in fallbacks {
         match lift::lift(prog, &cfg).map(|l| single_body(&l)) {
             Ok(Ok(p)) => candidates.push((method, p)),
-            Ok(Err(e)) => notes.push(format!("{method:?}: {e}")),
+            Ok(Err(e)) => {
+                note_size(&e);
+                notes.push(format!("{method:?}: {e}"))
+            }
             Err(e) => notes.push(format!("{method:?}: {e}")),
         }
         // The structural passes only matter when the richer ones failed.
@@ -286,6 +309,12 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
             verification,
             notes,
             report,
+        });
+    }
+    if prog.len() > BPF_MAXINSNS {
+        return Err(OptimizeError::TooLarge {
+            input: prog.len(),
+            reached,
         });
     }
     let report = opts

@@ -78,7 +78,7 @@ pub use domain::{ArchSel, Domain, DomainError, NrSel};
 
 use crate::bpf::symbolic::bdd::{Bdd, FxMap, Limit, Limits as BddLimits, Node, OutOfNodes, FALSE};
 use crate::bpf::symbolic::{self, Limits, Machine, Observer, State, Stopped, Val};
-use crate::bpf::validate::{validate, ValidationError};
+use crate::bpf::validate::{validate_structure, ValidationError};
 use crate::bpf::{interp, Program, RetVal, SeccompData};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -217,7 +217,10 @@ pub enum VerifyError {
 
 /// Decides whether `a` and `b` return the same value for every input of `opts.domain`.
 ///
-/// Both programs are validated first ([`VerifyError::Invalid`]). A [`Verdict::Different`]
+/// Both programs are checked first with
+/// [`validate_structure`](crate::bpf::validate::validate_structure) ([`VerifyError::Invalid`]):
+/// every kernel rule but the length limit, so an over-long reference (a profile's plain
+/// lowering) can be compared with its optimized form. A [`Verdict::Different`]
 /// counterexample has been reproduced by the interpreter on both programs.
 pub fn equivalent(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<Verdict, VerifyError> {
     let mut pair = match Pair::explore(a, b, opts)? {
@@ -292,11 +295,11 @@ impl<'p> Pair<'p> {
         b: &'p Program,
         opts: &VerifyOptions,
     ) -> Result<Result<Self, UnknownReason>, VerifyError> {
-        validate(a).map_err(|error| VerifyError::Invalid {
+        validate_structure(a).map_err(|error| VerifyError::Invalid {
             side: Side::A,
             error,
         })?;
-        validate(b).map_err(|error| VerifyError::Invalid {
+        validate_structure(b).map_err(|error| VerifyError::Invalid {
             side: Side::B,
             error,
         })?;
