@@ -10,6 +10,9 @@
 //! libseccomp's Docker filters for x86_64+x86+x32), `analysis docker libseccomp-1` (the
 //! allow-cache bitmap of x86_64 + ia32, and the path analysis of every syscall of an arch).
 //!
+//! `pipeline docker x86_64+x86+x32` is what `secopt compile` does by default: bytes to an
+//! optimized filter, with and without the optimizer's self-check (issue 5's 2 ms / 50 ms).
+//!
 //! `cargo bench --bench compile`. Figures are in docs/benchmarks.md.
 
 #[path = "../tests/common/libseccomp_profiles.rs"]
@@ -93,6 +96,37 @@ fn bench_compile(c: &mut Criterion) {
     g.finish();
 }
 
+/// Issue 5's compile-time targets: Docker's default profile for x86_64 + x86 + x32 from
+/// bytes to an optimized filter (parse, resolve, lower, optimize, validate), without the
+/// self-check (target: under 2 ms) and with it (under 50 ms).
+fn bench_pipeline(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pipeline docker x86_64+x86+x32");
+    g.sample_size(30).measurement_time(Duration::from_secs(5));
+    let rel = "oci/docker-default.json";
+    let bytes = profile(rel);
+    let resolve = ResolveOptions {
+        arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
+        ..resolve_options()
+    };
+    for (name, verify) in [
+        ("optimized, no self-check", false),
+        ("optimized + self-check", true),
+    ] {
+        let options = CompileOptions {
+            optimize: Some(secopt::optimize::OptimizeOptions {
+                verify,
+                report: false,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        g.bench_function(name, |b| {
+            b.iter(|| compile_oci(black_box(&bytes), rel, &resolve, &options).unwrap())
+        });
+    }
+    g.finish();
+}
+
 fn bench_optimize(c: &mut Criterion) {
     let mut g = c.benchmark_group("optimize");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
@@ -125,7 +159,13 @@ fn bench_analysis(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_compile, bench_optimize, bench_analysis);
+criterion_group!(
+    benches,
+    bench_compile,
+    bench_pipeline,
+    bench_optimize,
+    bench_analysis
+);
 
 fn main() {
     benches();

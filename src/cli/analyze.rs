@@ -1,23 +1,34 @@
 //! `secopt analyze`: size and limits, per-arch cacheable syscalls (kernel allow-cache model),
 //! per-syscall path lengths over all argument values, and which syscalls read which arguments.
+//! With `--workload`: the workload-weighted cost model ([`crate::optimize::cost`]), one row per
+//! workload entry and the expected instructions per syscall with and without the allow cache.
 
 use super::asm_cmd::parse_arch;
-use super::io::{display_name, load_program, InputFormat};
+use super::io::{display_name, load_program, read_input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
+use crate::bench::workload::{parse_file, Workload, WorkloadFormat, WorkloadOptions};
 use crate::bpf::analysis::{arches_checked, Analyzer, Budget, SyscallPaths};
-use crate::bpf::cache::{CacheBitmap, CacheStatus, ConstAllow, KernelCache, KernelVersion};
+use crate::bpf::cache::{
+    CacheBitmap, CacheStatus, ConstAllow, KernelCache, KernelVersion, NotCacheable,
+};
 use crate::bpf::insn::{BPF_MAXINSNS, MAX_INSNS_PER_PATH};
-use crate::bpf::{Field, RetVal};
+use crate::bpf::{Field, Program, RetVal};
+use crate::optimize::cost::{self, Assumption, Caches, PathEval, Sample, SampleCost};
 use serde_json::json;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
 secopt analyze docker.bpf                        every arch the filter checks, every syscall\n  \
 secopt analyze docker.bpf --arch x86_64 --summary\n  \
 secopt analyze docker.bpf --kernel 5.10          a kernel without the allow cache\n  \
-secopt analyze docker.bpf --format json | jq '.arches[0].cacheable_count'")]
+secopt analyze docker.bpf --format json | jq '.arches[0].cacheable_count'\n  \
+secopt analyze docker.bpf --workload nginx.strace-c.txt           cost per syscall of a workload\n  \
+secopt analyze docker.bpf --workload vcpu.json --kernel 5.10      the same without the allow cache\n  \
+secopt analyze docker.bpf --workload w.json --format json | jq .totals.expected_with_cache\n\n\
+Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
 pub struct AnalyzeArgs {
     /// The filter: raw cBPF or assembly (`-` for stdin).
     pub input: PathBuf,
@@ -26,7 +37,8 @@ pub struct AnalyzeArgs {
     pub input_format: InputFormat,
     /// Architecture(s) to analyze (repeat or comma-separate). Default: every architecture
     /// whose AUDIT_ARCH token the filter compares against (x86_64 brings x32 along), or the
-    /// host's if it compares none.
+    /// host's if it compares none. With --workload: the workload's native ABI (one; strace's
+    /// first section and JSON names are read as its syscalls), default the host's.
     #[arg(long, value_parser = parse_arch, value_delimiter = ',')]
     pub arch: Vec<Arch>,
     /// Kernel version whose allow cache to model (`6.18`, a `uname -r` string, or `none` for
@@ -34,8 +46,35 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub kernel: Option<String>,
     /// Only the per-arch summary, not the per-syscall table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workload")]
     pub summary: bool,
+    /// Weigh the filter's cost by a workload: an `strace -c` / `strace -f -c` summary, or JSON
+    /// counts whose entries may carry argument values.
+    ///
+    /// Each entry is charged the instructions the filter runs for it: exactly, when its path
+    /// reads no argument or the workload gives the arguments it reads; otherwise the longest
+    /// path over the values not given (strace -c records none). With the allow cache (Linux
+    /// 5.11+), a syscall the kernel caches costs 0 after its first call. Prints one row per
+    /// entry and the expected instructions per syscall with and without the cache.
+    ///
+    /// JSON output (`--format json`): `input`, `length`, `kernel`, `allow_cache`, `assumption`
+    /// (the rule above, in words), `workload` {`source`, `format`, `native_abi`, `entries`,
+    /// `calls`}, `notes` [text], `entries` [{`label`, `syscall`, `abi`, `nr`, `origin`, `count`,
+    /// `share` (fraction of all calls), `args` [null or "0x…" as given], `decisions` [action
+    /// text], `decisions_complete`, `cached`, `cache` {`kind`: cached | never_filtered |
+    /// reads_arguments | not_allow | emulator_stops | outside_table | no_bitmap | no_allow_cache,
+    /// `text`}, `min_path`, `max_path`, `cost_with_cache`, `cost_without_cache`, `assumption`
+    /// {`kind`: no_arguments_read | workload_arguments | longest_path, `text`, `unknown_fields`
+    /// [read but not given]}, `decision_depends_on_args` (exact analysis of the syscall over all
+    /// argument values)}], `totals` {`calls`, `expected_with_cache`, `expected_without_cache`,
+    /// `worst_case_path`, `argument_dependent_calls`, `argument_dependent_syscalls` [labels],
+    /// `longest_path_calls`, `cached_calls`}.
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// With --workload: leave out syscall names the ABI does not have (each becomes a note)
+    /// instead of failing.
+    #[arg(long, requires = "workload")]
+    pub skip_unknown: bool,
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -117,6 +156,9 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         ),
         None => running_kernel(),
     };
+    if let Some(path) = &args.workload {
+        return run_workload(&args, path, &prog, &analyzer, kernel);
+    }
     let mut arches = args.arch.clone();
     if arches.is_empty() {
         arches = arches_checked(&prog);
@@ -332,4 +374,499 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
 /// ALLOW whatever the arguments: the most any filter can get cached.
 fn always_allow(p: &SyscallPaths) -> bool {
     p.exact && !p.depends_on_args && p.returns.len() == 1 && p.returns.contains(&RetVal::ALLOW)
+}
+
+/// What the header says about entries whose arguments are unknown.
+const WORKLOAD_ASSUMPTION: &str = "argument values the workload gives are used exactly; a call whose path reads an argument (or the IP) the workload does not give is charged the longest path over that word's values (strace -c records no arguments)";
+
+/// Why an entry is or is not cached: a stable kind for JSON, a short cell for the table and a
+/// sentence.
+struct CacheCell {
+    kind: &'static str,
+    short: String,
+    text: String,
+}
+
+fn cache_cell(kernel: Option<KernelVersion>, status: CacheStatus, arch: Arch) -> CacheCell {
+    let cell = |kind, short: String, text: String| CacheCell { kind, short, text };
+    match kernel {
+        None => {
+            return cell(
+                "no_allow_cache",
+                "no (cache not modelled)".into(),
+                "the allow cache is not modelled (--kernel none): every call runs the filter"
+                    .into(),
+            )
+        }
+        Some(k) if !k.has_allow_cache() => {
+            return cell(
+                "no_allow_cache",
+                "no (no cache before 5.11)".into(),
+                format!("Linux {k} has no allow cache (5.11+): every call runs the filter"),
+            )
+        }
+        Some(_) => {}
+    }
+    match status {
+        CacheStatus::Cached {
+            how: ConstAllow::Passthrough,
+        } => cell(
+            "never_filtered",
+            "yes (never filtered)".into(),
+            "the kernel lets this syscall through before any filter runs".into(),
+        ),
+        CacheStatus::Cached { .. } | CacheStatus::NoFilter => cell(
+            "cached",
+            "yes".into(),
+            format!("{status}: the filter runs on the first call only"),
+        ),
+        CacheStatus::NotCached { reason, .. } => match reason {
+            NotCacheable::Load { field, offset, pc } => {
+                let what = field.map_or_else(|| format!("offset {offset}"), |f| f.name());
+                cell(
+                    "reads_arguments",
+                    format!("no (arg-dependent: {what})"),
+                    format!("the path loads {what} at instruction {pc}; the cache knows only nr and arch"),
+                )
+            }
+            NotCacheable::Return { value, pc } => cell(
+                "not_allow",
+                format!("no (not ALLOW: {value})"),
+                format!("the path returns {value} at instruction {pc}; only RET ALLOW is cached"),
+            ),
+            other => cell(
+                "emulator_stops",
+                format!("no (emulator stops at {})", other.pc()),
+                format!("the kernel's cache emulator {other}"),
+            ),
+        },
+        CacheStatus::OutsideTable { table_size } if arch == Arch::X32 => cell(
+            "outside_table",
+            "no (x32: outside the bitmap)".into(),
+            format!("x32 numbers carry bit 30, outside the bitmap (numbers 0..{table_size})"),
+        ),
+        CacheStatus::OutsideTable { table_size } => cell(
+            "outside_table",
+            format!("no (nr >= {table_size})"),
+            format!("the number is outside the kernel's bitmap (numbers 0..{table_size})"),
+        ),
+        CacheStatus::NoBitmap => cell(
+            "no_bitmap",
+            "no (no bitmap for this ABI)".into(),
+            format!("the modelled kernel keeps no allow bitmap for {arch}"),
+        ),
+    }
+}
+
+/// The sentence for an entry's assumption.
+fn assumption_text(cost: &SampleCost, args: &[Option<u64>; 6], token: u32) -> String {
+    match cost.assumption {
+        Assumption::NoArgumentsRead if args.iter().all(Option::is_some) => {
+            "exact (all arguments known)".into()
+        }
+        Assumption::NoArgumentsRead => "exact (decision does not read arguments)".into(),
+        Assumption::WorkloadArguments => "arguments from the workload: exact".into(),
+        Assumption::LongestPath => {
+            let unknown = field_names(&cost.eval, token).join(", ");
+            if args.iter().all(Option::is_none) {
+                format!("no argument values: charged the longest path (max over {unknown})")
+            } else {
+                let given: Vec<String> = args
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.is_some())
+                    .map(|(i, _)| format!("args[{i}]"))
+                    .collect();
+                format!(
+                    "values for {} only: charged the longest path (max over {unknown})",
+                    given.join(", ")
+                )
+            }
+        }
+    }
+}
+
+fn field_names(eval: &PathEval, token: u32) -> Vec<String> {
+    eval.unknown_fields(token)
+        .into_iter()
+        .map(Field::name)
+        .collect()
+}
+
+fn decisions_text(eval: &PathEval) -> String {
+    let mut s: Vec<String> = eval.returns.iter().map(RetVal::to_string).collect();
+    if !eval.returns_complete {
+        s.push("…".into());
+    }
+    s.join(" | ")
+}
+
+fn path_text(eval: &PathEval) -> String {
+    if eval.min == eval.max {
+        eval.max.to_string()
+    } else {
+        format!("{}..{}", eval.min, eval.max)
+    }
+}
+
+fn format_name(f: WorkloadFormat) -> &'static str {
+    match f {
+        WorkloadFormat::StraceSummary => "strace -c summary",
+        WorkloadFormat::Json => "JSON",
+        WorkloadFormat::Probes => "probe list",
+    }
+}
+
+/// One workload entry with everything the report says about it.
+struct EntryRow {
+    cost: SampleCost,
+    cache: CacheCell,
+    assumption: String,
+    depends_on_args: bool,
+}
+
+/// `analyze --workload`: the workload-weighted cost model (see `--help`).
+fn run_workload(
+    args: &AnalyzeArgs,
+    path: &Path,
+    prog: &Program,
+    analyzer: &Analyzer,
+    kernel: Option<KernelVersion>,
+) -> Result<i32, Failure> {
+    let native = match args.arch.as_slice() {
+        [] => Arch::host().ok_or_else(|| {
+            Failure::input(
+                "this host's architecture is unknown; give the workload's ABI with --arch",
+            )
+        })?,
+        [one] => *one,
+        _ => {
+            return Err(Failure::input(
+                "with --workload, --arch names the workload's native ABI: give one",
+            ))
+        }
+    };
+    if path == Path::new("-") && args.input == Path::new("-") {
+        return Err(Failure::input(
+            "the filter and the workload cannot both come from stdin",
+        ));
+    }
+    let source = display_name(path);
+    let bytes = read_input(path)?;
+    let options = WorkloadOptions {
+        native,
+        skip_unknown: args.skip_unknown,
+    };
+    let workload =
+        parse_file(&bytes, &source, &options).map_err(|e| Failure::input(e.to_string()))?;
+
+    let samples: Vec<Sample> = workload
+        .entries
+        .iter()
+        .map(|e| Sample {
+            token: e.arch.token(),
+            nr: e.nr,
+            count: e.count as f64,
+            args: e.args,
+        })
+        .collect();
+    let mut abis: Vec<Arch> = workload.entries.iter().map(|e| e.arch).collect();
+    abis.sort();
+    abis.dedup();
+    // No kernel (or `none`) models no cache, like any kernel before 5.11.
+    let cache_kernel = kernel.unwrap_or(KernelVersion::new(0, 0));
+    let caches = Caches::new(prog, &abis, cache_kernel);
+    let costs = cost::workload_costs(prog, &samples, &caches);
+    let worst = cost::worst_case_path(prog);
+
+    let budget = Budget::default();
+    let mut exact: BTreeMap<(u32, u32), SyscallPaths> = BTreeMap::new();
+    let mut notes = workload.notes.clone();
+    let mut rows = Vec::with_capacity(samples.len());
+    for ((entry, sample), cost) in workload.entries.iter().zip(&samples).zip(costs.samples) {
+        let paths = exact
+            .entry((sample.token, sample.nr))
+            .or_insert_with(|| analyzer.syscall(sample.token, sample.nr, &budget));
+        if !paths.exact {
+            notes.push(format!(
+                "{}: the exact analysis of {} ran out of budget; whether its decision depends on arguments is a conservative guess",
+                entry.origin, entry.syscall
+            ));
+        }
+        if entry.args.iter().all(Option::is_none)
+            && paths.exact
+            && (paths.max_steps as u32) < cost.eval.max
+        {
+            notes.push(format!(
+                "{}: {} is charged {} instructions, but no input runs more than {}: the longest path counted passes tests that contradict each other",
+                entry.origin, entry.label, cost.eval.max, paths.max_steps
+            ));
+        }
+        let status = caches.status(sample.token, sample.nr);
+        rows.push(EntryRow {
+            cache: cache_cell(kernel, status, entry.arch),
+            assumption: assumption_text(&cost, &entry.args, sample.token),
+            depends_on_args: paths.depends_on_args,
+            cost,
+        });
+    }
+
+    let calls = workload.total_calls();
+    let share = |count: u64| {
+        if calls == 0 {
+            0.0
+        } else {
+            count as f64 / calls as f64
+        }
+    };
+    let sum_calls = |pick: &dyn Fn(&EntryRow) -> bool| -> u64 {
+        workload
+            .entries
+            .iter()
+            .zip(&rows)
+            .filter(|(_, r)| pick(r))
+            .map(|(e, _)| e.count)
+            .sum()
+    };
+    let dependent_calls = sum_calls(&|r| r.depends_on_args);
+    let longest_calls = sum_calls(&|r| r.cost.assumption == Assumption::LongestPath);
+    let cached_calls = sum_calls(&|r| r.cost.cached);
+    let dependent_labels: Vec<&str> = workload
+        .entries
+        .iter()
+        .zip(&rows)
+        .filter(|(_, r)| r.depends_on_args)
+        .map(|(e, _)| e.label.as_str())
+        .collect();
+    let input = display_name(&args.input);
+    let cache_on = kernel.is_some_and(|k| k.has_allow_cache());
+
+    match args.format {
+        Format::Json => {
+            let entries: Vec<serde_json::Value> = workload
+                .entries
+                .iter()
+                .zip(&rows)
+                .map(|(e, r)| {
+                    json!({
+                        "label": e.label,
+                        "syscall": e.syscall,
+                        "abi": e.arch.name(),
+                        "nr": e.nr,
+                        "origin": e.origin,
+                        "count": e.count,
+                        "share": share(e.count),
+                        "args": e.args.iter().map(|a| a.map(|v| format!("{v:#x}"))).collect::<Vec<_>>(),
+                        "decisions": r.cost.eval.returns.iter().map(RetVal::to_string).collect::<Vec<_>>(),
+                        "decisions_complete": r.cost.eval.returns_complete,
+                        "cached": r.cost.cached,
+                        "cache": {"kind": r.cache.kind, "text": r.cache.text},
+                        "min_path": r.cost.eval.min,
+                        "max_path": r.cost.eval.max,
+                        "cost_with_cache": r.cost.cost_with_cache,
+                        "cost_without_cache": r.cost.cost_without_cache,
+                        "assumption": {
+                            "kind": r.cost.assumption,
+                            "text": r.assumption,
+                            "unknown_fields": field_names(&r.cost.eval, e.arch.token()),
+                        },
+                        "decision_depends_on_args": r.depends_on_args,
+                    })
+                })
+                .collect();
+            print_json(&json!({
+                "input": input,
+                "length": prog.len(),
+                "kernel": kernel.map(|k| k.to_string()),
+                "allow_cache": cache_on,
+                "assumption": WORKLOAD_ASSUMPTION,
+                "workload": {
+                    "source": workload.source,
+                    "format": workload.format,
+                    "native_abi": native.name(),
+                    "entries": workload.entries.len(),
+                    "calls": calls,
+                },
+                "notes": notes,
+                "entries": entries,
+                "totals": {
+                    "calls": calls,
+                    "expected_with_cache": costs.expected_with_cache,
+                    "expected_without_cache": costs.expected_without_cache,
+                    "worst_case_path": worst,
+                    "argument_dependent_calls": dependent_calls,
+                    "argument_dependent_syscalls": dependent_labels,
+                    "longest_path_calls": longest_calls,
+                    "cached_calls": cached_calls,
+                },
+            }))?;
+        }
+        Format::Text => {
+            print_workload_text(&WorkloadText {
+                input: &input,
+                prog,
+                workload: &workload,
+                native,
+                kernel,
+                rows: &rows,
+                calls,
+                with_cache: costs.expected_with_cache,
+                without_cache: costs.expected_without_cache,
+                worst,
+                dependent_calls,
+                dependent_labels: &dependent_labels,
+                longest_calls,
+                notes: &notes,
+            });
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// Everything the text report of `--workload` prints.
+struct WorkloadText<'a> {
+    input: &'a str,
+    prog: &'a Program,
+    workload: &'a Workload,
+    native: Arch,
+    kernel: Option<KernelVersion>,
+    rows: &'a [EntryRow],
+    calls: u64,
+    with_cache: f64,
+    without_cache: f64,
+    worst: u32,
+    dependent_calls: u64,
+    dependent_labels: &'a [&'a str],
+    longest_calls: u64,
+    notes: &'a [String],
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "0.0%".into()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+fn print_workload_text(t: &WorkloadText) {
+    let w = t.workload;
+    println!("filter: {} ({} instructions)", t.input, t.prog.len());
+    println!(
+        "workload: {} ({}, {} entries, {} calls; native ABI {})",
+        w.source,
+        format_name(w.format),
+        w.entries.len(),
+        t.calls,
+        t.native
+    );
+    match t.kernel {
+        Some(k) if k.has_allow_cache() => println!(
+            "kernel: Linux {k}: allow cache modelled (a cached syscall costs 0 after its first call)"
+        ),
+        Some(k) => println!("kernel: Linux {k}: no allow cache (before 5.11): every call runs the filter"),
+        None => println!("kernel: allow cache not modelled (--kernel none): every call runs the filter"),
+    }
+    println!(
+        "assumption: {WORKLOAD_ASSUMPTION}; {} of {} calls charged that way",
+        t.longest_calls, t.calls
+    );
+    println!();
+    let header = [
+        "entry",
+        "ABI",
+        "calls",
+        "share",
+        "decision(s)",
+        "cached",
+        "path",
+        "cost cache",
+        "cost no cache",
+        "assumption",
+    ];
+    let cells: Vec<[String; 10]> = w
+        .entries
+        .iter()
+        .zip(t.rows)
+        .map(|(e, r)| {
+            [
+                e.label.clone(),
+                e.arch.name().to_string(),
+                e.count.to_string(),
+                percent(e.count, t.calls),
+                decisions_text(&r.cost.eval),
+                r.cache.short.clone(),
+                path_text(&r.cost.eval),
+                r.cost.cost_with_cache.to_string(),
+                r.cost.cost_without_cache.to_string(),
+                r.assumption.clone(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    // Numbers right-aligned, text left-aligned; the last column is not padded.
+    let numeric = [
+        false, false, true, true, false, false, true, true, true, false,
+    ];
+    let line = |row: &[String]| {
+        let mut s = String::from(" ");
+        for (i, c) in row.iter().enumerate() {
+            let pad = widths[i].saturating_sub(c.chars().count());
+            s.push(' ');
+            if numeric[i] {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            } else if i + 1 == row.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            }
+            if i + 1 < row.len() {
+                s.push(' ');
+            }
+        }
+        s.trim_end().to_string()
+    };
+    println!("{}", line(&header.map(String::from)));
+    for row in &cells {
+        println!("{}", line(row));
+    }
+    println!();
+    println!("totals:");
+    match t.kernel {
+        Some(k) if k.has_allow_cache() => println!(
+            "  expected instructions per syscall with the allow cache (Linux {k}): {:.2}",
+            t.with_cache
+        ),
+        _ => println!(
+            "  expected instructions per syscall with the allow cache: {:.2} (no cache modelled: the same as without)",
+            t.with_cache
+        ),
+    }
+    println!(
+        "  expected instructions per syscall without it (before 5.11, and every first call): {:.2}",
+        t.without_cache
+    );
+    println!("  worst-case path of the program: {} instructions", t.worst);
+    println!(
+        "  calls whose syscall's decision depends on arguments: {} of {} ({}){}{}",
+        t.dependent_calls,
+        t.calls,
+        percent(t.dependent_calls, t.calls),
+        if t.dependent_labels.is_empty() {
+            ""
+        } else {
+            ": "
+        },
+        t.dependent_labels.join(", ")
+    );
+    for note in t.notes {
+        println!("note: {note}");
+    }
 }

@@ -5,8 +5,9 @@
 //!   included) over all values of the words the workload does not record (IP and arguments).
 //!   `strace -c` gives counts only, so a syscall whose decision depends on arguments is charged
 //!   its longest path: the assumption is stated in every report. Both sides of a test on an
-//!   unknown word are assumed possible, so the figure is an upper bound when two tests
-//!   contradict each other (filters from compilers do not do that).
+//!   unknown word are assumed possible unless the bits that can still be set decide it
+//!   (`and #0` makes 0, `and #m` keeps `m`'s bits), so the figure is an upper bound when two
+//!   tests contradict each other (filters from compilers do not do that).
 //! - **Expected cost without the cache** (kernels before 5.11, or every first call):
 //!   `Σ weight × path length / Σ weight`.
 //! - **Expected cost with the cache** (5.11+): the same, but a syscall the kernel caches costs 0
@@ -15,22 +16,96 @@
 //!   range of `(arch, nr)` values on which every comparison of `arch` and `nr` with a constant
 //!   goes the same way (so every input of the range runs the same instructions up to its
 //!   argument tests).
+//! - **Workload samples** ([`workload_costs`]): a workload entry may carry argument values
+//!   (`"args": [null, "0xae80"]`). Known values become constants when the filter loads them
+//!   ([`evaluate`]), so a syscall whose arguments the workload gives is charged its exact path;
+//!   only the words still unknown are maximized over. Every sample says which of the three
+//!   cases it is ([`Assumption`]).
 
 use super::lift::word_cut_ranges;
 use super::weights::Weights;
 use crate::arch::Arch;
-use crate::bpf::cache::{CacheBitmap, KernelCache, KernelVersion};
+use crate::bpf::cache::{CacheBitmap, CacheStatus, KernelCache, KernelVersion};
+use crate::bpf::data::{Endian, Field, NUM_WORDS};
 use crate::bpf::insn::*;
-use std::collections::{BTreeMap, HashMap};
+use crate::bpf::RetVal;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Most distinct register states tracked at one instruction before they are merged into one
 /// (where everything is unknown, so both sides of later tests count: still an upper bound).
 const MAX_STATES_PER_PC: usize = 64;
 
+/// What the abstract state knows about a register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Val {
     Unknown,
     Const(u32),
+    /// Unknown, but no bit outside the mask is set (never 0 or all ones: those are `Const(0)`
+    /// and `Unknown`). libseccomp's masked compares (`and #m; jeq #v`) need it: with `m = 0`
+    /// for the high half of a 32-bit mask, the test always succeeds, and counting its other
+    /// side would add a path no input takes.
+    Bits(u32),
+}
+
+impl Val {
+    /// The bits that may be set.
+    fn possible(self) -> u32 {
+        match self {
+            Val::Unknown => u32::MAX,
+            Val::Const(c) | Val::Bits(c) => c,
+        }
+    }
+
+    fn from_bits(mask: u32) -> Val {
+        match mask {
+            0 => Val::Const(0),
+            u32::MAX => Val::Unknown,
+            m => Val::Bits(m),
+        }
+    }
+}
+
+/// `a op b` for the abstract values; exact on constants, sound otherwise.
+fn alu_abstract(op: u16, a: Val, b: Val) -> Val {
+    if let (Val::Const(a), Val::Const(b)) = (a, b) {
+        return Val::Const(alu(op, a, b));
+    }
+    let (pa, pb) = (a.possible(), b.possible());
+    match (op, b) {
+        (BPF_AND, _) => Val::from_bits(pa & pb),
+        (BPF_OR, _) if a == Val::Const(u32::MAX) || b == Val::Const(u32::MAX) => {
+            Val::Const(u32::MAX)
+        }
+        (BPF_OR | BPF_XOR, _) => Val::from_bits(pa | pb),
+        (BPF_MUL, _) if a == Val::Const(0) || b == Val::Const(0) => Val::Const(0),
+        (BPF_RSH, Val::Const(k)) => Val::from_bits(pa.wrapping_shr(k & 31)),
+        (BPF_LSH, Val::Const(k)) => Val::from_bits(pa.wrapping_shl(k & 31)),
+        _ => Val::Unknown,
+    }
+}
+
+/// The outcome of the jump `a op k` when every value `a` can have gives the same one.
+fn decide_jump(op: u16, a: Val, k: Val) -> Option<bool> {
+    let Val::Const(k) = k else {
+        return None;
+    };
+    if let Val::Const(a) = a {
+        return Some(match op {
+            BPF_JEQ => a == k,
+            BPF_JGT => a > k,
+            BPF_JGE => a >= k,
+            _ => a & k != 0,
+        });
+    }
+    // A has no bit outside `m`, so A <= m.
+    let m = a.possible();
+    match op {
+        BPF_JEQ => (k & !m != 0).then_some(false),
+        BPF_JGT => (m <= k).then_some(false),
+        BPF_JGE if k == 0 => Some(true),
+        BPF_JGE => (m < k).then_some(false),
+        _ => (k & m == 0).then_some(false),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,6 +124,76 @@ const UNKNOWN: Regs = Regs {
 /// The fewest and most instructions `prog` (valid) executes for syscall `nr` with arch token
 /// `token`, over all values of the other words (see the module documentation).
 pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
+    path_lengths_with(prog, token, nr, &[None; 6])
+}
+
+/// [`path_lengths`] with the arguments that are `Some` known: the fewest and most instructions
+/// over all values of the unknown arguments and the instruction pointer.
+pub fn path_lengths_with(
+    prog: &Program,
+    token: u32,
+    nr: u32,
+    args: &[Option<u64>; 6],
+) -> (u32, u32) {
+    let e = evaluate(prog, token, nr, args);
+    (e.min, e.max)
+}
+
+/// What a filter does for one syscall when some argument values are known.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PathEval {
+    /// Fewest instructions executed, the final `ret` (or the `div` by zero) included.
+    pub min: u32,
+    /// Most instructions executed: what a call is charged.
+    pub max: u32,
+    /// Every value some path returns (a division by X == 0 returns 0). Both sides of a test on
+    /// an unknown word count, so contradicting tests can add a value no input gets.
+    pub returns: BTreeSet<RetVal>,
+    /// False when a path ends in `ret a` with A unknown (its value is not listed).
+    pub returns_complete: bool,
+    /// Bit `i` set when word `i` of `seccomp_data` (byte offset `4*i`) is loaded on some path
+    /// without being known: the IP, or an argument half the caller did not give.
+    pub unknown_words_read: u16,
+}
+
+impl PathEval {
+    /// The unknown fields loaded, named for the byte order of arch token `token`.
+    pub fn unknown_fields(&self, token: u32) -> Vec<Field> {
+        (0..NUM_WORDS as u32)
+            .filter(|w| self.unknown_words_read & (1 << w) != 0)
+            .filter_map(|w| Field::at_offset(4 * w, Endian::of_arch_token(token)))
+            .collect()
+    }
+}
+
+/// The 16 words of `seccomp_data` a caller knows: `nr`, `arch` and the given arguments, each
+/// half at the offset the byte order of `token` puts it (big-endian machines have the high
+/// half first, see [`crate::bpf::data`]).
+fn known_words(token: u32, nr: u32, args: &[Option<u64>; 6]) -> [Option<u32>; NUM_WORDS] {
+    let mut words = [None; NUM_WORDS];
+    words[0] = Some(nr);
+    words[1] = Some(token);
+    let endian = Endian::of_arch_token(token);
+    for (index, value) in args.iter().enumerate() {
+        let Some(v) = *value else { continue };
+        for (high, half) in [(false, v as u32), (true, (v >> 32) as u32)] {
+            let field = Field::Arg {
+                index: index as u8,
+                high,
+            };
+            words[(field.offset(endian) / 4) as usize] = Some(half);
+        }
+    }
+    words
+}
+
+/// Runs `prog` (valid) for syscall `nr` of arch token `token` with the arguments that are
+/// `Some` known, over all values of the rest (see the module documentation).
+pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) -> PathEval {
+    let known = known_words(token, nr, args);
+    let mut returns = BTreeSet::new();
+    let mut returns_complete = true;
+    let mut unknown_words_read = 0u16;
     let insns = &prog.insns;
     let n = insns.len();
     // Pending states per instruction, with the fewest/most instructions run to get there.
@@ -60,9 +205,15 @@ pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
     };
     pending.entry(0).or_default().insert(start, (0, 0));
     let (mut lo, mut hi) = (u32::MAX, 0u32);
-    let mut finish = |steps: (u32, u32)| {
+    let mut finish = |steps: (u32, u32), ret: Option<RetVal>, returns: &mut BTreeSet<RetVal>| {
         lo = lo.min(steps.0 + 1);
         hi = hi.max(steps.1 + 1);
+        match ret {
+            Some(v) => {
+                returns.insert(v);
+            }
+            None => returns_complete = false,
+        }
     };
     while let Some((pc, mut states)) = pending.pop_first() {
         if pc >= n {
@@ -88,7 +239,12 @@ pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
                     e.1 = e.1.max(steps.1 + 1);
                 };
             if insn.is_ret() {
-                finish(steps);
+                let value = match (rval(code), regs.a) {
+                    (BPF_A, Val::Const(a)) => Some(RetVal(a)),
+                    (BPF_A, _) => None,
+                    _ => Some(RetVal(insn.k)),
+                };
+                finish(steps, value, &mut returns);
                 continue;
             }
             if insn.is_ja() {
@@ -102,17 +258,9 @@ pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
                     regs.x
                 };
                 let (t, f) = (pc + 1 + insn.jt as usize, pc + 1 + insn.jf as usize);
-                match (regs.a, k) {
-                    (Val::Const(a), Val::Const(k)) => {
-                        let taken = match op(code) {
-                            BPF_JEQ => a == k,
-                            BPF_JGT => a > k,
-                            BPF_JGE => a >= k,
-                            _ => a & k != 0,
-                        };
-                        go(if taken { t } else { f }, regs, &mut pending);
-                    }
-                    _ => {
+                match decide_jump(op(code), regs.a, k) {
+                    Some(taken) => go(if taken { t } else { f }, regs, &mut pending),
+                    None => {
                         go(t, regs, &mut pending);
                         go(f, regs, &mut pending);
                     }
@@ -124,9 +272,18 @@ pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
             match class(code) {
                 BPF_LD => {
                     r.a = match mode(code) {
-                        BPF_ABS if insn.k == 0 => Val::Const(nr),
-                        BPF_ABS if insn.k == 4 => Val::Const(token),
-                        BPF_ABS => Val::Unknown,
+                        BPF_ABS => {
+                            let word = (insn.k / 4) as usize;
+                            match known.get(word).copied().flatten() {
+                                Some(v) if insn.k % 4 == 0 => Val::Const(v),
+                                _ => {
+                                    if word < NUM_WORDS {
+                                        unknown_words_read |= 1 << word;
+                                    }
+                                    Val::Unknown
+                                }
+                            }
+                        }
                         BPF_IMM => Val::Const(insn.k),
                         BPF_LEN => Val::Const(64),
                         _ => r.m[slot],
@@ -153,17 +310,16 @@ pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
                         match operand {
                             // Division by zero: the filter stops here.
                             Val::Const(0) => {
-                                finish(steps);
+                                finish(steps, Some(RetVal(0)), &mut returns);
                                 continue;
                             }
-                            Val::Unknown => finish(steps),
                             Val::Const(_) => {}
+                            Val::Unknown | Val::Bits(_) => {
+                                finish(steps, Some(RetVal(0)), &mut returns)
+                            }
                         }
                     }
-                    r.a = match (r.a, operand) {
-                        (Val::Const(a), Val::Const(k)) => Val::Const(alu(op(code), a, k)),
-                        _ => Val::Unknown,
-                    };
+                    r.a = alu_abstract(op(code), r.a, operand);
                 }
                 _ if miscop(code) == BPF_TAX => r.x = r.a,
                 _ => r.a = r.x,
@@ -172,9 +328,14 @@ pub fn path_lengths(prog: &Program, token: u32, nr: u32) -> (u32, u32) {
         }
     }
     if lo == u32::MAX {
-        (0, 0)
-    } else {
-        (lo, hi)
+        (lo, hi) = (0, 0);
+    }
+    PathEval {
+        min: lo,
+        max: hi,
+        returns,
+        returns_complete,
+        unknown_words_read,
     }
 }
 
@@ -252,6 +413,20 @@ impl Caches {
             .is_some_and(|(_, b)| b.is_cached(token, nr))
     }
 
+    /// Whether `(token, nr)` skips the filter, and if not, why (the kernel's bitmap for it, the
+    /// instruction that stops the emulation); [`CacheStatus::NoBitmap`] when none of the
+    /// kernels modelled keeps a bitmap for it (including every kernel before 5.11).
+    pub fn status(&self, token: u32, nr: u32) -> CacheStatus {
+        let Some(arch) = Arch::of_data(token, nr) else {
+            return CacheStatus::NoBitmap;
+        };
+        let kernel = kernel_arch(arch);
+        self.bitmaps
+            .iter()
+            .find(|(k, _)| *k == kernel)
+            .map_or(CacheStatus::NoBitmap, |(_, b)| b.status(token, nr))
+    }
+
     /// Every bitmap: `(name, token, cached numbers)`.
     pub fn sets(&self) -> Vec<(&'static str, u32, Vec<u32>)> {
         self.bitmaps
@@ -285,6 +460,99 @@ pub fn expected_costs(prog: &Program, weights: &Weights, caches: &Caches) -> (f6
         }
     }
     (without / total, with / total)
+}
+
+/// Calls of one syscall with the argument values a workload gives for them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub token: u32,
+    /// As `seccomp_data.nr` carries it (x32 numbers include bit 30).
+    pub nr: u32,
+    /// How many calls (finite, non-negative).
+    pub count: f64,
+    /// `None`: the workload does not say.
+    pub args: [Option<u64>; 6],
+}
+
+/// How a sample's path length was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Assumption {
+    /// No path for this syscall reads an argument or the IP: one length, exact.
+    NoArgumentsRead,
+    /// The paths read arguments, and the workload gives every one they read: exact.
+    WorkloadArguments,
+    /// Some path reads a word the workload does not give: charged the longest path over its
+    /// values (an upper bound; exact when the filter never tests contradicting conditions).
+    LongestPath,
+}
+
+/// The cost of one sample.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SampleCost {
+    /// The paths with the sample's argument values known.
+    pub eval: PathEval,
+    pub assumption: Assumption,
+    /// Whether the kernel's allow cache skips the filter for this syscall (then its arguments
+    /// do not matter: the cache is looked up by number).
+    pub cached: bool,
+    /// Instructions charged per call without the cache: `eval.max`.
+    pub cost_without_cache: u32,
+    /// Instructions charged per call with the cache: 0 when cached, else `eval.max`.
+    pub cost_with_cache: u32,
+}
+
+/// The costs of a workload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorkloadCosts {
+    /// One per sample, in order.
+    pub samples: Vec<SampleCost>,
+    /// Total number of calls.
+    pub calls: f64,
+    /// Expected instructions per call without the cache (0 when there are no calls).
+    pub expected_without_cache: f64,
+    /// Expected instructions per call with the cache.
+    pub expected_with_cache: f64,
+}
+
+/// The cost of every sample and the expected instructions per call, with and without the
+/// allow cache. For samples without argument values this is [`expected_costs`] with the same
+/// counts.
+pub fn workload_costs(prog: &Program, samples: &[Sample], caches: &Caches) -> WorkloadCosts {
+    let mut costs = Vec::with_capacity(samples.len());
+    let (mut calls, mut without, mut with) = (0.0, 0.0, 0.0);
+    for s in samples {
+        let eval = evaluate(prog, s.token, s.nr, &s.args);
+        let assumption = if eval.unknown_words_read != 0 {
+            Assumption::LongestPath
+        } else if s.args.iter().any(Option::is_some)
+            && evaluate(prog, s.token, s.nr, &[None; 6]).unknown_words_read != 0
+        {
+            Assumption::WorkloadArguments
+        } else {
+            Assumption::NoArgumentsRead
+        };
+        let cached = caches.is_cached(s.token, s.nr);
+        let cost_without_cache = eval.max;
+        let cost_with_cache = if cached { 0 } else { eval.max };
+        calls += s.count;
+        without += s.count * cost_without_cache as f64;
+        with += s.count * cost_with_cache as f64;
+        costs.push(SampleCost {
+            eval,
+            assumption,
+            cached,
+            cost_without_cache,
+            cost_with_cache,
+        });
+    }
+    let per_call = |x: f64| if calls > 0.0 { x / calls } else { 0.0 };
+    WorkloadCosts {
+        samples: costs,
+        calls,
+        expected_without_cache: per_call(without),
+        expected_with_cache: per_call(with),
+    }
 }
 
 #[cfg(test)]
@@ -329,5 +597,150 @@ mod tests {
             Insn::ret(1),
         ]);
         assert_eq!(path_lengths(&p, 0, 0), (2, 2));
+    }
+
+    /// getpid (39) allowed; ioctl (16) allowed for `args[1] == 0xae80` or `args[1].hi == 1`;
+    /// everything else ERRNO(1). Little-endian offsets: `args[1].lo` at 24, `.hi` at 28.
+    fn ioctl_filter() -> Program {
+        Program::new(vec![
+            Insn::ld_abs(0),               // 0
+            jeq(39, 5, 0),                 // 1: getpid → 7
+            jeq(16, 0, 5),                 // 2: ioctl → 3, else 8
+            Insn::ld_abs(24),              // 3
+            jeq(0xae80, 2, 0),             // 4: → 7, else 5
+            Insn::ld_abs(28),              // 5
+            jeq(1, 0, 1),                  // 6: → 7, else 8
+            Insn::ret(RetVal::ALLOW.0),    // 7
+            Insn::ret(RetVal::errno(1).0), // 8
+        ])
+    }
+
+    #[test]
+    fn known_arguments_select_one_path() {
+        let p = ioctl_filter();
+        let x86_64 = 0xc000_003e;
+        let kvm_run = [None, Some(0xae80), None, None, None, None];
+        // 0,1,2,3,4,7.
+        let e = evaluate(&p, x86_64, 16, &kvm_run);
+        assert_eq!((e.min, e.max, e.unknown_words_read), (6, 6, 0));
+        assert_eq!(e.returns, BTreeSet::from([RetVal::ALLOW]));
+        // Unknown: 6 (0xae80) up to 8 (0,1,2,3,4,5,6 then 7 or 8), both decisions, reads
+        // words 6 and 7 (args[1].lo, args[1].hi).
+        let e = evaluate(&p, x86_64, 16, &[None; 6]);
+        assert_eq!((e.min, e.max, e.unknown_words_read), (6, 8, 0b1100_0000));
+        assert_eq!(e.returns, BTreeSet::from([RetVal::ALLOW, RetVal::errno(1)]));
+        assert!(e.returns_complete);
+        assert_eq!(path_lengths(&p, x86_64, 16), (6, 8));
+        // A value for another argument changes nothing.
+        let other = [Some(3), None, None, None, None, None];
+        assert_eq!(path_lengths_with(&p, x86_64, 16, &other), (6, 8));
+    }
+
+    #[test]
+    fn big_endian_tokens_put_the_high_half_first() {
+        let p = ioctl_filter();
+        // AUDIT_ARCH_S390X: big-endian, so offset 24 holds args[1].hi (0) and 28 args[1].lo
+        // (0xae80): 0,1,2,3,4,5,6,8 = 8 instructions and ERRNO(1).
+        let s390x = 0x8000_0016;
+        let args = [None, Some(0xae80), None, None, None, None];
+        let e = evaluate(&p, s390x, 16, &args);
+        assert_eq!((e.min, e.max), (8, 8));
+        assert_eq!(e.returns, BTreeSet::from([RetVal::errno(1)]));
+        let data = crate::bpf::SeccompData::new(s390x, 16, [0, 0xae80, 0, 0, 0, 0]);
+        let t = crate::bpf::interp::trace(&p, &data).unwrap();
+        assert_eq!((t.steps, t.ret), (8, RetVal::errno(1)));
+    }
+
+    #[test]
+    fn workload_costs_by_hand() {
+        let p = ioctl_filter();
+        let x86_64 = 0xc000_003e;
+        let sample = |nr, count, args| Sample {
+            token: x86_64,
+            nr,
+            count,
+            args,
+        };
+        let kvm_run = [None, Some(0xae80), None, None, None, None];
+        let samples = [
+            sample(39, 100.0, [None; 6]), // getpid: 3, cached
+            sample(16, 90.0, kvm_run),    // ioctl(KVM_RUN): 6
+            sample(16, 10.0, [None; 6]),  // ioctl, no values: 8
+            sample(0, 40.0, [None; 6]),   // read: 0,1,2,8 = 4, ERRNO
+        ];
+        let caches = Caches::new(&p, &[Arch::X86_64], KernelVersion::new(6, 18));
+        let w = workload_costs(&p, &samples, &caches);
+        let got: Vec<(u32, u32, bool, Assumption)> = w
+            .samples
+            .iter()
+            .map(|s| {
+                (
+                    s.cost_without_cache,
+                    s.cost_with_cache,
+                    s.cached,
+                    s.assumption,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, 0, true, Assumption::NoArgumentsRead),
+                (6, 6, false, Assumption::WorkloadArguments),
+                (8, 8, false, Assumption::LongestPath),
+                (4, 4, false, Assumption::NoArgumentsRead),
+            ]
+        );
+        // (100·3 + 90·6 + 10·8 + 40·4) / 240 = 1080 / 240; with the cache 780 / 240.
+        assert_eq!(w.calls, 240.0);
+        assert_eq!(w.expected_without_cache, 4.5);
+        assert_eq!(w.expected_with_cache, 3.25);
+        // Before 5.11 nothing is cached.
+        let none = Caches::new(&p, &[Arch::X86_64], KernelVersion::new(5, 10));
+        let w = workload_costs(&p, &samples, &none);
+        assert_eq!(w.expected_with_cache, w.expected_without_cache);
+    }
+
+    #[test]
+    fn masks_decide_tests_on_unknown_words() {
+        let and = |k| Insn::stmt(BPF_ALU | BPF_AND | BPF_K, k);
+        // libseccomp's 64-bit `(args[0] & 0x7e020000) == 0`: the high half's mask is 0, so its
+        // test always holds and the short exit at 2 is never taken.
+        let p = Program::new(vec![
+            Insn::ld_abs(20),              // 0: args[0].hi
+            and(0),                        // 1
+            jeq(0, 0, 4),                  // 2: always → 3
+            Insn::ld_abs(16),              // 3: args[0].lo
+            and(0x7e02_0000),              // 4
+            jeq(0, 0, 1),                  // 5: → 6 or 7
+            Insn::ret(RetVal::ALLOW.0),    // 6
+            Insn::ret(RetVal::errno(1).0), // 7
+        ]);
+        let e = evaluate(&p, 0xc000_003e, 56, &[None; 6]);
+        assert_eq!((e.min, e.max), (7, 7));
+        assert_eq!(e.returns, BTreeSet::from([RetVal::ALLOW, RetVal::errno(1)]));
+        // `and #0xff` leaves nothing above 0xff: `jgt #0xff` and `jeq #0x100` never hold,
+        // `jge #0` always does; `jset #0xf00` never.
+        for (test, taken) in [
+            (Insn::jump(BPF_JMP | BPF_JGT | BPF_K, 0xff, 0, 1), false),
+            (Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 0x100, 0, 1), false),
+            (Insn::jump(BPF_JMP | BPF_JGE | BPF_K, 0, 0, 1), true),
+            (Insn::jump(BPF_JMP | BPF_JSET | BPF_K, 0xf00, 0, 1), false),
+        ] {
+            let p = Program::new(vec![
+                Insn::ld_abs(16),
+                and(0xff),
+                test,
+                Insn::ret(RetVal::ALLOW.0),
+                Insn::ret(RetVal::errno(1).0),
+            ]);
+            let e = evaluate(&p, 0xc000_003e, 0, &[None; 6]);
+            let want = if taken {
+                RetVal::ALLOW
+            } else {
+                RetVal::errno(1)
+            };
+            assert_eq!(e.returns, BTreeSet::from([want]), "{test:?}");
+        }
     }
 }
