@@ -16,7 +16,10 @@
 //!   a label, so one syscall can appear with several argument patterns
 //!   (`"ioctl(KVM_RUN)"`, `"ioctl(other)"`). `args` gives representative values for the
 //!   arguments a harmless invocation lets the caller choose ([`super::invoke`]); `null` keeps
-//!   the default. Keys starting with `$` are ignored (`"$comment"`).
+//!   the default. An object may name the ABI the calls were made through, `"arch": "x86"`
+//!   (any spelling [`Arch::from_name`] knows; default: the native one), so one file holds
+//!   the i386 and x32 calls of a program beside its native ones, as `secopt record` writes
+//!   them. Keys starting with `$` are ignored (`"$comment"`).
 //! - **Named probe lists** ([`probe_list`]): built-in syscall mixes with equal or fixed weights.
 //!
 //! Counts must be non-negative integers; a name the architecture does not have is an error
@@ -46,7 +49,8 @@ pub struct WorkloadEntry {
     pub label: String,
     /// The kernel's name of the syscall.
     pub syscall: String,
-    /// The ABI it was made through (x86_64, or x86/x32 for strace's compat sections).
+    /// The ABI it was made through (the native one, x86/x32 for strace's compat sections, or
+    /// a JSON entry's `"arch"`).
     pub arch: Arch,
     /// The number as `seccomp_data.nr` carries it (x32 numbers include bit 30).
     pub nr: u32,
@@ -502,14 +506,13 @@ pub fn parse_json(
     let r = Reader::new(source);
     let root = JPath::root();
     let top = r.object(&doc, &root).map_err(json_error)?;
-    let arch = options.native;
     let mut entries: Vec<WorkloadEntry> = Vec::new();
     let mut unknown = Vec::new();
     for (key, value, path) in top.members() {
         if key.starts_with('$') {
             continue;
         }
-        let (name, count, args) = match value {
+        let (name, count, args, arch) = match value {
             Json::Obj(_) => {
                 let mut obj = r.object(value, &path).map_err(json_error)?;
                 let name = match obj.get("syscall") {
@@ -537,15 +540,34 @@ pub fn parse_json(
                         args[i] = json_arg(&r, item, &p.index(i))?;
                     }
                 }
+                let arch = match obj.get("arch") {
+                    Some((v, p)) => {
+                        let spelled = r.string(v, &p).map_err(json_error)?;
+                        Arch::from_name(spelled).ok_or_else(|| {
+                            json_error(r.error(
+                                &p,
+                                format!("unknown architecture {spelled:?} (x86_64, x86, x32, aarch64, ...)"),
+                            ))
+                        })?
+                    }
+                    None => options.native,
+                };
                 if let Some((k, p)) = obj.unused().first() {
                     return Err(json_error(r.error(
                         p,
-                        format!("unknown key {k:?} (expected \"syscall\", \"count\", \"args\")"),
+                        format!(
+                            "unknown key {k:?} (expected \"syscall\", \"count\", \"args\", \"arch\")"
+                        ),
                     )));
                 }
-                (name, count, args)
+                (name, count, args, arch)
             }
-            _ => (key.to_string(), json_count(&r, value, &path)?, [None; 6]),
+            _ => (
+                key.to_string(),
+                json_count(&r, value, &path)?,
+                [None; 6],
+                options.native,
+            ),
         };
         let origin = path.as_str().to_string();
         let Some((syscall, nr)) = resolve_name(arch, &name) else {
@@ -815,6 +837,51 @@ System call usage summary for 32 bit mode:
         ] {
             let e = parse_json(bad, "w.json", &opts()).unwrap_err().to_string();
             assert!(e.contains(want) && e.starts_with("w.json"), "{e}");
+        }
+    }
+
+    #[test]
+    fn json_entries_may_name_their_abi() {
+        // One program's calls through three ABIs, as `secopt record` writes them.
+        let json = br#"{"getpid": 4,
+            "getpid/x86": {"syscall": "getpid", "arch": "x86", "count": 3},
+            "getpid/x32": {"syscall": "getpid", "arch": "x32", "count": 2},
+            "syscall_0x1b6/x86": {"syscall": "syscall_0x1b6", "arch": "i386", "count": 1},
+            "ioctl/x86": {"syscall": "ioctl", "arch": "x86", "count": 1, "args": [null, "0x5401"]}}"#;
+        let w = parse_json(json, "w.json", &opts()).unwrap();
+        let got: Vec<(Arch, u32, u64)> =
+            w.entries.iter().map(|e| (e.arch, e.nr, e.count)).collect();
+        // getpid: 39 on x86_64, 20 on i386 (syscall_32.tbl), 39 | 0x40000000 on x32;
+        // 0x1b6 = 438 (pidfd_getfd) on i386; ioctl is 54 on i386.
+        assert_eq!(
+            got,
+            [
+                (Arch::X86_64, 39, 4),
+                (Arch::X86, 20, 3),
+                (Arch::X32, 0x4000_0027, 2),
+                (Arch::X86, 438, 1),
+                (Arch::X86, 54, 1),
+            ]
+        );
+        assert_eq!(w.entries[3].syscall, "pidfd_getfd");
+        assert_eq!(w.entries[4].args[1], Some(0x5401));
+        for (bad, want) in [
+            (
+                &br#"{"r": {"syscall": "read", "arch": "vax", "count": 1}}"#[..],
+                "vax",
+            ),
+            (
+                br#"{"r": {"syscall": "read", "arch": 3, "count": 1}}"#,
+                "$.r.arch",
+            ),
+            // i386 has no `newfstatat` (it has fstatat64).
+            (
+                br#"{"r": {"syscall": "newfstatat", "arch": "x86", "count": 1}}"#,
+                "newfstatat (x86",
+            ),
+        ] {
+            let e = parse_json(bad, "w.json", &opts()).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
         }
     }
 

@@ -12,6 +12,7 @@ mod emu;
 mod exec;
 pub mod io;
 mod optimize;
+mod record;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -74,7 +75,8 @@ Exit codes: 0 success, 1 a difference or failed check, 2 bad usage or bad input,
 secopt asm filter.s -o filter.bpf          assemble text into a raw filter\n  \
 secopt disasm filter.bpf                   show a raw filter as assembly with syscall names\n  \
 secopt emu filter.bpf --arch x86_64 --nr openat --arg 2=0x80000   run one syscall through it\n  \
-secopt analyze filter.bpf --format json    cacheable syscalls and path lengths per arch"
+secopt analyze filter.bpf --format json    cacheable syscalls and path lengths per arch\n  \
+secopt record -o app.json -- ./app         the syscalls a program makes, as a workload file"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -111,6 +113,9 @@ enum Command {
     /// Optimize any valid filter: smallest and fastest equivalent program, proved equal to
     /// the input before it is written.
     Optimize(optimize::OptimizeArgs),
+    /// Run a command under ptrace (with its threads and children) and write the system calls
+    /// it makes, per ABI and with argument samples, as a workload for optimize/bench/analyze.
+    Record(record::RecordArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -139,6 +144,7 @@ pub fn main() -> i32 {
         Command::Exec(a) => exec::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Optimize(a) => optimize::run(a),
+        Command::Record(a) => record::run(a),
     };
     match result {
         Ok(code) => code,

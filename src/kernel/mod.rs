@@ -9,6 +9,8 @@
 //! - [`notify`] (any Linux): a NOTIFY listener fd and its hand-off to a seccomp agent.
 //! - [`child`] (any Linux): waiting for filter-installing children and describing how they
 //!   ended (shared by the oracle and the benchmark).
+//! - [`trace`] (any Linux): running a command under ptrace and counting its system calls per
+//!   arch token and number, with argument samples (`secopt record`).
 
 #[cfg(target_os = "linux")]
 pub mod child;
@@ -16,6 +18,8 @@ pub mod child;
 pub mod notify;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(target_os = "linux")]
+pub mod trace;
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod entry;

@@ -1,0 +1,770 @@
+//! Tracing a command's system calls with ptrace, as `secopt record` does: every syscall entry
+//! of the command, its threads and all its descendants (like `strace -f`), counted per
+//! `(seccomp_data.arch, seccomp_data.nr)` with a bounded sample of argument values.
+//!
+//! # How
+//!
+//! The command is forked and waits on a pipe while the tracer attaches (`PTRACE_SEIZE`, then
+//! `PTRACE_INTERRUPT` to switch it to syscall stops), then `execve`s. Syscall stops come from
+//! `PTRACE_SYSCALL` with `PTRACE_O_TRACESYSGOOD`; at each one `PTRACE_GET_SYSCALL_INFO`
+//! (Linux 5.3+) says whether it is an entry and gives the arch token, number and six
+//! arguments exactly as a seccomp filter sees them: an `int $0x80` call from a 64-bit program
+//! carries the i386 token, an x32 call bit 30 in its number.
+//! Calls made before the command's own `execve` (the fork's plumbing) are not counted; the
+//! `execve` that starts the command is, once, as a filter installed before it would see it.
+//!
+//! Signals reach the tracees as they would without the tracer: a signal-delivery stop
+//! re-injects the signal, and a group-stop (`SIGSTOP`, `SIGTSTP`, ...) is left stopped with
+//! `PTRACE_LISTEN` until a `SIGCONT` arrives, which `PTRACE_SEIZE` (rather than
+//! `PTRACE_TRACEME`) makes possible. `PTRACE_O_EXITKILL` kills every tracee if the tracer
+//! dies. Tracing ends when no tracee is left (`waitpid` says `ECHILD`), so a command that
+//! leaves a daemon behind is traced until the daemon exits, as with `strace -f`.
+//!
+//! # Costs
+//!
+//! Every syscall stops the tracee twice (entry and exit) and costs a few context switches;
+//! the tracer does one hash-map update per call and keeps argument samples only for the
+//! argument bits the caller asks for ([`TraceOptions::arg_masks`]).
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+// Requests, options and events of include/uapi/linux/ptrace.h (the libc crate types them
+// differently per C library, so they are spelled out here).
+const PTRACE_SYSCALL: u32 = 24;
+const PTRACE_GETEVENTMSG: u32 = 0x4201;
+const PTRACE_SEIZE: u32 = 0x4206;
+const PTRACE_INTERRUPT: u32 = 0x4207;
+const PTRACE_LISTEN: u32 = 0x4208;
+const PTRACE_GET_SYSCALL_INFO: u32 = 0x420e;
+
+const PTRACE_O_TRACESYSGOOD: u64 = 0x1;
+const PTRACE_O_TRACEFORK: u64 = 0x2;
+const PTRACE_O_TRACEVFORK: u64 = 0x4;
+const PTRACE_O_TRACECLONE: u64 = 0x8;
+const PTRACE_O_TRACEEXEC: u64 = 0x10;
+const PTRACE_O_EXITKILL: u64 = 0x10_0000;
+
+const PTRACE_EVENT_FORK: i32 = 1;
+const PTRACE_EVENT_VFORK: i32 = 2;
+const PTRACE_EVENT_CLONE: i32 = 3;
+const PTRACE_EVENT_EXEC: i32 = 4;
+const PTRACE_EVENT_STOP: i32 = 128;
+
+const PTRACE_SYSCALL_INFO_ENTRY: u8 = 1;
+
+/// `struct ptrace_syscall_info` (include/uapi/linux/ptrace.h), large enough for its biggest
+/// member (the seccomp one); the kernel copies at most this many bytes.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct SyscallInfo {
+    op: u8,
+    pad: [u8; 3],
+    arch: u32,
+    instruction_pointer: u64,
+    stack_pointer: u64,
+    /// `entry.nr` (the exit member's `rval` shares these bytes).
+    nr: u64,
+    args: [u64; 6],
+    ret_data: u32,
+    pad2: u32,
+}
+
+/// What the tracer kept for one `(arch token, nr)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyscallCounts {
+    /// Calls made.
+    pub count: u64,
+    /// Per argument, the bits kept in `samples` (0: that argument is not sampled).
+    pub masks: [u64; 6],
+    /// Distinct argument tuples (each argument ANDed with its mask) and how many calls had
+    /// each; empty when no mask bit is set.
+    pub samples: HashMap<[u64; 6], u64>,
+    /// Calls whose tuple was not kept because [`TraceOptions::max_samples`] distinct tuples
+    /// already were.
+    pub unsampled: u64,
+}
+
+/// How the traced command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by a signal.
+    Signal { signal: i32, core_dumped: bool },
+}
+
+impl Exit {
+    /// The status a shell would report: the code, or 128 + the signal number.
+    pub fn shell_status(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal { signal, .. } => 128 + signal,
+        }
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exited with status {c}"),
+            Exit::Signal {
+                signal,
+                core_dumped,
+            } => write!(
+                f,
+                "was killed by signal {signal}{}",
+                if *core_dumped { " (core dumped)" } else { "" }
+            ),
+        }
+    }
+}
+
+/// Everything a trace found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// Per `(seccomp_data.arch, seccomp_data.nr)`.
+    pub calls: HashMap<(u32, u32), SyscallCounts>,
+    /// How the command (the first process) ended.
+    pub exit: Exit,
+    /// Processes and threads traced, the command included.
+    pub tasks: u64,
+}
+
+impl Trace {
+    /// Total number of calls.
+    pub fn total_calls(&self) -> u64 {
+        self.calls.values().map(|c| c.count).sum()
+    }
+}
+
+/// How to trace.
+pub struct TraceOptions<'a> {
+    /// Most distinct argument tuples kept per `(arch, nr)`; later new tuples are only counted
+    /// in [`SyscallCounts::unsampled`].
+    pub max_samples: usize,
+    /// Called once per `(arch token, nr)`, at its first call: the bits of each argument to
+    /// sample. All zeros (the common case) keeps no samples and costs nothing per call.
+    pub arg_masks: &'a mut dyn FnMut(u32, u32) -> [u64; 6],
+    /// While tracing, ignore `SIGINT` and `SIGQUIT` (a terminal sends them to the command as
+    /// well, which then ends and lets the trace finish) and pass `SIGTERM` and `SIGHUP` on to
+    /// the command. For command-line tools; a library caller may have its own handlers.
+    pub forward_signals: bool,
+}
+
+/// Why a command could not be traced.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("no command given")]
+    NoCommand,
+    /// No such program (`in_path`: it was looked up on `PATH`).
+    #[error("`{program}`: {}", if *.in_path { "command not found in PATH" } else { "no such file or directory" })]
+    NotFound { program: String, in_path: bool },
+    #[error("`{program}`: {message}")]
+    CannotExecute { program: String, message: String },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{what}: {error}")]
+    System { what: String, error: io::Error },
+}
+
+fn system(what: impl Into<String>) -> impl FnOnce(io::Error) -> TraceError {
+    let what = what.into();
+    move |error| TraceError::System { what, error }
+}
+
+/// glibc's `execvp` search path when `PATH` is unset.
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+/// Finds `program` as `execvp(3)` would: a name with a `/` is taken as is, anything else is
+/// looked up on `PATH`. Checked before forking so that "not found" is a clear error rather
+/// than a failed `execve` inside the traced child.
+pub fn find_program(program: &OsStr) -> Result<PathBuf, TraceError> {
+    let shown = program.to_string_lossy().into_owned();
+    if program.is_empty() {
+        return Err(TraceError::NotFound {
+            program: shown,
+            in_path: false,
+        });
+    }
+    let cannot = |e: io::Error| TraceError::CannotExecute {
+        program: shown.clone(),
+        message: e.to_string(),
+    };
+    if program.as_bytes().contains(&b'/') {
+        let path = PathBuf::from(program);
+        return match executable(&path) {
+            Ok(()) => Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(TraceError::NotFound {
+                program: shown.clone(),
+                in_path: false,
+            }),
+            Err(e) => Err(cannot(e)),
+        };
+    }
+    let search = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    let mut refused = None;
+    for dir in std::env::split_paths(&search) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(program);
+        match executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                refused.get_or_insert(e);
+            }
+        }
+    }
+    Err(match refused {
+        Some(e) => cannot(e),
+        None => TraceError::NotFound {
+            program: shown,
+            in_path: true,
+        },
+    })
+}
+
+/// Whether `path` is a file this process may execute.
+fn executable(path: &Path) -> io::Result<()> {
+    if std::fs::metadata(path)?.is_dir() {
+        return Err(io::Error::other("is a directory"));
+    }
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::other("the path contains a NUL byte"))?;
+    // SAFETY: `c` is a NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `ptrace(request, pid, addr, data)`.
+fn ptrace(request: u32, pid: libc::pid_t, addr: usize, data: usize) -> io::Result<libc::c_long> {
+    // SAFETY: every request used here either takes no pointer or gets one to a live,
+    // correctly sized buffer from its caller.
+    let r = unsafe {
+        libc::ptrace(
+            request as _,
+            pid,
+            addr as *mut libc::c_void,
+            data as *mut libc::c_void,
+        )
+    };
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// The command's pid while a trace runs, for the signal forwarder (0: none).
+static TRACED_PID: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward_signal(signal: libc::c_int) {
+    let pid = TRACED_PID.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Signal dispositions changed for the duration of a trace, restored on drop.
+struct SignalGuard {
+    saved: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl SignalGuard {
+    fn install(pid: libc::pid_t) -> SignalGuard {
+        TRACED_PID.store(pid, Ordering::Relaxed);
+        let mut saved = Vec::new();
+        let forward: extern "C" fn(libc::c_int) = forward_signal;
+        for (signal, handler) in [
+            (libc::SIGINT, libc::SIG_IGN),
+            (libc::SIGQUIT, libc::SIG_IGN),
+            (libc::SIGTERM, forward as libc::sighandler_t),
+            (libc::SIGHUP, forward as libc::sighandler_t),
+        ] {
+            // SAFETY: zeroed sigaction structs are valid; the handler only calls kill(2).
+            unsafe {
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = handler;
+                libc::sigemptyset(&mut new.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, &new, &mut old) == 0 {
+                    saved.push((signal, old));
+                }
+            }
+        }
+        SignalGuard { saved }
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (signal, old) in &self.saved {
+            // SAFETY: restores a disposition sigaction(2) returned earlier.
+            unsafe {
+                libc::sigaction(*signal, old, std::ptr::null_mut());
+            }
+        }
+        TRACED_PID.store(0, Ordering::Relaxed);
+    }
+}
+
+/// A pipe's two ends, closed on drop.
+struct Pipe {
+    read: libc::c_int,
+    write: libc::c_int,
+}
+
+impl Pipe {
+    fn new() -> io::Result<Pipe> {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Pipe {
+            read: fds[0],
+            write: fds[1],
+        })
+    }
+
+    fn close_read(&mut self) {
+        close_fd(&mut self.read);
+    }
+
+    fn close_write(&mut self) {
+        close_fd(&mut self.write);
+    }
+}
+
+fn close_fd(fd: &mut libc::c_int) {
+    if *fd >= 0 {
+        // SAFETY: closes a descriptor this process opened and still owns.
+        unsafe {
+            libc::close(*fd);
+        }
+        *fd = -1;
+    }
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        self.close_read();
+        self.close_write();
+    }
+}
+
+/// The child side of the fork: wait for the tracer, then exec. Runs between `fork` and
+/// `execve` of a possibly multi-threaded parent, so it only makes async-signal-safe calls and
+/// allocates nothing.
+fn child_after_fork(go: &Pipe, failed: &Pipe, path: &CString, argv: &[*const libc::c_char]) -> ! {
+    // SAFETY: plain system calls on descriptors and buffers owned by this (child) process.
+    unsafe {
+        libc::close(go.write);
+        libc::close(failed.read);
+        // The command gets the default SIGPIPE whatever the tracer's disposition is.
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut byte = 0u8;
+        loop {
+            let r = libc::read(go.read, (&mut byte as *mut u8).cast(), 1);
+            if r == 1 {
+                break;
+            }
+            if r == 0 || *libc::__errno_location() != libc::EINTR {
+                // The tracer went away without attaching: do not run untraced.
+                libc::_exit(127);
+            }
+        }
+        libc::close(go.read);
+        libc::execv(path.as_ptr(), argv.as_ptr());
+        let errno: i32 = *libc::__errno_location();
+        libc::write(failed.write, (&errno as *const i32).cast(), 4);
+        libc::_exit(127);
+    }
+}
+
+/// The wait status's stop signal and ptrace event (`status >> 16`).
+fn stop_parts(status: libc::c_int) -> (i32, i32) {
+    (libc::WSTOPSIG(status), (status >> 16) & 0xff)
+}
+
+fn is_stop_signal(signal: i32) -> bool {
+    matches!(
+        signal,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
+}
+
+/// Counting state of a running trace.
+struct Recorder<'o, 'a> {
+    options: &'o mut TraceOptions<'a>,
+    calls: HashMap<(u32, u32), SyscallCounts>,
+}
+
+impl Recorder<'_, '_> {
+    fn record(&mut self, token: u32, nr: u32, args: &[u64; 6]) {
+        let masks = &mut self.options.arg_masks;
+        let counts = self
+            .calls
+            .entry((token, nr))
+            .or_insert_with(|| SyscallCounts {
+                masks: masks(token, nr),
+                ..SyscallCounts::default()
+            });
+        counts.count += 1;
+        if counts.masks == [0; 6] {
+            return;
+        }
+        let mut tuple = [0u64; 6];
+        for (t, (a, m)) in tuple.iter_mut().zip(args.iter().zip(&counts.masks)) {
+            *t = a & m;
+        }
+        let cap = self.options.max_samples;
+        let len = counts.samples.len();
+        match counts.samples.get_mut(&tuple) {
+            Some(n) => *n += 1,
+            None if len < cap => {
+                counts.samples.insert(tuple, 1);
+            }
+            None => counts.unsampled += 1,
+        }
+    }
+}
+
+/// Runs `command` (program and arguments) under the tracer until it and every process it
+/// started have ended, and returns what they called.
+///
+/// Tracees that are not this process's children (grandchildren, threads) can only be waited
+/// for with `waitpid(-1, __WALL)`, which also reaps any other child of the calling process: do
+/// not run other children concurrently (the `secopt` binary has none).
+pub fn trace_command(
+    command: &[OsString],
+    options: &mut TraceOptions<'_>,
+) -> Result<Trace, TraceError> {
+    let program = command.first().ok_or(TraceError::NoCommand)?;
+    let path = find_program(program)?;
+    let shown = program.to_string_lossy().into_owned();
+    let nul = |_| TraceError::CannotExecute {
+        program: shown.clone(),
+        message: "an argument contains a NUL byte".into(),
+    };
+    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(nul)?;
+    let c_args: Vec<CString> = command
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(nul)?;
+    let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+
+    let mut go = Pipe::new().map_err(system("pipe"))?;
+    let mut failed = Pipe::new().map_err(system("pipe"))?;
+    // SAFETY: the child only runs `child_after_fork`, which is async-signal-safe.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(system("fork")(io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        child_after_fork(&go, &failed, &c_path, &argv);
+    }
+    go.close_read();
+    failed.close_write();
+
+    let seize_options = PTRACE_O_TRACESYSGOOD
+        | PTRACE_O_TRACEFORK
+        | PTRACE_O_TRACEVFORK
+        | PTRACE_O_TRACECLONE
+        | PTRACE_O_TRACEEXEC
+        | PTRACE_O_EXITKILL;
+    if let Err(e) = ptrace(PTRACE_SEIZE, pid, 0, seize_options as usize) {
+        // SAFETY: our own child, which is blocked before exec.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        let _ = super::child::wait_for(pid);
+        return Err(TraceError::System {
+            what:
+                "cannot trace the command: ptrace(PTRACE_SEIZE) failed (is ptrace forbidden here, \
+                   by a seccomp filter, kernel.yama.ptrace_scope or a container runtime?)"
+                    .into(),
+            error: e,
+        });
+    }
+    // Seizing does not stop the child: interrupt it (it is blocked reading the pipe) and
+    // resume it in syscall-stop mode, so that its execve is seen too.
+    if let Err(e) = start_syscall_stops(pid) {
+        kill_all(&HashSet::from([pid]));
+        return Err(system("cannot trace the command")(e));
+    }
+    let guard = options.forward_signals.then(|| SignalGuard::install(pid));
+    // SAFETY: writes one byte from a live buffer to our pipe.
+    let sent = unsafe { libc::write(go.write, [1u8].as_ptr().cast(), 1) };
+    go.close_write();
+    if sent != 1 {
+        let e = io::Error::last_os_error();
+        kill_all(&HashSet::from([pid]));
+        return Err(system("cannot start the command")(e));
+    }
+
+    let mut recorder = Recorder {
+        options,
+        calls: HashMap::new(),
+    };
+    let mut live = HashSet::from([pid]);
+    let outcome = run_loop(pid, &mut recorder, &mut live);
+    drop(guard);
+    let (exit, tasks) = match outcome {
+        Ok(done) => done,
+        Err(e) => {
+            kill_all(&live);
+            return Err(e);
+        }
+    };
+
+    let mut errno = [0u8; 4];
+    // SAFETY: reads at most 4 bytes into a live buffer; every writer has exited by now.
+    let got = unsafe { libc::read(failed.read, errno.as_mut_ptr().cast(), 4) };
+    if got == 4 {
+        return Err(TraceError::CannotExecute {
+            program: shown,
+            message: io::Error::from_raw_os_error(i32::from_ne_bytes(errno)).to_string(),
+        });
+    }
+    let exit = exit.ok_or_else(|| {
+        TraceError::Unsupported("the command's exit status was never reported".into())
+    })?;
+    Ok(Trace {
+        calls: recorder.calls,
+        exit,
+        tasks,
+    })
+}
+
+/// Stops the freshly seized `pid` with `PTRACE_INTERRUPT` and resumes it with
+/// `PTRACE_SYSCALL`.
+fn start_syscall_stops(pid: libc::pid_t) -> io::Result<()> {
+    ptrace(PTRACE_INTERRUPT, pid, 0, 0)?;
+    loop {
+        let status = super::child::wait_for(pid)?;
+        if !libc::WIFSTOPPED(status) {
+            return Err(io::Error::other(format!(
+                "the child {} before it could be traced",
+                super::child::describe_wait_status(status)
+            )));
+        }
+        let (signal, event) = stop_parts(status);
+        if event == PTRACE_EVENT_STOP {
+            break;
+        }
+        // A signal arrived first: deliver it and wait for the interrupt's stop.
+        let inject = if event == 0 && signal != libc::SIGTRAP | 0x80 {
+            signal
+        } else {
+            0
+        };
+        ptrace(PTRACE_SYSCALL, pid, 0, inject as usize)?;
+    }
+    ptrace(PTRACE_SYSCALL, pid, 0, 0).map(|_| ())
+}
+
+/// Kills every tracee still around and reaps them (after an error, so that none is left
+/// stopped forever in a library caller's process).
+fn kill_all(live: &HashSet<libc::pid_t>) {
+    for &tid in live {
+        // SAFETY: signals a task we traced (SIGKILL ends its whole thread group).
+        unsafe {
+            libc::kill(tid, libc::SIGKILL);
+        }
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if tid < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if libc::WIFSTOPPED(status) {
+            // SAFETY: a tracee of ours.
+            unsafe {
+                libc::kill(tid, libc::SIGKILL);
+            }
+            let _ = ptrace(PTRACE_SYSCALL, tid, 0, 0);
+        }
+    }
+}
+
+/// Waits for tracee stops until none is left; returns how `main` ended and how many tasks
+/// were traced. `live` holds the tasks not known to have ended (new ones are added at their
+/// parent's fork/clone event, so an error can kill them all).
+fn run_loop(
+    main: libc::pid_t,
+    recorder: &mut Recorder<'_, '_>,
+    live: &mut HashSet<libc::pid_t>,
+) -> Result<(Option<Exit>, u64), TraceError> {
+    let mut exit = None;
+    let mut tasks = 1u64;
+    // The command has not exec'd yet: its calls are the fork's plumbing, except the last
+    // entry before the exec event, which is the execve that starts the command.
+    let mut started = false;
+    let mut last_entry: Option<(u32, u32, [u64; 6])> = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if tid < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ECHILD) => return Ok((exit, tasks)),
+                _ => return Err(system("waitpid")(e)),
+            }
+        }
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            live.remove(&tid);
+            if tid == main {
+                // Its pid may be reused from now on: forward no more signals to it.
+                let _ = TRACED_PID.compare_exchange(main, 0, Ordering::Relaxed, Ordering::Relaxed);
+                exit = Some(if libc::WIFEXITED(status) {
+                    Exit::Code(libc::WEXITSTATUS(status))
+                } else {
+                    Exit::Signal {
+                        signal: libc::WTERMSIG(status),
+                        core_dumped: libc::WCOREDUMP(status),
+                    }
+                });
+            }
+            continue;
+        }
+        if !libc::WIFSTOPPED(status) {
+            continue;
+        }
+        let (signal, event) = stop_parts(status);
+        let mut inject = 0;
+        if signal == libc::SIGTRAP | 0x80 {
+            let mut info = SyscallInfo::default();
+            match ptrace(
+                PTRACE_GET_SYSCALL_INFO,
+                tid,
+                std::mem::size_of::<SyscallInfo>(),
+                &mut info as *mut SyscallInfo as usize,
+            ) {
+                Ok(_) if info.op == PTRACE_SYSCALL_INFO_ENTRY => {
+                    // seccomp_data.nr is the low 32 bits of the number register.
+                    let nr = info.nr as u32;
+                    if started {
+                        recorder.record(info.arch, nr, &info.args);
+                    } else if tid == main {
+                        last_entry = Some((info.arch, nr, info.args));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                Err(e) if e.raw_os_error() == Some(libc::EIO) => {
+                    return Err(TraceError::Unsupported(format!(
+                        "this kernel has no PTRACE_GET_SYSCALL_INFO (Linux 5.3 or later is needed): {e}"
+                    )))
+                }
+                Err(e) => return Err(system("ptrace(PTRACE_GET_SYSCALL_INFO)")(e)),
+            }
+        } else if event == PTRACE_EVENT_STOP {
+            if is_stop_signal(signal) {
+                // A group-stop: stay stopped, but report the SIGCONT that ends it.
+                if ptrace(PTRACE_LISTEN, tid, 0, 0).is_ok() {
+                    continue;
+                }
+            }
+            // Otherwise the new-task stop or the re-trap after SIGCONT: just go on.
+        } else if event == PTRACE_EVENT_EXEC {
+            if tid == main && !started {
+                started = true;
+                if let Some((token, nr, args)) = last_entry.take() {
+                    recorder.record(token, nr, &args);
+                }
+            }
+        } else if matches!(
+            event,
+            PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE
+        ) {
+            let mut new_tid: libc::c_ulong = 0;
+            if ptrace(
+                PTRACE_GETEVENTMSG,
+                tid,
+                0,
+                &mut new_tid as *mut libc::c_ulong as usize,
+            )
+            .is_ok()
+            {
+                tasks += 1;
+                live.insert(new_tid as libc::pid_t);
+            }
+        } else if event == 0 {
+            // A signal-delivery stop: deliver it.
+            inject = signal;
+        }
+        // ESRCH: the tracee was killed meanwhile; its exit is reported next.
+        let _ = ptrace(PTRACE_SYSCALL, tid, 0, inject as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syscall_info_has_the_kernel_layout() {
+        // include/uapi/linux/ptrace.h: 24 bytes of header, then nr and six args at offset 24
+        // (entry), and the seccomp member's ret_data after them: 88 bytes with padding.
+        assert_eq!(std::mem::size_of::<SyscallInfo>(), 88);
+        let info = SyscallInfo::default();
+        let base = &info as *const SyscallInfo as usize;
+        assert_eq!(&info.arch as *const u32 as usize - base, 4);
+        assert_eq!(&info.nr as *const u64 as usize - base, 24);
+        assert_eq!(&info.args as *const [u64; 6] as usize - base, 32);
+    }
+
+    #[test]
+    fn programs_are_found_like_execvp() {
+        assert!(matches!(
+            find_program(OsStr::new("secopt-no-such-program-7f3a")),
+            Err(TraceError::NotFound { in_path: true, .. })
+        ));
+        assert!(matches!(
+            find_program(OsStr::new("/nonexistent/prog")),
+            Err(TraceError::NotFound { in_path: false, .. })
+        ));
+        assert!(matches!(
+            find_program(OsStr::new("/")),
+            Err(TraceError::CannotExecute { .. })
+        ));
+        assert_eq!(
+            find_program(OsStr::new("/bin/sh")).unwrap(),
+            PathBuf::from("/bin/sh")
+        );
+        assert!(find_program(OsStr::new("sh")).is_ok());
+    }
+
+    #[test]
+    fn shell_status_of_a_signal_is_128_plus_it() {
+        assert_eq!(Exit::Code(3).shell_status(), 3);
+        let killed = Exit::Signal {
+            signal: libc::SIGTERM,
+            core_dumped: false,
+        };
+        assert_eq!(killed.shell_status(), 143);
+    }
+}
