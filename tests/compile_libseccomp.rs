@@ -14,6 +14,7 @@
 
 mod common;
 
+use common::libseccomp_firecracker::firecracker_with_libseccomp;
 use common::libseccomp_names::{libseccomp_nr, libseccomp_resolver, libseccomp_version, scmp_arch};
 use common::libseccomp_profiles::{
     build_filter, load_profile, profile_path, LibseccompFilter, Pfc, ProfileOptions,
@@ -860,87 +861,6 @@ fn runc_compat_adds_runcs_enosys_stub() {
     assert_eq!(run(&docker(ARCH_SETS[1]), Arch::Aarch64, 5000), enosys);
     assert_eq!(run(&docker(ARCH_SETS[1]), Arch::Aarch64, 0), RetVal::ALLOW); // io_setup
     assert_eq!(run(&docker(&[Arch::S390x]), Arch::S390x, 0), enosys);
-}
-
-/// A Firecracker action as its seccompiler (src/seccompiler/src/types.rs) hands it to
-/// libseccomp.
-fn firecracker_action(v: &serde_json::Value) -> libseccomp::ScmpAction {
-    use libseccomp::ScmpAction;
-    match v {
-        serde_json::Value::String(s) => match s.as_str() {
-            "allow" => ScmpAction::Allow,
-            "trap" => ScmpAction::Trap,
-            "kill_thread" => ScmpAction::KillThread,
-            "kill_process" => ScmpAction::KillProcess,
-            "log" => ScmpAction::Log,
-            other => panic!("action {other}"),
-        },
-        serde_json::Value::Object(o) => {
-            let (k, n) = o.iter().next().unwrap();
-            let n = n.as_u64().unwrap() as u16;
-            match k.as_str() {
-                "errno" => ScmpAction::Errno(i32::from(n)),
-                "trace" => ScmpAction::Trace(n),
-                other => panic!("action {other}"),
-            }
-        }
-        other => panic!("action {other}"),
-    }
-}
-
-/// Firecracker's own compiler, step by step (src/seccompiler/src/lib.rs `compile_bpf`):
-/// one libseccomp filter per thread with the default action, every entry a rule with the
-/// filter action; a `dword` `eq` is `MASKED_EQ` with mask 0xffffffff, every other operator
-/// compares 64 bits, `{"masked_eq": m}` is `MASKED_EQ` with mask m. Returns, per thread,
-/// the program, its action values and its pseudo filter code.
-fn firecracker_with_libseccomp(json: &serde_json::Value) -> BTreeMap<String, (Program, String)> {
-    use libseccomp::{ScmpArgCompare, ScmpFilterContext};
-    let mut out = BTreeMap::new();
-    for (thread, f) in json.as_object().unwrap() {
-        let default = firecracker_action(&f["default_action"]);
-        let action = firecracker_action(&f["filter_action"]);
-        let mut ctx = ScmpFilterContext::new(default).unwrap();
-        for rule in f["filter"].as_array().unwrap() {
-            let sys = ScmpSyscall::from_name(rule["syscall"].as_str().unwrap()).unwrap();
-            let conds: Vec<ScmpArgCompare> = rule["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|a| {
-                    let index = a["index"].as_u64().unwrap() as u32;
-                    let val = a["val"].as_u64().unwrap();
-                    let op = match &a["op"] {
-                        serde_json::Value::String(s) => match (s.as_str(), a["type"].as_str()) {
-                            ("eq", Some("dword")) => ScmpCompareOp::MaskedEqual(0xFFFF_FFFF),
-                            ("eq", _) => ScmpCompareOp::Equal,
-                            ("ne", _) => ScmpCompareOp::NotEqual,
-                            ("lt", _) => ScmpCompareOp::Less,
-                            ("le", _) => ScmpCompareOp::LessOrEqual,
-                            ("gt", _) => ScmpCompareOp::Greater,
-                            ("ge", _) => ScmpCompareOp::GreaterEqual,
-                            (other, _) => panic!("op {other}"),
-                        },
-                        serde_json::Value::Object(o) => {
-                            ScmpCompareOp::MaskedEqual(o["masked_eq"].as_u64().unwrap())
-                        }
-                        other => panic!("op {other}"),
-                    };
-                    ScmpArgCompare::new(index, op, val)
-                })
-                .collect();
-            ctx.add_rule_conditional(action, sys, &conds).unwrap();
-        }
-        let dir = std::env::temp_dir().join(format!("secopt-fc-{}-{thread}", std::process::id()));
-        let file = std::fs::File::create(&dir).unwrap();
-        ctx.export_bpf(&file).unwrap();
-        let raw = std::fs::read(&dir).unwrap();
-        let pfc_file = std::fs::File::create(&dir).unwrap();
-        ctx.export_pfc(&pfc_file).unwrap();
-        let pfc = std::fs::read_to_string(&dir).unwrap();
-        let _ = std::fs::remove_file(&dir);
-        out.insert(thread.clone(), (Program::from_raw(&raw).unwrap(), pfc));
-    }
-    out
 }
 
 /// Firecracker's filters (its production x86_64 file and its placeholder file), per thread:

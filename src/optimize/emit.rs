@@ -140,6 +140,7 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
 
 /// Emits a lifted program (see the module documentation).
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
+    super::value_tree::rewrite_chains(lifted);
     let root = dispatch_root(lifted, opts);
     layout(&lifted.dag, root)
 }

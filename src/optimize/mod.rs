@@ -59,6 +59,7 @@ mod fxhash;
 pub mod intervals;
 pub mod layout;
 pub mod lift;
+pub mod value_tree;
 pub mod weights;
 
 pub use weights::{Weights, WeightsError};

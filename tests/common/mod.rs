@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests. Each test crate uses only some of them.
 #![allow(dead_code)]
 
+pub mod libseccomp_firecracker;
 pub mod libseccomp_names;
 pub mod libseccomp_profiles;

@@ -1,0 +1,40 @@
+//! Random valid programs through the optimizer: no panic; the output is valid, never longer
+//! than the input by more than the optimizer allows itself, and, when it is not the input,
+//! proved equal by the self-check, which the interpreter must confirm on sampled inputs.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
+use secopt::bpf::{interp, validate};
+use secopt::optimize::{optimize, Method, OptimizeOptions, Verification};
+
+fuzz_target!(|data: &[u8]| {
+    let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut rng = Rng::new(seed);
+    let config = match data.first().map(|b| b % 2) {
+        Some(0) => GenConfig::cache_friendly(),
+        _ => GenConfig::default(),
+    };
+    let prog = random_program(&mut rng, &config);
+    if validate::validate(&prog).is_err() {
+        return;
+    }
+    let opts = OptimizeOptions {
+        report: false,
+        ..OptimizeOptions::default()
+    };
+    let out = optimize(&prog, &opts).expect("a valid program optimizes");
+    validate::validate(&out.program).expect("the output is valid");
+    if out.method != Method::Unchanged {
+        assert_eq!(out.verification, Verification::Equal);
+    }
+    for _ in 0..64 {
+        let d = random_data(&mut rng, &prog, &[0xc000_003e, 0x4000_0003, 0]);
+        assert_eq!(
+            interp::eval(&prog, &d).ok(),
+            interp::eval(&out.program, &d).ok(),
+            "{d:?}"
+        );
+    }
+});
