@@ -31,6 +31,7 @@ use crate::bpf::data::{OFF_ARCH, OFF_NR};
 use crate::bpf::insn::{BPF_JEQ, BPF_JGE};
 use crate::bpf::RetVal;
 use crate::policy::{ArgCondition, CmpOp, Dialect, Resolved, ResolvedArch, ResolvedRule};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// At most this many equality tests share one `RET` (conditional jumps reach 255 ahead).
@@ -80,6 +81,28 @@ fn blocks(resolved: &Resolved) -> Vec<Block<'_>> {
     out
 }
 
+/// How many syscall numbers of `arch` have rules once socket and IPC calls are multiplexed
+/// (the keys of [`rules_with_multiplexing`], without building its rules).
+pub(crate) fn numbers_with_rules(arch: &ResolvedArch, dialect: Dialect) -> usize {
+    if dialect != Dialect::Libseccomp {
+        return arch.syscalls.len();
+    }
+    let table = arch.arch.syscalls();
+    let names = arch
+        .syscalls
+        .keys()
+        .filter_map(|&nr| table.name(nr))
+        .chain(arch.unknown_rules.keys().map(String::as_str));
+    let mut extra: Vec<u32> = names
+        .filter_map(|name| arch.multiplexer(name))
+        .filter_map(|(mux, _)| table.nr(mux))
+        .filter(|nr| !arch.syscalls.contains_key(nr))
+        .collect();
+    extra.sort_unstable();
+    extra.dedup();
+    arch.syscalls.len() + extra.len()
+}
+
 /// The rules per syscall number of one arch, after libseccomp's multiplexing: on the arches
 /// that multiplex ([`ResolvedArch::multiplexer`]), a rule on a socket or IPC call is also a
 /// rule on `socketcall`/`ipc` whose argument 0 must equal the call number, replacing any
@@ -95,8 +118,14 @@ fn blocks(resolved: &Resolved) -> Vec<Block<'_>> {
 pub(crate) fn rules_with_multiplexing(
     arch: &ResolvedArch,
     dialect: Dialect,
-) -> BTreeMap<u32, Vec<ResolvedRule>> {
-    let mut out = arch.syscalls.clone();
+) -> BTreeMap<u32, Cow<'_, [ResolvedRule]>> {
+    // Borrowed: only the multiplexers' lists are built (compile time matters, see
+    // benches/compile.rs).
+    let mut out: BTreeMap<u32, Cow<'_, [ResolvedRule]>> = arch
+        .syscalls
+        .iter()
+        .map(|(&nr, rules)| (nr, Cow::Borrowed(rules.as_slice())))
+        .collect();
     if dialect != Dialect::Libseccomp {
         return out;
     }
@@ -117,7 +146,7 @@ pub(crate) fn rules_with_multiplexing(
         let Some(mux_nr) = table.nr(mux_name) else {
             continue;
         };
-        let list = out.entry(mux_nr).or_default();
+        let list = out.entry(mux_nr).or_default().to_mut();
         for rule in rules {
             let mut conditions: Vec<ArgCondition> = rule
                 .conditions
@@ -135,7 +164,7 @@ pub(crate) fn rules_with_multiplexing(
     }
     for nr in touched {
         if let Some(list) = out.get_mut(&nr) {
-            list.sort_by_key(|r| r.seq);
+            list.to_mut().sort_by_key(|r| r.seq);
         }
     }
     out

@@ -241,8 +241,7 @@ impl FilterInfo {
                             .collect(),
                         via_multiplexer: a.unknown.iter().filter(multiplexed).cloned().collect(),
                         listed: a.listed,
-                        syscalls_with_rules: lower::rules_with_multiplexing(a, resolved.dialect)
-                            .len(),
+                        syscalls_with_rules: lower::numbers_with_rules(a, resolved.dialect),
                         highest_named: a.highest_named,
                     }
                 })

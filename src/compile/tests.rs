@@ -138,6 +138,33 @@ fn socket_rules_are_also_socketcall_rules_with_the_call_number_in_arg0() {
     assert_eq!(run(&g, AARCH64, 198, [2, 1, 0, 0, 0, 0]), RetVal::ALLOW); // socket
 }
 
+/// `FilterInfo`'s count of numbers with rules (computed without building the rules) is the
+/// number of keys of the multiplexed rule map the lowering uses: i386 and s390x add
+/// socketcall for socket and accept4 and ipc for semop (which neither has as a syscall:
+/// read, socket, accept4, socketcall, ipc), aarch64 adds nothing (its four direct numbers).
+#[test]
+fn numbers_with_rules_counts_the_multiplexed_rule_map() {
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["socket", "accept4", "read", "semop"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    for (arch, expected) in [(Arch::X86, 5), (Arch::S390x, 5), (Arch::Aarch64, 4)] {
+        let policy = policy::oci::parse(profile.as_bytes(), "p.json").unwrap();
+        let resolve = ResolveOptions {
+            native: Some(arch),
+            arches: Some(vec![arch]),
+            ..Default::default()
+        };
+        let resolved = policy::resolve(&policy, &resolve).unwrap();
+        let a = &resolved.arches[0];
+        let keys = lower::rules_with_multiplexing(a, resolved.dialect).len();
+        assert_eq!(
+            lower::numbers_with_rules(a, resolved.dialect),
+            keys,
+            "{arch}"
+        );
+        assert_eq!(keys, expected, "{arch}");
+    }
+}
+
 #[test]
 fn unconditional_rule_beats_conditional_ones_and_the_first_unconditional_wins() {
     let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [

@@ -17,8 +17,8 @@
 //! Jumps (`ja`) do not exist here: they are only edges, and [`super::layout`] decides where an
 //! edge needs a jump instruction when the DAG becomes an instruction array again.
 
-use super::fxhash::FxHashMap;
 use crate::bpf::insn::*;
+use rustc_hash::FxHashMap;
 
 /// Index of a node in a [`Dag`].
 pub type NodeId = u32;

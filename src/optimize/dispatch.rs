@@ -435,10 +435,16 @@ fn optimal_trees(
     SCRATCH.with(|scratch| {
         let mut scratch = scratch.borrow_mut();
         let Scratch { cost, split } = &mut *scratch;
-        // Upper triangle, row by row (row i holds j = i..m), one block per table.
+        // Upper triangle, diagonal by diagonal (diagonal d holds (i, i + d) for every i), one
+        // block per table. The program fills one diagonal at a time, and a cell (i, j) reads
+        // (i, k - 1) and (k, j) for a few k near the previous cell's: as i moves to i + 1 those
+        // move one cell along their own diagonals, so every read is sequential (a row-major
+        // table makes the (k, j) reads one cache miss per cell, most of the program's time).
         let cells = m * (m + 1) / 2;
-        let row: Vec<usize> = (0..m).map(|i| i * (2 * m - i + 1) / 2).collect();
-        let idx = |t: usize, i: usize, j: usize| t * cells + row[i] + (j - i);
+        let diagonal: Vec<usize> = (0..m)
+            .map(|d| d * m - d * (d.saturating_sub(1)) / 2)
+            .collect();
+        let idx = |t: usize, i: usize, j: usize| t * cells + diagonal[j - i] + i;
         cost.clear();
         cost.resize(tables * cells, Cost::ZERO);
         split.clear();
@@ -468,7 +474,8 @@ fn optimal_trees(
                     }
                     let mut c = best.0 + wij;
                     let mut s = best.1 as u32;
-                    if t == 1 {
+                    // A chain spans at most 2 × MAX_EXCEPTIONS + 1 leaves.
+                    if t == 1 && len <= 2 * MAX_EXCEPTIONS + 1 {
                         if let Some(&(_, cc, _)) = chain_list[i].iter().find(|ch| ch.0 == j) {
                             if cc.lt(&c) {
                                 c = cc;

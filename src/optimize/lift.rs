@@ -59,10 +59,10 @@
 //! so they are dead in every residual and gone.
 
 use super::dag::{with_initial_registers, Dag, NodeId};
-use super::fxhash::FxHashMap;
 use super::intervals::{IntervalSet, Range};
 use crate::bpf::data::{OFF_ARCH, SECCOMP_DATA_SIZE};
 use crate::bpf::insn::*;
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 /// Word index of `nr` and `arch` in `seccomp_data`.
@@ -593,8 +593,8 @@ impl<'a> Specializer<'a> {
             .retain(|(w, set)| !set.is_full() && relevant(*w, &regs));
         let key = (pc as u32, ctx);
         let hash = {
-            use std::hash::{BuildHasher, BuildHasherDefault};
-            BuildHasherDefault::<super::fxhash::FxHasher>::default().hash_one(&key)
+            use std::hash::BuildHasher;
+            rustc_hash::FxBuildHasher.hash_one(&key)
         };
         let mut probe = self.index.get(&hash).copied();
         while let Some(id) = probe {

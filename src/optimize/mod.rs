@@ -55,7 +55,6 @@ pub mod cost;
 pub mod dag;
 pub mod dispatch;
 pub mod emit;
-mod fxhash;
 pub mod intervals;
 pub mod layout;
 pub mod lift;

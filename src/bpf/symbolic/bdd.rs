@@ -8,46 +8,11 @@
 //! turn [`OutOfNodes`] into an over-approximation (analysis) or an `unknown` verdict (verify),
 //! never into a wrong answer.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
-/// FxHash (as in rustc): the keys here are small integer tuples from our own tables.
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.add(b as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64)
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.add(i as u64)
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.add(i as u64)
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.add(i)
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64)
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-/// A `HashMap` with [`FxHasher`].
-pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// A `HashMap` with rustc's Fx hash: the keys are small integer tuples from our own tables,
+/// never attacker-chosen, so SipHash's flooding resistance would only cost time.
+pub type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// A node id; 0 and 1 are the constants.
 pub type Node = u32;
