@@ -644,7 +644,13 @@ impl Invocation {
     pub fn check_choices(&self, chosen: &[Option<u64>; 6]) -> Result<(), String> {
         for (i, (arg, pick)) in self.args.iter().zip(chosen).enumerate() {
             if let Some(v) = pick {
-                if !arg.is_choosable() {
+                // A recorded value equal to the one the invocation fixes is no substitution.
+                let same = match arg {
+                    Arg::Fixed(f) => f == v,
+                    Arg::Null => *v == 0,
+                    _ => false,
+                };
+                if !arg.is_choosable() && !same {
                     return Err(format!(
                         "{}: args[{i}] = {v:#x} cannot be chosen: {}",
                         self.name,

@@ -148,7 +148,11 @@ fn looks_like_oci(bytes: &[u8]) -> bool {
 }
 
 /// The variants a profile yields: libseccomp's (unless disabled) and secopt's.
-fn profile_variants(a: &BenchArgs, native: Arch) -> Result<(Vec<Variant>, Vec<String>), Failure> {
+fn profile_variants(
+    a: &BenchArgs,
+    native: Arch,
+    workload: &workload::Workload,
+) -> Result<(Vec<Variant>, Vec<String>), Failure> {
     let Some(path) = &a.profile else {
         if a.thread.is_some() {
             return Err(Failure::input("--thread needs --profile"));
@@ -232,10 +236,23 @@ fn profile_variants(a: &BenchArgs, native: Arch) -> Result<(Vec<Variant>, Vec<St
             .map_err(|e| Failure::input(e.to_string()))?;
         let reference = filter.into_program();
         // secopt's output is the optimized program, proved equal to the reference lowering
-        // (which is measured too, as `secopt-ref`, so the optimizer's share is visible).
+        // (which is measured too, as `secopt-ref`, so the optimizer's share is visible), laid
+        // out for the workload being measured, as `secopt compile --weights` would.
+        let mut weights = crate::optimize::Weights::new();
+        for e in &workload.entries {
+            weights
+                .add(e.arch.token(), e.nr, e.count as f64)
+                .map_err(|err| Failure::input(format!("{}: {err}", e.origin)))?;
+        }
         let optimized = crate::optimize::optimize(
             &reference,
             &crate::optimize::OptimizeOptions {
+                weights: Some(weights),
+                cost_model: if a.no_cache {
+                    crate::optimize::CostModel::NoCache
+                } else {
+                    crate::optimize::CostModel::AllowCache
+                },
                 verify: true,
                 report: false,
                 ..Default::default()
@@ -346,7 +363,7 @@ pub fn run(a: BenchArgs) -> Result<i32, Failure> {
         (None, Some(name)) => workload::probe_list(name, native).map_err(bench_failure)?,
         (None, None) => workload::probe_list("common", native).map_err(bench_failure)?,
     };
-    let (mut variants, profile_notes) = profile_variants(&a, native)?;
+    let (mut variants, profile_notes) = profile_variants(&a, native, &workload)?;
     variants.extend(file_variants(&a.bpf)?);
     let cpu = if a.no_pin {
         None

@@ -199,6 +199,12 @@ pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
 /// taken. The bound is a target, not a theorem for alphabetic trees (leaves keep their order),
 /// hence the unconditional last step. With `balance_from_start` (weights that are not a
 /// measured workload) the 1/64 floor is there from the first search.
+///
+/// With a measured workload the slack is then given back where it buys little: the searches
+/// are repeated with the bound 1, 2, … tests above the balanced one, and the first tree whose
+/// cost is within [`SLACK_TOLERANCE`] of the slack's tree (and whose worst path is shorter)
+/// is taken. On small filters a hot syscall tested first can add a test to every other path
+/// for a negligible gain; on large allow-lists the slack pays for itself and stays.
 pub fn best_tree_bounded(
     leaves: &[Leaf],
     hot: &[(u32, Cost)],
@@ -206,7 +212,34 @@ pub fn best_tree_bounded(
     balance_from_start: bool,
 ) -> (Tree, Cost) {
     let kraft: f64 = leaves.iter().map(|l| (len(l.target) as f64).exp2()).sum();
-    let bound = kraft.log2().ceil() as usize + 1 + WORST_PATH_SLACK;
+    let balanced_bound = kraft.log2().ceil() as usize + 1;
+    let search = |bound: usize| search_within(leaves, hot, len, balance_from_start, bound);
+    let (tree, cost) = search(balanced_bound + WORST_PATH_SLACK);
+    if balance_from_start {
+        return (tree, cost);
+    }
+    let worst = tree.worst_path(len);
+    for bound in balanced_bound + 1..worst.min(balanced_bound + WORST_PATH_SLACK) {
+        let (t, c) = search(bound);
+        if t.worst_path(len) < worst && c.0[0] <= cost.0[0] * (1.0 + SLACK_TOLERANCE) {
+            return (t, c);
+        }
+    }
+    (tree, cost)
+}
+
+/// How much more a tree with a shorter worst path may cost than the one using the whole
+/// [`WORST_PATH_SLACK`] and still be preferred (see [`best_tree_bounded`]).
+pub const SLACK_TOLERANCE: f64 = 0.02;
+
+/// The floored searches of [`best_tree_bounded`] for one `bound`.
+fn search_within(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    len: &dyn Fn(NodeId) -> usize,
+    balance_from_start: bool,
+    bound: usize,
+) -> (Tree, Cost) {
     let total: f64 = leaves.iter().map(|l| l.weight.0[0]).sum();
     let balance: f64 = leaves.iter().map(|l| l.weight.0[1]).sum();
     // Floors proportional to the tie-break weights; the first is always there, so that leaves
@@ -227,7 +260,7 @@ pub fn best_tree_bounded(
             .collect();
         let (tree, _) = best_tree(&floored, hot);
         if tree.worst_path(len) <= bound {
-            let cost = tree_cost(&tree, leaves);
+            let cost = cost_with_hot(&tree, leaves, hot);
             return (tree, cost);
         }
     }
@@ -239,8 +272,24 @@ pub fn best_tree_bounded(
         })
         .collect();
     let (tree, _) = split_or_chain_tree(&balanced);
-    let cost = tree_cost(&tree, leaves);
+    let cost = cost_with_hot(&tree, leaves, hot);
     (tree, cost)
+}
+
+/// [`tree_cost`], with the weight of each `hot` value inside a wider leaf charged at that
+/// value's own depth (a hot chain tests it before the rest of its leaf).
+fn cost_with_hot(tree: &Tree, leaves: &[Leaf], hot: &[(u32, Cost)]) -> Cost {
+    let mut cost = tree_cost(tree, leaves);
+    for &(v, w) in hot {
+        let i = leaves.partition_point(|l| l.hi < v);
+        let Some(leaf) = leaves.get(i) else { continue };
+        if leaf.lo == leaf.hi {
+            continue;
+        }
+        let (at_value, at_leaf) = (tree.depth_of(v) as f64, tree.depth_of(leaf.lo) as f64);
+        cost = cost + w * (at_value - at_leaf);
+    }
+    cost
 }
 
 /// The tie-break weight of a leaf whose target's longest path is `h` instructions: `2^(h-1)`
