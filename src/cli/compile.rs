@@ -406,12 +406,10 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
         // _llseek for arm and i386); those are expected on other arches and only summarized.
         // A name no arch has is likely a typo or newer than the syscall table in use (with
         // `--syscall-table libseccomp`, a name secopt knows for this arch): all listed.
-        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) = skipped
-            .iter()
-            .partition(|n| {
-                a.arch.syscalls().nr(n).is_none()
-                    && Arch::ALL.iter().any(|o| o.syscalls().nr(n).is_some())
-            });
+        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) = skipped.iter().partition(|n| {
+            a.arch.syscalls().nr(n).is_none()
+                && Arch::ALL.iter().any(|o| o.syscalls().nr(n).is_some())
+        });
         if !nowhere.is_empty() {
             eprintln!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
