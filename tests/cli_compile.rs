@@ -632,3 +632,38 @@ fn the_4096_limit_applies_to_the_optimized_filter() {
     );
     assert!(!out.exists());
 }
+
+/// A workload recorded on x86_64 names syscalls aarch64 does not have (`epoll_wait`, `mkdir`):
+/// an error listing them, or with `--skip-unknown` a warning and a filter laid out for the rest.
+#[test]
+fn weights_from_another_architecture_need_skip_unknown() {
+    let d = tmpdir("skip-unknown");
+    let nginx = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/workloads/nginx-wrk.strace-c.txt");
+    let out = d.join("a.bpf");
+    let docker = profile("oci/docker-default.json");
+    let args = [
+        "compile",
+        docker.as_str(),
+        "--arch",
+        "aarch64",
+        "--weights",
+        nginx.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    bad_input(
+        &secopt(&args),
+        &["nginx-wrk.strace-c.txt", "epoll_wait", "--skip-unknown"],
+    );
+    assert!(!out.exists());
+    let stderr = ok(&secopt(&[&args[..], &["--skip-unknown"]].concat()));
+    assert!(
+        stderr.contains("warning") && stderr.contains("epoll_wait"),
+        "{stderr}"
+    );
+    let prog = secopt::bpf::Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    // read (63 on aarch64) is allowed by Docker's profile.
+    let read = SeccompData::new(Arch::Aarch64.token(), 63, [0; 6]);
+    assert_eq!(interp::eval(&prog, &read).unwrap(), RetVal::ALLOW);
+}

@@ -32,9 +32,11 @@ Docker's default profile: libseccomp linear + tree, secopt, against none and RET
 secopt bench --profile firecracker.json --thread vcpu --probe firecracker-vcpu --plot vcpu.svg\n  \
 secopt bench --bpf mine=filter.bpf --probe getpid --rounds 101\n  \
 secopt bench --profile docker-default.json --workload redis.txt --no-cache --format json\n  \
+secopt record -o app.json -- ./app && secopt bench --profile docker-default.json --workload app.json\n  \
 secopt bench --list-probes\n\n\
-Workloads: an `strace -c` / `strace -f -c` summary, or JSON {\"read\": 1200, \"ioctl(KVM_RUN)\": \
-{\"syscall\": \"ioctl\", \"count\": 900, \"args\": [null, \"0xae80\"]}}. Each syscall is made \
+Workloads: an `strace -c` / `strace -f -c` summary, a `secopt record` capture, or JSON \
+{\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 900, \"args\": [null, \"0xae80\"]}}. \
+secopt's variant is laid out for the workload (as `secopt compile --weights` would). Each syscall is made \
 through a harmless invocation (a never-open fd, NULL pointers, zero lengths, query-only \
 arguments); syscalls without one (exit, fork, rt_sigreturn, ...) are listed as skipped. Filter \
 returns other than ALLOW are rewritten to ERRNO for the run, with the path unchanged.\n\n\
@@ -57,7 +59,7 @@ pub struct BenchArgs {
     /// Kernel version for `minKernel` (default: the running kernel).
     #[arg(long, value_name = "MAJOR.MINOR")]
     pub kernel: Option<KernelVersion>,
-    /// A workload: `strace -c` summary or JSON counts.
+    /// A workload: `strace -c` summary, `secopt record` capture or JSON counts.
     #[arg(short = 'w', long, value_name = "FILE", conflicts_with = "probe")]
     pub workload: Option<PathBuf>,
     /// A built-in probe list (see --list-probes). Default without --workload: `common`.

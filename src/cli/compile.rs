@@ -103,6 +103,10 @@ pub struct CompileArgs {
     /// syscall of the filter's arches, the native one weighing 100 per syscall, the others 1.
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
     pub weights: Option<PathBuf>,
+    /// Leave out syscalls the weights file names that the filter's native ABI does not have
+    /// (a workload recorded on another architecture), with a warning, instead of failing.
+    #[arg(long, help_heading = "Optimization", requires = "weights")]
+    pub skip_unknown: bool,
     /// Which cost the dispatch minimizes: `allow-cache` (Linux 5.11+, cached syscalls are
     /// free) or `no-cache` (every syscall runs the filter).
     #[arg(long, value_enum, default_value_t = CostModel::AllowCache, help_heading = "Optimization")]
@@ -242,7 +246,11 @@ impl Optimizer<'_> {
         }
         let weights = match &self.args.weights {
             None => None,
-            Some(path) => Some(read_weights(path, Some(resolved.native))?),
+            Some(path) => Some(read_weights(
+                path,
+                Some(resolved.native),
+                self.args.skip_unknown,
+            )?),
         };
         let opts = OptimizeOptions {
             weights,

@@ -46,6 +46,10 @@ pub struct OptimizeArgs {
     /// one weighing 100 per syscall and the others 1.
     #[arg(long)]
     pub weights: Option<PathBuf>,
+    /// Leave out syscalls the weights file names that the ABI does not have (a workload
+    /// recorded on another architecture), with a warning, instead of failing.
+    #[arg(long, requires = "weights")]
+    pub skip_unknown: bool,
     /// The native ABI of the weights file (strace's first section, JSON names). Default: the
     /// host's.
     #[arg(long, value_parser = super::asm_cmd::parse_arch)]
@@ -75,7 +79,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     };
     let weights = match &args.weights {
         None => None,
-        Some(path) => Some(read_weights(path, args.arch)?),
+        Some(path) => Some(read_weights(path, args.arch, args.skip_unknown)?),
     };
     let opts = OptimizeOptions {
         weights,
@@ -112,10 +116,17 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
 
 /// Reads a weights file through the benchmark's workload reader (strace -c or JSON); its notes
 /// are warnings, unknown names and bad counts are errors.
-pub(super) fn read_weights(path: &Path, arch: Option<Arch>) -> Result<Weights, Failure> {
+pub(super) fn read_weights(
+    path: &Path,
+    arch: Option<Arch>,
+    skip_unknown: bool,
+) -> Result<Weights, Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
-    let mut wopts = WorkloadOptions::default();
+    let mut wopts = WorkloadOptions {
+        skip_unknown,
+        ..WorkloadOptions::default()
+    };
     if let Some(a) = arch {
         wopts.native = a;
     }
