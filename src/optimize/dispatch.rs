@@ -215,7 +215,9 @@ pub fn best_tree_bounded(
     let balanced_bound = kraft.log2().ceil() as usize + 1;
     let search = |bound: usize| search_within(leaves, hot, len, balance_from_start, bound);
     let (tree, cost) = search(balanced_bound + WORST_PATH_SLACK);
-    if balance_from_start {
+    // Without a measured workload the repeated searches are only worth their time on small
+    // dispatches (the DP is quadratic in the leaves; Docker's x86_64 has 163).
+    if balance_from_start && leaves.len() > GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD {
         return (tree, cost);
     }
     let worst = tree.worst_path(len);
@@ -227,6 +229,9 @@ pub fn best_tree_bounded(
     }
     (tree, cost)
 }
+
+/// Largest dispatch whose slack is given back when the weights are the default ones.
+pub const GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD: usize = 100;
 
 /// How much more a tree with a shorter worst path may cost than the one using the whole
 /// [`WORST_PATH_SLACK`] and still be preferred (see [`best_tree_bounded`]).
