@@ -442,6 +442,9 @@ pub fn live_registers(prog: &Program) -> Vec<u32> {
             BPF_ALU if src(insn.code) == BPF_X && op(insn.code) != BPF_NEG => out | if_a(LIVE_X),
             BPF_ALU => out,
             BPF_JMP if insn.is_ja() => at(&live, pc + 1 + k as usize),
+            // A test whose two targets are the same instruction decides nothing: it reads
+            // nothing either (a dead `jge x` must not keep X, or a word×word compare, alive).
+            BPF_JMP if insn.jt == insn.jf => at(&live, pc + 1 + insn.jt as usize),
             BPF_JMP => {
                 let (t, f) = (pc + 1 + insn.jt as usize, pc + 1 + insn.jf as usize);
                 let x = if src(insn.code) == BPF_X { LIVE_X } else { 0 };
@@ -667,6 +670,11 @@ fn step(
         BPF_JMP => {
             if insn.is_ja() {
                 out.push((pc + 1 + k as usize, next));
+                return;
+            }
+            if insn.jt == insn.jf {
+                // Both ways lead to the same instruction: no condition to build.
+                out.push((pc + 1 + insn.jt as usize, next));
                 return;
             }
             let operand = if src(insn.code) == BPF_X {
