@@ -34,6 +34,8 @@ mod libseccomp_names;
 #[path = "../tests/common/libseccomp_profiles.rs"]
 #[allow(dead_code)]
 mod libseccomp_profiles;
+#[path = "../tests/common/workloads.rs"]
+mod workloads;
 
 use libseccomp_profiles::{build_filter, load_profile, profile_path, ProfileOptions};
 use secopt::arch::Arch;
@@ -87,33 +89,6 @@ const ARCH_SETS: [ArchSet; 2] = [
     },
 ];
 
-/// Names the x86_64 workloads use that aarch64 (the asm-generic numbering) does not have, and
-/// the call glibc and musl make there instead.
-const AARCH64_EQUIVALENTS: [(&str, &str); 22] = [
-    ("open", "openat"),
-    ("creat", "openat"),
-    ("stat", "newfstatat"),
-    ("lstat", "newfstatat"),
-    ("access", "faccessat"),
-    ("poll", "ppoll"),
-    ("select", "pselect6"),
-    ("epoll_wait", "epoll_pwait"),
-    ("epoll_create", "epoll_create1"),
-    ("pipe", "pipe2"),
-    ("dup2", "dup3"),
-    ("mkdir", "mkdirat"),
-    ("rmdir", "unlinkat"),
-    ("unlink", "unlinkat"),
-    ("rename", "renameat"),
-    ("chown", "fchownat"),
-    ("lchown", "fchownat"),
-    ("chmod", "fchmodat"),
-    ("readlink", "readlinkat"),
-    ("getdents", "getdents64"),
-    ("fork", "clone"),
-    ("eventfd", "eventfd2"),
-];
-
 /// A workload's weights for one arch set, and what had to be changed to get them.
 struct Weighted {
     weights: Weights,
@@ -121,7 +96,7 @@ struct Weighted {
 }
 
 /// Weights of `wl` (recorded on x86_64) for a filter whose native arch is `native`: as
-/// recorded on x86_64; on another arch the native calls by name (see [`AARCH64_EQUIVALENTS`];
+/// recorded on x86_64; on another arch the native calls by name (see `workloads::AARCH64_EQUIVALENTS`;
 /// names with no equivalent, and compat-ABI calls, are dropped with a note).
 fn weights_for(wl: &Workload, native: Arch) -> Weighted {
     let mut weights = Weights::new();
@@ -142,10 +117,8 @@ fn weights_for(wl: &Workload, native: Arch) -> Weighted {
         }
         let mapped = match table.nr(&e.syscall) {
             Some(nr) => Some((e.syscall.as_str(), nr)),
-            None => AARCH64_EQUIVALENTS
-                .iter()
-                .find(|(from, _)| *from == e.syscall)
-                .and_then(|&(_, to)| table.nr(to).map(|nr| (to, nr))),
+            None => workloads::aarch64_equivalent(&e.syscall)
+                .and_then(|to| table.nr(to).map(|nr| (to, nr))),
         };
         match mapped {
             Some((name, nr)) => {

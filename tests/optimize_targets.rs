@@ -14,7 +14,7 @@
 //! size, path and equality targets.
 //!
 //! Workloads: the x86_64 `strace -c` files of ../shared/workloads, mapped onto aarch64 by
-//! name ([`AARCH64_EQUIVALENTS`]); Firecracker's vCPU thread uses the built-in KVM_RUN-heavy
+//! name (`common::workloads::AARCH64_EQUIVALENTS`); Firecracker's vCPU thread uses the built-in KVM_RUN-heavy
 //! probe list, its VMM and API threads the "common" list less the calls the thread's filter
 //! never allows (a Firecracker thread making one gets SIGSYS; real traffic has none).
 
@@ -47,34 +47,6 @@ const WORKLOADS: [&str; 3] = [
     "gvisor-sentry-postgres.strace-c.txt",
 ];
 
-/// Names the x86_64 workloads use that aarch64 (the asm-generic numbering) does not have, and
-/// the call glibc and musl make there instead. Names with no equivalent (`arch_prctl`) are
-/// dropped. benches/compare.rs uses the same table.
-const AARCH64_EQUIVALENTS: [(&str, &str); 22] = [
-    ("open", "openat"),
-    ("creat", "openat"),
-    ("stat", "newfstatat"),
-    ("lstat", "newfstatat"),
-    ("access", "faccessat"),
-    ("poll", "ppoll"),
-    ("select", "pselect6"),
-    ("epoll_wait", "epoll_pwait"),
-    ("epoll_create", "epoll_create1"),
-    ("pipe", "pipe2"),
-    ("dup2", "dup3"),
-    ("mkdir", "mkdirat"),
-    ("rmdir", "unlinkat"),
-    ("unlink", "unlinkat"),
-    ("rename", "renameat"),
-    ("chown", "fchownat"),
-    ("lchown", "fchownat"),
-    ("chmod", "fchmodat"),
-    ("readlink", "readlinkat"),
-    ("getdents", "getdents64"),
-    ("fork", "clone"),
-    ("eventfd", "eventfd2"),
-];
-
 fn read_workload(file: &str) -> Workload {
     let path = profile_path("").join("../workloads").join(file);
     let bytes = std::fs::read(&path).unwrap();
@@ -85,18 +57,15 @@ fn read_workload(file: &str) -> Workload {
     parse_file(&bytes, file, &opts).unwrap()
 }
 
-/// An x86_64 workload's calls as aarch64 makes them (by name, see [`AARCH64_EQUIVALENTS`]).
+/// An x86_64 workload's calls as aarch64 makes them (by name, see `common::workloads::AARCH64_EQUIVALENTS`).
 fn aarch64_weights(file: &str) -> Weights {
     let table = Arch::Aarch64.syscalls();
     let mut w = Weights::new();
     for e in read_workload(file).entries {
         assert_eq!(e.arch, Arch::X86_64, "{file}: only native calls recorded");
-        let nr = table.nr(&e.syscall).or_else(|| {
-            let (_, to) = AARCH64_EQUIVALENTS
-                .iter()
-                .find(|(from, _)| *from == e.syscall)?;
-            table.nr(to)
-        });
+        let nr = table
+            .nr(&e.syscall)
+            .or_else(|| table.nr(common::workloads::aarch64_equivalent(&e.syscall)?));
         match nr {
             Some(nr) => w.add(Arch::Aarch64.token(), nr, e.count as f64).unwrap(),
             None => assert_eq!(e.syscall, "arch_prctl", "{file}: unmapped name"),

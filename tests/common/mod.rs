@@ -4,3 +4,4 @@
 pub mod libseccomp_firecracker;
 pub mod libseccomp_names;
 pub mod libseccomp_profiles;
+pub mod workloads;
