@@ -54,7 +54,7 @@ fn boundaries(v: u64, out: &mut BTreeSet<u64>) {
 }
 
 /// The argument values to try per argument index for one syscall.
-type ArgValues = BTreeMap<u32, BTreeSet<u64>>;
+use common::sweep::{each_combination, ArgValues};
 
 /// Per arch and syscall number: the argument values worth trying, from the oracle's rules.
 fn sweep_values(filter: &LibseccompFilter, arches: &[Arch]) -> BTreeMap<(Arch, u32), ArgValues> {
@@ -198,35 +198,10 @@ fn sweep(
                 continue;
             };
             // Cross product over the conditioned argument indexes (sampled when huge).
-            let axes: Vec<(u32, Vec<u64>)> = vals
-                .iter()
-                .map(|(&i, s)| (i, s.iter().copied().collect()))
-                .collect();
-            let total: usize = axes.iter().map(|(_, v)| v.len()).product();
-            let mut run = |chosen: &[u64]| {
-                let mut args = base;
-                for ((i, _), v) in axes.iter().zip(chosen) {
-                    args[*i as usize] = *v;
-                }
+            each_combination(vals, base, 30_000, &mut rng, |args| {
                 check(&SeccompData::new(token, nr as i32, args));
                 count += 1;
-            };
-            if total <= 30_000 {
-                for mut n in 0..total {
-                    let mut chosen = Vec::with_capacity(axes.len());
-                    for (_, v) in &axes {
-                        chosen.push(v[n % v.len()]);
-                        n /= v.len();
-                    }
-                    run(&chosen);
-                }
-            } else {
-                for _ in 0..30_000 {
-                    let chosen: Vec<u64> =
-                        axes.iter().map(|(_, v)| v[rng.below(v.len())]).collect();
-                    run(&chosen);
-                }
-            }
+            });
         }
     }
     count

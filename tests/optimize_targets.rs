@@ -91,7 +91,7 @@ fn workloads_map_onto_aarch64_by_name() {
 }
 
 /// The argument values worth trying per argument index of one syscall.
-type ArgValues = BTreeMap<u32, BTreeSet<u64>>;
+use common::sweep::{each_combination, ArgValues};
 
 /// Boundary values of a 64-bit constant: around it, and its halves independently.
 fn boundaries(v: u64, out: &mut BTreeSet<u64>) {
@@ -386,34 +386,9 @@ fn assert_same_decisions(label: &str, case: &Case, b: &Program) -> usize {
             let Some(vals) = case.values.get(&(token, nr)) else {
                 continue;
             };
-            let axes: Vec<(u32, Vec<u64>)> = vals
-                .iter()
-                .map(|(&i, s)| (i, s.iter().copied().collect()))
-                .collect();
-            let total: usize = axes.iter().map(|(_, v)| v.len()).product();
-            let mut run = |chosen: &[u64]| {
-                let mut args = [FILLER; 6];
-                for ((i, _), v) in axes.iter().zip(chosen) {
-                    args[*i as usize] = *v;
-                }
+            each_combination(vals, [FILLER; 6], 20_000, &mut rng, |args| {
                 check(&SeccompData::new(token, nr as i32, args));
-            };
-            if total <= 20_000 {
-                for mut n in 0..total {
-                    let mut chosen = Vec::with_capacity(axes.len());
-                    for (_, v) in &axes {
-                        chosen.push(v[n % v.len()]);
-                        n /= v.len();
-                    }
-                    run(&chosen);
-                }
-            } else {
-                for _ in 0..20_000 {
-                    let chosen: Vec<u64> =
-                        axes.iter().map(|(_, v)| v[rng.below(v.len())]).collect();
-                    run(&chosen);
-                }
-            }
+            });
         }
     }
     checked
