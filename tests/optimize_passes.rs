@@ -135,6 +135,94 @@ fn redundant_load() {
     );
 }
 
+/// libseccomp checks a 64-bit argument one rule at a time, each rule loading and testing the
+/// high half again. Lifting knows the high half is 0 after the first rule's test, so the
+/// other rules' high-half tests fold away: the halves are split and the high one is shared.
+/// The low-half values {0, 8} are the submasks of 8: one `jset` (the bits outside 8 set: not
+/// one of them); 0xffffffff keeps its `jeq`.
+#[test]
+fn sixty_four_bit_rules_share_their_high_half_and_value_sets_become_masks() {
+    check(
+        "
+            ld [args[0].hi]
+            jeq #0, next, r2
+            ld [args[0].lo]
+            jeq #0, allow, r2
+        r2: ld [args[0].hi]
+            jeq #0, next, r3
+            ld [args[0].lo]
+            jeq #8, allow, r3
+        r3: ld [args[0].hi]
+            jeq #0, next, deny
+            ld [args[0].lo]
+            jeq #0xffffffff, allow, deny
+        allow: ret ALLOW
+        deny: ret ERRNO(1)
+        ",
+        "
+            ld [args[0].hi]
+            jeq #0, next, deny
+            ld [args[0].lo]
+            jset #0xfffffff7, next, allow
+            jeq #0xffffffff, allow, deny
+        allow: ret ALLOW
+        deny: ret ERRNO(1)
+        ",
+        default_opts(),
+    );
+}
+
+/// gVisor's futex example: five allowed operations, four of which are every submask of 0x81.
+#[test]
+fn futex_operations_become_one_jset_and_one_jeq() {
+    check(
+        "
+            ld [args[1].lo]
+            jeq #0, allow, next
+            jeq #1, allow, next
+            jeq #0x80, allow, next
+            jeq #0x89, allow, next
+            jeq #0x81, allow, deny
+        allow: ret ALLOW
+        deny: ret TRAP
+        ",
+        "
+            ld [args[1].lo]
+            jset #0xffffff7e, next, allow
+            jeq #0x89, allow, deny
+        allow: ret ALLOW
+        deny: ret TRAP
+        ",
+        default_opts(),
+    );
+}
+
+/// "Masked equal" as libseccomp and Firecracker lower it (`and`, then `jeq`) is one `jset`
+/// when nothing reads the masked value afterwards.
+#[test]
+fn masked_equality_becomes_jset() {
+    check(
+        "
+            ld [args[2].lo]
+            and #4
+            jeq #0, next, deny
+            ld [args[3].lo]
+            jeq #34, allow, deny
+        allow: ret ALLOW
+        deny: ret TRAP
+        ",
+        "
+            ld [args[2].lo]
+            jset #4, deny, next
+            ld [args[3].lo]
+            jeq #34, allow, deny
+        allow: ret ALLOW
+        deny: ret TRAP
+        ",
+        default_opts(),
+    );
+}
+
 /// A test repeated on a path where its outcome is known is folded: on the taken side of
 /// `jeq #1`, `args[0].lo == 1`, so the second `jeq #1` always goes to `ret ALLOW`; on the other
 /// side `jgt #0` is still open.

@@ -168,6 +168,9 @@ impl Dag {
     /// A straight-line instruction followed by `next`; just `next` when the instruction is dead.
     pub fn op(&mut self, insn: Insn, next: NodeId) -> NodeId {
         let insn = canonical(insn);
+        if let Some(test) = self.and_into_test(insn, next) {
+            return test;
+        }
         let e = effects(&insn);
         let live_next = self.live_in(next);
         if e.defs & live_next == 0 && !e.side_effect {
@@ -176,6 +179,43 @@ impl Dag {
         let live = (live_next & !e.defs) | e.uses;
         let longest = self.longest_path(next) + 1;
         self.intern(Node::Op { insn, next }, live, longest)
+    }
+
+    /// An `and #m` whose result is read by one test and then dead is that test on the unmasked
+    /// word, one instruction shorter and leaving A as it was (libseccomp and Firecracker lower
+    /// "masked equal" as `and` + `jeq`):
+    /// - `and #m; jeq #0, t, f` is `jset #m, f, t`;
+    /// - `and #m; jeq #m, t, f` with `m` a single bit is `jset #m, t, f`;
+    /// - `and #m; jset #k, t, f` is `jset #(m & k), t, f` (just `f` when `m & k` is 0).
+    fn and_into_test(&mut self, insn: Insn, next: NodeId) -> Option<NodeId> {
+        if insn.code != BPF_ALU | BPF_AND | BPF_K {
+            return None;
+        }
+        let Node::Test { insn: test, t, f } = self.node(next) else {
+            return None;
+        };
+        if (self.live_in(t) | self.live_in(f)) & LIVE_A != 0 {
+            return None;
+        }
+        let m = insn.k;
+        let jset = |k: u32| Insn::jump(BPF_JMP | BPF_JSET | BPF_K, k, 0, 0);
+        if test.code == BPF_JMP | BPF_JSET | BPF_K {
+            return Some(if m & test.k == 0 {
+                f
+            } else {
+                self.test(jset(m & test.k), t, f)
+            });
+        }
+        if test.code != BPF_JMP | BPF_JEQ | BPF_K {
+            return None;
+        }
+        if test.k == 0 {
+            Some(if m == 0 { t } else { self.test(jset(m), f, t) })
+        } else if test.k == m && m.count_ones() == 1 {
+            Some(self.test(jset(m), t, f))
+        } else {
+            None
+        }
     }
 
     /// A conditional jump; just `t` when both targets are the same node.
@@ -231,6 +271,92 @@ impl Dag {
     /// duplicated returns): a lower bound on the size of any layout.
     pub fn reachable_count(&self, root: NodeId) -> usize {
         self.reachable(root).len()
+    }
+}
+
+/// `root` without the loads of a word A already holds on every path that reaches them.
+///
+/// Lifting leaves such loads behind: a residual body starts where the input program loaded
+/// a word, even when the test before it (now the only way in) left that very word in A.
+/// Example, Docker's `socket` rules after lifting:
+///
+/// ```text
+/// ld [args[0].lo]; jeq #39, allow, next; ld [args[0].lo]; jge #38, …
+/// ```
+///
+/// The second load goes. A forward pass computes, per node, which absolute word A holds on
+/// every path into it (or none); then the DAG is rebuilt bottom-up with those loads replaced
+/// by their successors.
+pub fn drop_reloads(dag: &mut Dag, root: NodeId) -> NodeId {
+    drop_reloads_from(dag, &[root])[0]
+}
+
+/// [`drop_reloads`] for several roots at once (each entered with A unknown); returns the new
+/// roots in the same order.
+pub fn drop_reloads_from(dag: &mut Dag, roots: &[NodeId]) -> Vec<NodeId> {
+    const UNSEEN: u64 = u64::MAX;
+    const UNKNOWN: u64 = u64::MAX - 1;
+    let Some(&max_root) = roots.iter().max() else {
+        return Vec::new();
+    };
+    let n = max_root as usize + 1;
+    // In-state per node: the word offset in A, UNKNOWN, or UNSEEN (not reached yet).
+    let mut held = vec![UNSEEN; n];
+    for &r in roots {
+        held[r as usize] = UNKNOWN;
+    }
+    let meet = |slot: &mut u64, v: u64| {
+        *slot = if *slot == UNSEEN || *slot == v {
+            v
+        } else {
+            UNKNOWN
+        };
+    };
+    let is_load = |insn: &Insn| insn.code == BPF_LD | BPF_W | BPF_ABS;
+    // Parents have larger ids than their children: decreasing ids visit every parent first.
+    for id in (0..n).rev() {
+        let state = held[id];
+        if state == UNSEEN {
+            continue;
+        }
+        match dag.node(id as NodeId) {
+            Node::Ret(_) | Node::RetA => {}
+            Node::Op { insn, next } => {
+                let out = if is_load(&insn) {
+                    u64::from(insn.k)
+                } else if effects(&insn).defs & LIVE_A != 0 {
+                    UNKNOWN
+                } else {
+                    state
+                };
+                meet(&mut held[next as usize], out);
+            }
+            Node::Test { t, f, .. } => {
+                meet(&mut held[t as usize], state);
+                meet(&mut held[f as usize], state);
+            }
+        }
+    }
+    let mut map: Vec<NodeId> = (0..n as NodeId).collect();
+    let mut changed = false;
+    for id in 0..n {
+        if held[id] == UNSEEN {
+            continue;
+        }
+        map[id] = match dag.node(id as NodeId) {
+            Node::Ret(_) | Node::RetA => id as NodeId,
+            Node::Op { insn, next } if is_load(&insn) && held[id] == u64::from(insn.k) => {
+                changed = true;
+                map[next as usize]
+            }
+            Node::Op { insn, next } => dag.op(insn, map[next as usize]),
+            Node::Test { insn, t, f } => dag.test(insn, map[t as usize], map[f as usize]),
+        };
+    }
+    if changed {
+        roots.iter().map(|&r| map[r as usize]).collect()
+    } else {
+        roots.to_vec()
     }
 }
 
@@ -332,5 +458,130 @@ mod tests {
             other => panic!("expected ldx #0 first, got {other:?}"),
         }
         assert_eq!(dag.reachable_count(root), 3);
+    }
+
+    /// Lays `root` out and checks it decides like `reference` for args[0].lo (`ld [16]`)
+    /// equal to every probe, with nr 0 and 1 and args[0].hi 0 and 7; returns the laid-out
+    /// program.
+    fn same_decisions(dag: &Dag, root: NodeId, reference: &Program, probes: &[u32]) -> Program {
+        use crate::bpf::{interp, SeccompData};
+        let out = super::super::layout::layout(dag, root).expect("lays out");
+        for &v in probes {
+            for (nr, hi) in [(0, 0), (1, 0), (0, 7), (1, 7)] {
+                let d = SeccompData::new(0xc000_003e, nr, [u64::from(v) | hi << 32, 0, 0, 0, 0, 0]);
+                assert_eq!(
+                    interp::eval(reference, &d).unwrap(),
+                    interp::eval(&out, &d).unwrap(),
+                    "nr {nr}, args[0] {hi:#x}:{v:#x}\n{out:?}"
+                );
+            }
+        }
+        out
+    }
+
+    fn probes() -> Vec<u32> {
+        let mut v: Vec<u32> = (0..64).collect();
+        v.extend((0..32).map(|i| 1u32 << i));
+        v.extend((0..32).map(|i| !(1u32 << i)));
+        v.extend([u32::MAX, 0x7e02_0000, 0x7e02_0001, 0x0002_0000]);
+        v
+    }
+
+    #[test]
+    fn a_mask_and_a_test_become_one_jset() {
+        let jeq = BPF_JMP | BPF_JEQ | BPF_K;
+        let jset = BPF_JMP | BPF_JSET | BPF_K;
+        // (mask, test code, test k, expected instructions after) for
+        // ld [16]; and #mask; <test> #k, ret ALLOW, ret ERRNO: 5 instructions before.
+        for (mask, code, k, after) in [
+            (0x7e02_0000, jeq, 0, 4), // Docker's clone flags: jset #mask, errno, allow
+            (4, jeq, 4, 4),           // a single bit that must be set
+            (0xf0, jset, 0x3c, 4),    // jset of a mask: the common bits
+            (0xf0, jset, 0x0f, 1),    // no common bits: never set, ERRNO
+            (0, jeq, 0, 1),           // and #0: always equal, ALLOW
+            (6, jeq, 6, 5),           // two bits that must both be set: kept
+            (6, jeq, 2, 5),           // a value under the mask: kept
+        ] {
+            let p = Program::new(vec![
+                Insn::ld_abs(16),
+                Insn::stmt(BPF_ALU | BPF_AND | BPF_K, mask),
+                Insn::jump(code, k, 0, 1),
+                Insn::ret(0x7fff_0000),
+                Insn::ret(0x0005_0001),
+            ]);
+            let mut dag = Dag::new();
+            let root = from_program(&mut dag, &p);
+            let out = same_decisions(&dag, root, &p, &probes());
+            assert_eq!(
+                out.len(),
+                after,
+                "and #{mask:#x}, {code:#x} #{k:#x}\n{out:?}"
+            );
+        }
+        // A read after the test: the `and` stays.
+        let p = Program::new(vec![
+            Insn::ld_abs(16),
+            Insn::stmt(BPF_ALU | BPF_AND | BPF_K, 4),
+            Insn::jump(jeq, 0, 0, 1),
+            Insn::stmt(BPF_RET | BPF_A, 0),
+            Insn::ret(0x0005_0001),
+        ]);
+        let mut dag = Dag::new();
+        let root = from_program(&mut dag, &p);
+        assert_eq!(same_decisions(&dag, root, &p, &probes()).len(), 5);
+    }
+
+    #[test]
+    fn loads_of_the_word_already_in_a_are_dropped() {
+        let jeq = BPF_JMP | BPF_JEQ | BPF_K;
+        let jge = BPF_JMP | BPF_JGE | BPF_K;
+        // Docker's socket residual: the second `ld [16]` reloads what A holds.
+        let p = Program::new(vec![
+            Insn::ld_abs(16),
+            Insn::jump(jeq, 39, 3, 0),
+            Insn::ld_abs(16),
+            Insn::jump(jge, 38, 0, 1),
+            Insn::ret(0x7fff_0000),
+            Insn::ret(0x0005_0001),
+        ]);
+        let mut dag = Dag::new();
+        let root = from_program(&mut dag, &p);
+        let root = drop_reloads(&mut dag, root);
+        let out = same_decisions(&dag, root, &p, &probes());
+        assert_eq!(out.len(), 5, "{out:?}");
+        // Two ways into the last load, one with another word in A: it stays.
+        let p = Program::new(vec![
+            Insn::ld_abs(0),
+            Insn::jump(jeq, 1, 0, 2),
+            Insn::ld_abs(16),
+            Insn::jump(jeq, 5, 2, 5),
+            Insn::ld_abs(20),
+            Insn::jump(jeq, 7, 0, 3),
+            Insn::ld_abs(16),
+            Insn::jump(jge, 38, 0, 1),
+            Insn::ret(0x7fff_0000),
+            Insn::ret(0x0005_0001),
+        ]);
+        let mut dag = Dag::new();
+        let root = from_program(&mut dag, &p);
+        let root = drop_reloads(&mut dag, root);
+        let out = same_decisions(&dag, root, &p, &probes());
+        let loads = |out: &Program| out.insns.iter().filter(|i| **i == Insn::ld_abs(16)).count();
+        assert_eq!(loads(&out), 2, "{out:?}");
+        // An ALU result in A is not the word: the load after it stays.
+        let p = Program::new(vec![
+            Insn::ld_abs(16),
+            Insn::stmt(BPF_ALU | BPF_ADD | BPF_K, 1),
+            Insn::jump(jeq, 40, 3, 0),
+            Insn::ld_abs(16),
+            Insn::jump(jge, 38, 0, 1),
+            Insn::ret(0x7fff_0000),
+            Insn::ret(0x0005_0001),
+        ]);
+        let mut dag = Dag::new();
+        let root = from_program(&mut dag, &p);
+        let root = drop_reloads(&mut dag, root);
+        let out = same_decisions(&dag, root, &p, &probes());
+        assert_eq!(loads(&out), 2, "{out:?}");
     }
 }

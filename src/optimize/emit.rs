@@ -140,9 +140,28 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
 
 /// Emits a lifted program (see the module documentation).
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
+    drop_body_reloads(lifted);
     super::value_tree::rewrite_chains(lifted);
     let root = dispatch_root(lifted, opts);
+    let root = super::dag::drop_reloads(&mut lifted.dag, root);
     layout(&lifted.dag, root)
+}
+
+/// Drops reloads inside every piece's body (see [`super::dag::drop_reloads`]), so that chains of
+/// tests on one word are contiguous for [`super::value_tree`].
+fn drop_body_reloads(lifted: &mut Lifted) {
+    let bodies: Vec<NodeId> = lifted
+        .classes
+        .iter()
+        .flat_map(|c| c.pieces.iter().map(|p| p.body))
+        .collect();
+    let new = super::dag::drop_reloads_from(&mut lifted.dag, &bodies);
+    let mut new = new.into_iter();
+    for class in &mut lifted.classes {
+        for piece in &mut class.pieces {
+            piece.body = new.next().expect("one per body");
+        }
+    }
 }
 
 /// Whether `id` is a plain return (emitted inline wherever it is a jump target).

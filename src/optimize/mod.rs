@@ -58,6 +58,7 @@ pub mod emit;
 pub mod intervals;
 pub mod layout;
 pub mod lift;
+pub mod value_sets;
 pub mod value_tree;
 pub mod weights;
 
@@ -252,7 +253,7 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         ]
     };
     for (method, cfg) in fallbacks {
-        match lift::lift(prog, &cfg).map(|l| single_body(&l)) {
+        match lift::lift(prog, &cfg).map(|mut l| single_body(&mut l)) {
             Ok(Ok(p)) => candidates.push((method, p)),
             Ok(Err(e)) => {
                 note_size(&e);
@@ -330,8 +331,9 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
 }
 
 /// Lays out a lifted program that has a single body (no re-dispatch).
-fn single_body(lifted: &Lifted) -> Result<Program, layout::LayoutError> {
+fn single_body(lifted: &mut Lifted) -> Result<Program, layout::LayoutError> {
     let body = lifted.classes[0].pieces[0].body;
+    let body = dag::drop_reloads(&mut lifted.dag, body);
     layout::layout(&lifted.dag, body)
 }
 

@@ -27,6 +27,7 @@
 use super::dag::{Dag, Node, NodeId};
 use super::dispatch::{best_tree, leaf_balance, Cost, Leaf};
 use super::lift::Lifted;
+use super::value_sets::{find_cubes, Cube};
 use crate::bpf::insn::*;
 
 /// Shortest chain considered. Shorter chains (4–5 values, `futex` or `mmap` operations) would
@@ -107,9 +108,17 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
     }
 }
 
-/// The search tree replacing the equality chain that starts at `head`, when it is long enough
-/// and the tree's longest path is shorter by [`MIN_GAIN`]; children are taken through `map`
-/// (the already rewritten nodes).
+/// The rewrite of the equality chain that starts at `head`, if any; children are taken
+/// through `map` (the already rewritten nodes).
+///
+/// 1. Values are deduplicated (the first test wins) and values whose target is the chain's
+///    fall-through dropped (nothing later can match them).
+/// 2. Per target, the values that form cubes are tested with `jset` masks
+///    ([`super::value_sets`]), before the remaining `jeq`s.
+/// 3. The remaining values stay a chain, or become a search tree when there are at least
+///    [`MIN_CHAIN`] of them and the tree's longest path is shorter by [`MIN_GAIN`].
+///
+/// `None` when none of this changes anything.
 fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
     let mut links: Vec<(u32, NodeId)> = Vec::new();
     let mut node = head;
@@ -120,33 +129,72 @@ fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
         links.push((insn.k, map[t as usize]));
         node = f;
     }
-    if links.len() < MIN_CHAIN {
+    if links.len() < 2 {
         return None;
     }
     let fallback = map[node as usize];
     let len = |id: NodeId| dag.longest_path(id) as usize;
-    let chain_worst = links
+
+    // First test of a value wins; a value sent where the chain ends anyway needs no test.
+    let mut values: Vec<(u32, NodeId)> = Vec::with_capacity(links.len());
+    let mut seen = std::collections::HashSet::with_capacity(links.len());
+    for &(v, t) in &links {
+        if seen.insert(v) && t != fallback {
+            values.push((v, t));
+        }
+    }
+    // Cubes per target, in order of first appearance.
+    let mut cubes: Vec<(Cube, NodeId)> = Vec::new();
+    let mut targets: Vec<NodeId> = Vec::new();
+    for &(_, t) in &values {
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    for &t in &targets {
+        let group: Vec<u32> = values.iter().filter(|e| e.1 == t).map(|e| e.0).collect();
+        cubes.extend(find_cubes(&group).into_iter().map(|c| (c, t)));
+    }
+    values.retain(|&(v, t)| !cubes.iter().any(|(c, ct)| *ct == t && c.contains(v)));
+    if cubes.is_empty() && values.len() == links.len() && values.len() < MIN_CHAIN {
+        return None;
+    }
+
+    // The values left: a chain in their original order, or a tree.
+    let chain_worst = values
         .iter()
         .enumerate()
         .map(|(i, &(_, t))| i + 1 + len(t))
         .max()
         .unwrap_or(0)
-        .max(links.len() + len(fallback));
-
-    // First test of a value wins.
-    let mut values: Vec<(u32, NodeId)> = Vec::with_capacity(links.len());
-    for &(v, t) in &links {
-        if !values.iter().any(|&(w, _)| w == v) {
-            values.push((v, t));
+        .max(values.len() + len(fallback));
+    let mut tree = None;
+    if values.len() >= MIN_CHAIN {
+        let mut sorted = values.clone();
+        sorted.sort_unstable_by_key(|&(v, _)| v);
+        let leaves = value_leaves(&sorted, fallback, &len);
+        let (t, _) = best_tree(&leaves, &[]);
+        if t.worst_path(&len) + MIN_GAIN <= chain_worst {
+            tree = Some(t);
         }
     }
-    values.sort_unstable_by_key(|&(v, _)| v);
-    let leaves = value_leaves(&values, fallback, &len);
-    let (tree, _) = best_tree(&leaves, &[]);
-    if tree.worst_path(&len) + MIN_GAIN > chain_worst {
+    if cubes.is_empty() && tree.is_none() && values.len() == links.len() {
         return None;
     }
-    Some(tree.emit(dag))
+    let mut rest = match tree {
+        Some(t) => t.emit(dag),
+        None => {
+            let mut node = fallback;
+            for &(v, t) in values.iter().rev() {
+                node = dag.test(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, v, 0, 0), t, node);
+            }
+            node
+        }
+    };
+    for &(cube, t) in cubes.iter().rev() {
+        rest = cube.emit(dag, t, rest);
+    }
+    Some(rest)
 }
 
 /// Leaves covering every 32-bit value: each listed value to its target, the values between
