@@ -113,10 +113,12 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
 ///
 /// 1. Values are deduplicated (the first test wins) and values whose target is the chain's
 ///    fall-through dropped (nothing later can match them).
-/// 2. Per target, the values that form cubes are tested with `jset` masks
-///    ([`super::value_sets`]), before the remaining `jeq`s.
-/// 3. The remaining values stay a chain, or become a search tree when there are at least
-///    [`MIN_CHAIN`] of them and the tree's longest path is shorter by [`MIN_GAIN`].
+/// 2. The values become a search tree when there are at least [`MIN_CHAIN`] of them and the
+///    tree's longest path is shorter by [`MIN_GAIN`], else they stay a chain.
+/// 3. Alternatively, per target, the values that form cubes are tested with `jset` masks
+///    ([`super::value_sets`]) first, and the rest as in 2. This one is taken when its longest
+///    path plus its number of tests is smaller (masks can break runs of consecutive values
+///    that a tree tests as one range).
 ///
 /// `None` when none of this changes anything.
 fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
@@ -133,7 +135,6 @@ fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
         return None;
     }
     let fallback = map[node as usize];
-    let len = |id: NodeId| dag.longest_path(id) as usize;
 
     // First test of a value wins; a value sent where the chain ends anyway needs no test.
     let mut values: Vec<(u32, NodeId)> = Vec::with_capacity(links.len());
@@ -155,12 +156,47 @@ fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
         let group: Vec<u32> = values.iter().filter(|e| e.1 == t).map(|e| e.0).collect();
         cubes.extend(find_cubes(&group).into_iter().map(|c| (c, t)));
     }
-    values.retain(|&(v, t)| !cubes.iter().any(|(c, ct)| *ct == t && c.contains(v)));
-    if cubes.is_empty() && values.len() == links.len() && values.len() < MIN_CHAIN {
-        return None;
-    }
+    let unchanged = values.len() == links.len();
 
-    // The values left: a chain in their original order, or a tree.
+    // Without cubes: the values as a chain, or a tree.
+    let (plain, plain_tests, plain_tree) = tree_or_chain(dag, &values, fallback);
+    let plain_worst = dag.longest_path(plain) as usize;
+    if cubes.is_empty() {
+        return (!unchanged || plain_tree).then_some(plain);
+    }
+    // With cubes first, then the values no cube covers.
+    let rest: Vec<(u32, NodeId)> = values
+        .iter()
+        .copied()
+        .filter(|&(v, t)| !cubes.iter().any(|(c, ct)| *ct == t && c.contains(v)))
+        .collect();
+    let (mut masked, mut masked_tests, _) = tree_or_chain(dag, &rest, fallback);
+    for &(cube, t) in cubes.iter().rev() {
+        masked = cube.emit(dag, t, masked);
+        masked_tests += cube.tests();
+    }
+    let masked_worst = dag.longest_path(masked) as usize;
+    // A value tree over ranges of consecutive values can beat masks that break the ranges
+    // apart (x86 `socketcall`'s call numbers): keep the one with the smaller worst path plus
+    // size, the shorter worst path on a tie.
+    let score = |worst: usize, tests: usize| (worst + tests, worst);
+    if score(masked_worst, masked_tests) < score(plain_worst, plain_tests) {
+        Some(masked)
+    } else {
+        (!unchanged || plain_tree).then_some(plain)
+    }
+}
+
+/// `values` (each to its target, anything else to `fallback`) as a chain of `jeq` in their
+/// order, or as a search tree when there are at least [`MIN_CHAIN`] of them and the tree's
+/// longest path is shorter by [`MIN_GAIN`]. Returns the node, its number of tests and whether
+/// it is a tree.
+fn tree_or_chain(
+    dag: &mut Dag,
+    values: &[(u32, NodeId)],
+    fallback: NodeId,
+) -> (NodeId, usize, bool) {
+    let len = |id: NodeId| dag.longest_path(id) as usize;
     let chain_worst = values
         .iter()
         .enumerate()
@@ -168,33 +204,21 @@ fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
         .max()
         .unwrap_or(0)
         .max(values.len() + len(fallback));
-    let mut tree = None;
     if values.len() >= MIN_CHAIN {
-        let mut sorted = values.clone();
+        let mut sorted = values.to_vec();
         sorted.sort_unstable_by_key(|&(v, _)| v);
         let leaves = value_leaves(&sorted, fallback, &len);
-        let (t, _) = best_tree(&leaves, &[]);
-        if t.worst_path(&len) + MIN_GAIN <= chain_worst {
-            tree = Some(t);
+        let (tree, _) = best_tree(&leaves, &[]);
+        if tree.worst_path(&len) + MIN_GAIN <= chain_worst {
+            let tests = tree.tests();
+            return (tree.emit(dag), tests, true);
         }
     }
-    if cubes.is_empty() && tree.is_none() && values.len() == links.len() {
-        return None;
+    let mut node = fallback;
+    for &(v, t) in values.iter().rev() {
+        node = dag.test(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, v, 0, 0), t, node);
     }
-    let mut rest = match tree {
-        Some(t) => t.emit(dag),
-        None => {
-            let mut node = fallback;
-            for &(v, t) in values.iter().rev() {
-                node = dag.test(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, v, 0, 0), t, node);
-            }
-            node
-        }
-    };
-    for &(cube, t) in cubes.iter().rev() {
-        rest = cube.emit(dag, t, rest);
-    }
-    Some(rest)
+    (node, values.len(), false)
 }
 
 /// Leaves covering every 32-bit value: each listed value to its target, the values between
@@ -320,5 +344,38 @@ mod tests {
                 (u32::MAX, u32::MAX, 6)
             ]
         );
+    }
+
+    #[test]
+    fn masks_do_not_replace_a_range_the_tree_tests_at_once() {
+        // 1..=12 all allowed: `jge #1`, `jge #13` decide it; cubes ({4..7}, {8..11}, …)
+        // would take more tests.
+        let values: Vec<u32> = (1..=12).collect();
+        let prog = chain_program(&values);
+        let out = rewritten(&prog);
+        let tests = out.insns.iter().filter(|i| i.is_conditional_jump()).count();
+        assert!(tests <= 3, "{out:?}");
+        // Submasks of 0x81 plus 0x89 (futex): masks win.
+        let prog = chain_program(&[0, 1, 0x80, 0x81, 0x89]);
+        let out = rewritten(&prog);
+        assert!(
+            out.insns
+                .iter()
+                .any(|i| i.code == BPF_JMP | BPF_JSET | BPF_K),
+            "{out:?}"
+        );
+        assert_eq!(crate::optimize::cost::worst_case_path(&out), 4, "{out:?}");
+        for v in (0..300).chain([u32::MAX, 0x8000_0081]) {
+            for prog_values in [&values[..], &[0, 1, 0x80, 0x81, 0x89][..]] {
+                let prog = chain_program(prog_values);
+                let out = rewritten(&prog);
+                let d = SeccompData::new(0xc000_003e, 16, [0, u64::from(v), 0, 0, 0, 0]);
+                assert_eq!(
+                    interp::eval(&prog, &d).unwrap(),
+                    interp::eval(&out, &d).unwrap(),
+                    "{v:#x}"
+                );
+            }
+        }
     }
 }
