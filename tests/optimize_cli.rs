@@ -124,6 +124,40 @@ fn assembly_in_and_out_through_stdin_and_stdout() {
     assert!(stderr.contains("6 -> 4"), "{stderr}");
 }
 
+/// The output's format follows its extension when `--output-format` is not given: `.s` is
+/// assembly (the assembler reads it back to the same program as the raw output), anything
+/// else raw.
+#[test]
+fn output_format_follows_the_extension() {
+    let src = "ld [nr]\njeq #0, a\njeq #1, a\njeq #2, a\nret ERRNO(1)\na: ret ALLOW\n";
+    let inp = temp_file("ext.s", src.as_bytes());
+    let (asm_out, raw_out) = (temp_dir().join("ext.opt.s"), temp_dir().join("ext.opt.bpf"));
+    for out in [&asm_out, &raw_out] {
+        let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(out)]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let text = std::fs::read_to_string(&asm_out).expect("assembly is text");
+    let from_asm = secopt::bpf::asm::assemble(&text).unwrap();
+    let from_raw = Program::from_raw(&std::fs::read(&raw_out).unwrap()).unwrap();
+    assert_eq!(from_asm, from_raw);
+    assert_eq!(from_raw.len(), 4);
+    // An explicit format wins over the extension.
+    let forced = temp_dir().join("forced.s");
+    let (code, _, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&forced),
+        "--output-format",
+        "raw",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        Program::from_raw(&std::fs::read(&forced).unwrap()).unwrap(),
+        from_raw
+    );
+}
+
 #[test]
 fn no_verify_says_so() {
     let inp = temp_file("tiny.s", b"ld [nr]\njeq #5, a, a\na: ret ALLOW\n");

@@ -23,13 +23,13 @@ pub struct OptimizeArgs {
     /// How the input is encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
-    /// Where to write the optimized filter (`-` for stdout; a raw filter is refused on a
-    /// terminal). Default: stdout.
+    /// Where to write the optimized filter (`-` for stdout). Default: stdout.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// `raw` (struct sock_filter array, what seccomp(2) loads) or `asm`.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Raw)]
-    pub output_format: OutputFormat,
+    /// `raw` (struct sock_filter array, what seccomp(2) loads) or `asm`. Default: `asm` for an
+    /// output ending in `.s` or `.asm` and for a terminal, `raw` otherwise (as `compile`).
+    #[arg(long, value_enum)]
+    pub output_format: Option<OutputFormat>,
     /// Print a report: sizes, cacheable syscalls, expected cost with and without the kernel's
     /// allow cache, worst-case path (to stderr when the filter goes to stdout).
     #[arg(long)]
@@ -95,9 +95,18 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     }
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let to_stdout = output.as_os_str() == "-";
-    let bytes = match args.output_format {
+    let terminal = to_stdout && std::io::stdout().is_terminal();
+    let format = args.output_format.unwrap_or_else(|| {
+        let ext = output.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if terminal || matches!(ext, "s" | "asm") {
+            OutputFormat::Asm
+        } else {
+            OutputFormat::Raw
+        }
+    });
+    let bytes = match format {
         OutputFormat::Raw => {
-            if to_stdout && std::io::stdout().is_terminal() {
+            if terminal {
                 return Err(Failure::input(
                     "refusing to write a binary filter to a terminal; use -o FILE, \
                      --output-format asm, or redirect stdout",
