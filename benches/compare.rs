@@ -164,7 +164,7 @@ fn firecracker_weights(thread: &str, filter: &Program) -> (&'static str, Weighte
         let paths = analyzer.syscall(e.arch.token(), e.nr, &Budget::default());
         if paths.returns.contains(&RetVal::ALLOW) {
             weights
-                .add(e.arch.token(), e.nr, e.count as f64)
+                .add_call(e.arch.token(), e.nr, e.count as f64, e.args)
                 .expect("counts");
         } else {
             notes.push(format!("{} dropped: never allowed", e.label));

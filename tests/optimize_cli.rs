@@ -158,6 +158,52 @@ fn output_format_follows_the_extension() {
     );
 }
 
+/// A weights file's argument values reach the optimizer: with 1000 `ioctl` calls carrying
+/// request 0xae70 (the 17th of 18 allowed), that request is the first test after the load of
+/// args[1]; the report says how such calls are charged.
+#[test]
+fn argument_values_in_the_weights_file_order_the_argument_check() {
+    let requests: Vec<u32> = (0..18).map(|i| 0xae00 + 7 * i).collect();
+    let mut src = String::from(
+        "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #16, next, deny\nld [args[1].lo]\n",
+    );
+    for r in &requests {
+        src.push_str(&format!("jeq #{r}, allow\n"));
+    }
+    src.push_str("deny: ret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS\n");
+    let inp = temp_file("ioctl18.s", src.as_bytes());
+    let weights = temp_file(
+        "ioctl18.json",
+        br#"{"ioctl(_, 0xae70)": {"syscall": "ioctl", "count": 1000, "args": [null, "0xae70"]}, "ioctl": 1}"#,
+    );
+    let out = temp_dir().join("ioctl18.opt.s");
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&out),
+        "--arch",
+        "x86_64",
+        "--weights",
+        s(&weights),
+        "--report",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(requests[16], 0xae70);
+    let prog = secopt::bpf::asm::assemble(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let load = prog
+        .insns
+        .iter()
+        .position(|i| *i == secopt::bpf::Insn::ld_abs(24))
+        .unwrap();
+    assert_eq!(prog.insns[load + 1].k, 0xae70, "{prog:?}");
+    let report = String::from_utf8(stdout).unwrap();
+    assert!(
+        report.contains("calls the workload gives argument values for are charged their path"),
+        "{report}"
+    );
+}
+
 #[test]
 fn no_verify_says_so() {
     let inp = temp_file("tiny.s", b"ld [nr]\njeq #5, a, a\na: ret ALLOW\n");

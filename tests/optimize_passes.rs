@@ -402,6 +402,74 @@ fn hot_syscall_is_tested_first() {
     );
 }
 
+/// With argument values in the weights, an argument check tests the frequent value first:
+/// `ioctl` allowed for 18 requests (a chain that would otherwise become a balanced tree),
+/// 1000 calls with the 17th request and one with the first. The first test after the load of
+/// the request is `jeq` on the hot one, and its calls run fewer instructions than without the
+/// values; every decision stays the same.
+#[test]
+fn hot_argument_value_is_tested_first() {
+    let requests: Vec<u32> = (0..18).map(|i| 0xae00 + 7 * i).collect();
+    let hot = requests[16];
+    let mut src = String::from(
+        "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #16, next, deny\nld [args[1].lo]\n",
+    );
+    for r in &requests {
+        src.push_str(&format!("jeq #{r}, allow\n"));
+    }
+    src.push_str("deny: ret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS\n");
+    let p = asm(&src);
+    let with_values = |hot_args: [Option<u64>; 6]| {
+        let mut w = Weights::new();
+        w.add_call(0xc000_003e, 16, 1000.0, hot_args).unwrap();
+        w.add_call(
+            0xc000_003e,
+            16,
+            1.0,
+            [None, Some(u64::from(requests[0])), None, None, None, None],
+        )
+        .unwrap();
+        let out = optimize(
+            &p,
+            &OptimizeOptions {
+                weights: Some(w),
+                ..OptimizeOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(out.verification, Verification::Equal, "{:?}", out.notes);
+        same_decisions(&p, &out.program);
+        out.program
+    };
+    let hot_args = [None, Some(u64::from(hot)), None, None, None, None];
+    let weighted = with_values(hot_args);
+    let load = weighted
+        .insns
+        .iter()
+        .position(|i| *i == Insn::ld_abs(24))
+        .unwrap();
+    let first = weighted.insns[load + 1];
+    assert_eq!(
+        (first.code, first.k),
+        (BPF_JMP | BPF_JEQ | BPF_K, hot),
+        "\n{}",
+        text(&weighted)
+    );
+    // The hot calls without their request (only the rare call keeps its value): the hot
+    // request is not favoured, and its path is longer.
+    let unweighted = with_values([None; 6]);
+    let path =
+        |prog: &Program| secopt::optimize::cost::evaluate(prog, 0xc000_003e, 16, &hot_args).max;
+    assert!(
+        path(&weighted) < path(&unweighted),
+        "{} vs {}\n{}\n{}",
+        path(&weighted),
+        path(&unweighted),
+        text(&weighted),
+        text(&unweighted)
+    );
+}
+
 /// runc's x32 test (`jset #0x40000000`) splits the number space in four ranges; the output
 /// dispatches with comparisons only and is exact on every edge of those ranges.
 #[test]

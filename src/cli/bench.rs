@@ -243,7 +243,7 @@ fn profile_variants(
         let mut weights = crate::optimize::Weights::new();
         for e in &workload.entries {
             weights
-                .add(e.arch.token(), e.nr, e.count as f64)
+                .add_call(e.arch.token(), e.nr, e.count as f64, e.args)
                 .map_err(|err| Failure::input(format!("{}: {err}", e.origin)))?;
         }
         let optimized = crate::optimize::optimize(

@@ -145,7 +145,7 @@ pub(super) fn read_weights(
     }
     let mut w = Weights::new();
     for e in &workload.entries {
-        w.add(e.arch.token(), e.nr, e.count as f64)
+        w.add_call(e.arch.token(), e.nr, e.count as f64, e.args)
             .map_err(|err| Failure::input(format!("{name}: {}: {err}", e.origin)))?;
     }
     Ok(w)

@@ -291,41 +291,48 @@ pub fn drop_reloads(dag: &mut Dag, root: NodeId) -> NodeId {
     drop_reloads_from(dag, &[root])[0]
 }
 
-/// [`drop_reloads`] for several roots at once (each entered with A unknown); returns the new
-/// roots in the same order.
-pub fn drop_reloads_from(dag: &mut Dag, roots: &[NodeId]) -> Vec<NodeId> {
-    const UNSEEN: u64 = u64::MAX;
-    const UNKNOWN: u64 = u64::MAX - 1;
+/// What A holds on entry to a node, over every path from the roots (see [`held_words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// Not reachable from the roots.
+    Unseen,
+    /// Different things on different paths, or something other than a loaded word.
+    Unknown,
+    /// The `seccomp_data` word at this byte offset, on every path.
+    Word(u32),
+}
+
+/// Per node id up to the largest root: the absolute word A holds on entry on every path from
+/// `roots` (each entered with A unknown). A forward pass: parents have larger ids than their
+/// children, so decreasing ids visit every parent first.
+pub fn held_words(dag: &Dag, roots: &[NodeId]) -> Vec<Held> {
     let Some(&max_root) = roots.iter().max() else {
         return Vec::new();
     };
     let n = max_root as usize + 1;
-    // In-state per node: the word offset in A, UNKNOWN, or UNSEEN (not reached yet).
-    let mut held = vec![UNSEEN; n];
+    let mut held = vec![Held::Unseen; n];
     for &r in roots {
-        held[r as usize] = UNKNOWN;
+        held[r as usize] = Held::Unknown;
     }
-    let meet = |slot: &mut u64, v: u64| {
-        *slot = if *slot == UNSEEN || *slot == v {
+    let meet = |slot: &mut Held, v: Held| {
+        *slot = if *slot == Held::Unseen || *slot == v {
             v
         } else {
-            UNKNOWN
+            Held::Unknown
         };
     };
-    let is_load = |insn: &Insn| insn.code == BPF_LD | BPF_W | BPF_ABS;
-    // Parents have larger ids than their children: decreasing ids visit every parent first.
     for id in (0..n).rev() {
         let state = held[id];
-        if state == UNSEEN {
+        if state == Held::Unseen {
             continue;
         }
         match dag.node(id as NodeId) {
             Node::Ret(_) | Node::RetA => {}
             Node::Op { insn, next } => {
-                let out = if is_load(&insn) {
-                    u64::from(insn.k)
+                let out = if is_abs_load(&insn) {
+                    Held::Word(insn.k)
                 } else if effects(&insn).defs & LIVE_A != 0 {
-                    UNKNOWN
+                    Held::Unknown
                 } else {
                     state
                 };
@@ -337,15 +344,27 @@ pub fn drop_reloads_from(dag: &mut Dag, roots: &[NodeId]) -> Vec<NodeId> {
             }
         }
     }
+    held
+}
+
+fn is_abs_load(insn: &Insn) -> bool {
+    insn.code == BPF_LD | BPF_W | BPF_ABS
+}
+
+/// [`drop_reloads`] for several roots at once (each entered with A unknown); returns the new
+/// roots in the same order.
+pub fn drop_reloads_from(dag: &mut Dag, roots: &[NodeId]) -> Vec<NodeId> {
+    let held = held_words(dag, roots);
+    let n = held.len();
     let mut map: Vec<NodeId> = (0..n as NodeId).collect();
     let mut changed = false;
     for id in 0..n {
-        if held[id] == UNSEEN {
+        if held[id] == Held::Unseen {
             continue;
         }
         map[id] = match dag.node(id as NodeId) {
             Node::Ret(_) | Node::RetA => id as NodeId,
-            Node::Op { insn, next } if is_load(&insn) && held[id] == u64::from(insn.k) => {
+            Node::Op { insn, next } if is_abs_load(&insn) && held[id] == Held::Word(insn.k) => {
                 changed = true;
                 map[next as usize]
             }

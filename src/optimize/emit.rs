@@ -141,7 +141,7 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
 /// Emits a lifted program (see the module documentation).
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
     drop_body_reloads(lifted);
-    super::value_tree::rewrite_chains(lifted);
+    super::value_tree::rewrite_chains(lifted, Some(opts.weights));
     let root = dispatch_root(lifted, opts);
     let root = super::dag::drop_reloads(&mut lifted.dag, root);
     layout(&lifted.dag, root)

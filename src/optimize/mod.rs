@@ -197,8 +197,10 @@ pub enum OptimizeError {
     },
 }
 
-/// What [`Report::assumption`] says.
+/// What [`Report::assumption`] says when the weights carry no argument values.
 pub const ASSUMPTION: &str = "syscalls whose decision depends on arguments are charged their longest path (the workload records no argument values)";
+/// What [`Report::assumption`] says when some calls come with argument values.
+pub const ASSUMPTION_WITH_ARGUMENTS: &str = "calls the workload gives argument values for are charged their path with those values (the longest over any argument it does not give); other calls of syscalls whose decision depends on arguments, their longest path";
 
 /// Optimizes `prog` (see the module documentation).
 ///
@@ -471,7 +473,11 @@ fn make_report(
         method,
         cost_model: opts.cost_model,
         weights: what,
-        assumption: ASSUMPTION,
+        assumption: if weights.sampled_syscalls().next().is_some() {
+            ASSUMPTION_WITH_ARGUMENTS
+        } else {
+            ASSUMPTION
+        },
         kernel: opts.kernel.to_string(),
     }
 }

@@ -24,11 +24,14 @@
 //! rewrite preserves meaning exactly (every value of A reaches the same target as before);
 //! the optimizer's self-check proves that anyway.
 
-use super::dag::{Dag, Node, NodeId};
+use super::dag::{held_words, Dag, Held, Node, NodeId};
 use super::dispatch::{best_tree, leaf_balance, Cost, Leaf};
 use super::lift::Lifted;
 use super::value_sets::{find_cubes, Cube};
+use super::weights::Weights;
+use crate::bpf::data::SeccompData;
 use crate::bpf::insn::*;
+use std::collections::{HashMap, HashSet};
 
 /// Shortest chain considered. Shorter chains (4–5 values, `futex` or `mmap` operations) would
 /// gain a test or two on Firecracker's API and VMM threads (3–9% of their cost), but the
@@ -38,8 +41,10 @@ pub const MIN_CHAIN: usize = 6;
 /// Fewest tests the longest path must lose for the (larger) tree to replace a chain.
 pub const MIN_GAIN: usize = 2;
 
-/// Rewrites every long equality chain reachable from the bodies of `lifted`.
-pub fn rewrite_chains(lifted: &mut Lifted) {
+/// Rewrites every equality chain reachable from the bodies of `lifted` (see the module
+/// documentation). With `weights` that carry argument values, chains whose values the sampled
+/// calls hit are laid out for those calls ([`chain_value_counts`]).
+pub fn rewrite_chains(lifted: &mut Lifted, weights: Option<&Weights>) {
     let roots: Vec<NodeId> = lifted
         .classes
         .iter()
@@ -48,7 +53,7 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
     let Some(&max_root) = roots.iter().max() else {
         return;
     };
-    let dag = &mut lifted.dag;
+    let dag = &lifted.dag;
     // Children have smaller ids than their parents: one pass down marks what is reachable,
     // one pass up rebuilds it.
     let n = max_root as usize + 1;
@@ -76,6 +81,14 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
             }
         }
     }
+    let counts = match weights {
+        Some(w) if w.sampled_syscalls().next().is_some() => {
+            let heads = |id: NodeId| reachable[id as usize] && !interior[id as usize];
+            chain_value_counts(lifted, w, &roots, &heads)
+        }
+        _ => HashMap::new(),
+    };
+    let dag = &mut lifted.dag;
     let mut map: Vec<NodeId> = (0..n as NodeId).collect();
     let mut changed = false;
     for id in 0..n {
@@ -87,7 +100,11 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
             Node::Ret(_) | Node::RetA => id as NodeId,
             Node::Op { insn, next } => dag.op(insn, map[next as usize]),
             Node::Test { insn, t, f } => {
-                match head.then(|| chain_tree(dag, id as NodeId, &map)).flatten() {
+                let counts = counts.get(&(id as NodeId)).map(Vec::as_slice);
+                match head
+                    .then(|| chain_tree(dag, id as NodeId, &map, counts))
+                    .flatten()
+                {
                     Some(tree) => {
                         changed = true;
                         tree
@@ -108,6 +125,194 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
     }
 }
 
+/// Per chain head: how often the workload's sampled calls test each value there.
+///
+/// A head's value is the `seccomp_data` word A holds on every path into it
+/// ([`held_words`]); a sampled call counts for every head its syscall's body can reach when the
+/// call's argument holding that word is known. Calls that leave the body before the head are
+/// counted too: the counts only order a chain's tests, and every order decides the same.
+fn chain_value_counts(
+    lifted: &Lifted,
+    weights: &Weights,
+    roots: &[NodeId],
+    is_head: &dyn Fn(NodeId) -> bool,
+) -> HashMap<NodeId, Vec<(u32, f64)>> {
+    let dag = &lifted.dag;
+    let held = held_words(dag, roots);
+    let mut heads_of: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+    let mut counts: HashMap<NodeId, HashMap<u32, f64>> = HashMap::new();
+    for (token, nr) in weights.sampled_syscalls() {
+        let Some(body) = lifted.body(token, nr) else {
+            continue;
+        };
+        let heads = heads_of.entry(body).or_insert_with(|| {
+            let mut seen = HashSet::new();
+            let mut stack = vec![body];
+            let mut heads = Vec::new();
+            while let Some(id) = stack.pop() {
+                if !seen.insert(id) {
+                    continue;
+                }
+                if is_head(id) && matches!(dag.node(id), Node::Test { .. }) {
+                    heads.push(id);
+                }
+                stack.extend(dag.children(id));
+            }
+            heads
+        });
+        for &head in heads.iter() {
+            let Some(&Held::Word(offset)) = held.get(head as usize) else {
+                continue;
+            };
+            if !(16..64).contains(&offset) {
+                continue;
+            }
+            let arg = (offset as usize - 16) / 8;
+            for &(args, count) in weights.samples(token, nr) {
+                if args[arg].is_none() {
+                    continue;
+                }
+                let data = SeccompData::new(token, nr as i32, args.map(|a| a.unwrap_or(0)));
+                let value = data.words()[offset as usize / 4];
+                *counts.entry(head).or_default().entry(value).or_default() += count;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .map(|(head, values)| {
+            let mut v: Vec<(u32, f64)> = values.into_iter().collect();
+            v.sort_unstable_by_key(|e| e.0);
+            (head, v)
+        })
+        .collect()
+}
+
+/// Whether the test `insn` (a jump with a constant) is taken for A = `v`.
+fn taken(insn: Insn, v: u32) -> Option<bool> {
+    match insn.code {
+        c if c == BPF_JMP | BPF_JEQ | BPF_K => Some(v == insn.k),
+        c if c == BPF_JMP | BPF_JGE | BPF_K => Some(v >= insn.k),
+        c if c == BPF_JMP | BPF_JGT | BPF_K => Some(v > insn.k),
+        c if c == BPF_JMP | BPF_JSET | BPF_K => Some(v & insn.k != 0),
+        _ => None,
+    }
+}
+
+/// Tests run from `node` with A = `v` until one of `stop` (the chain's targets) is reached.
+fn tests_until(dag: &Dag, mut node: NodeId, v: u32, stop: &HashSet<NodeId>) -> usize {
+    let mut n = 0;
+    while !stop.contains(&node) {
+        let Node::Test { insn, t, f } = dag.node(node) else {
+            break;
+        };
+        let Some(go) = taken(insn, v) else {
+            break;
+        };
+        n += 1;
+        node = if go { t } else { f };
+    }
+    n
+}
+
+/// A chain of `jeq` over `values` (in this order), falling through to `fallback`.
+fn jeq_chain(dag: &mut Dag, values: &[(u32, NodeId)], fallback: NodeId) -> NodeId {
+    let mut node = fallback;
+    for &(v, t) in values.iter().rev() {
+        node = dag.test(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, v, 0, 0), t, node);
+    }
+    node
+}
+
+/// The layout of a chain for sampled values: the candidates are the chain as it was, the
+/// chain with the most frequent values first, the search tree weighted by the counts (hot
+/// values tested before it), and masks first with the rest by frequency. The one with the
+/// fewest expected tests per sampled call is taken, then the smallest longest path plus size;
+/// none may have a longer worst path than the chain as it was.
+#[allow(clippy::too_many_arguments)]
+fn weighted_chain(
+    dag: &mut Dag,
+    links: &[(u32, NodeId)],
+    values: &[(u32, NodeId)],
+    cubes: &[(Cube, NodeId)],
+    fallback: NodeId,
+    counts: &[(u32, f64)],
+) -> NodeId {
+    let count_of = |v: u32| {
+        counts
+            .binary_search_by_key(&v, |e| e.0)
+            .map_or(0.0, |i| counts[i].1)
+    };
+    let mut stop: HashSet<NodeId> = values.iter().map(|e| e.1).collect();
+    stop.insert(fallback);
+    let mut candidates: Vec<(NodeId, usize)> = Vec::new();
+    // As it was (the first test of a repeated value still wins).
+    candidates.push((jeq_chain(dag, links, fallback), links.len()));
+    // Most frequent first.
+    let mut by_count = values.to_vec();
+    by_count.sort_by(|a, b| count_of(b.0).total_cmp(&count_of(a.0)));
+    candidates.push((jeq_chain(dag, &by_count, fallback), by_count.len()));
+    // A tree weighted by the counts.
+    if values.len() >= 2 {
+        let mut sorted = values.to_vec();
+        sorted.sort_unstable_by_key(|&(v, _)| v);
+        let len = |id: NodeId| dag.longest_path(id) as usize;
+        let mut leaves = value_leaves(&sorted, fallback, &len);
+        for leaf in &mut leaves {
+            let lo = counts.partition_point(|e| e.0 < leaf.lo);
+            let hi = counts.partition_point(|e| e.0 <= leaf.hi);
+            let w: f64 = counts[lo..hi].iter().map(|e| e.1).sum();
+            leaf.weight = leaf.weight + Cost([w, 0.0]);
+        }
+        let mut hot: Vec<(u32, Cost)> = counts.iter().map(|&(v, c)| (v, Cost([c, 0.0]))).collect();
+        hot.sort_by(|a, b| b.1.cmp_total(&a.1).then(a.0.cmp(&b.0)));
+        hot.truncate(8);
+        let (tree, _) = best_tree(&leaves, &hot);
+        let tests = tree.tests();
+        candidates.push((tree.emit(dag), tests));
+    }
+    // Masks, the most frequent first, then the rest by frequency.
+    if !cubes.is_empty() {
+        let mut ordered = cubes.to_vec();
+        let cube_count =
+            |c: &Cube| -> f64 { counts.iter().filter(|e| c.contains(e.0)).map(|e| e.1).sum() };
+        ordered.sort_by(|a, b| cube_count(&b.0).total_cmp(&cube_count(&a.0)));
+        let rest: Vec<(u32, NodeId)> = by_count
+            .iter()
+            .copied()
+            .filter(|&(v, t)| !cubes.iter().any(|(c, ct)| *ct == t && c.contains(v)))
+            .collect();
+        let mut node = jeq_chain(dag, &rest, fallback);
+        let mut tests = rest.len();
+        for &(cube, t) in ordered.iter().rev() {
+            node = cube.emit(dag, t, node);
+            tests += cube.tests();
+        }
+        candidates.push((node, tests));
+    }
+    let original_worst = dag.longest_path(candidates[0].0);
+    let expected = |dag: &Dag, node: NodeId| -> f64 {
+        counts
+            .iter()
+            .map(|&(v, c)| c * tests_until(dag, node, v, &stop) as f64)
+            .sum()
+    };
+    let mut best = candidates[0];
+    let mut best_key = (expected(dag, best.0), original_worst as usize + best.1);
+    for &(node, tests) in &candidates[1..] {
+        let worst = dag.longest_path(node);
+        if worst > original_worst {
+            continue;
+        }
+        let key = (expected(dag, node), worst as usize + tests);
+        if key.0 < best_key.0 - 1e-9 || (key.0 <= best_key.0 + 1e-9 && key.1 < best_key.1) {
+            best = (node, tests);
+            best_key = key;
+        }
+    }
+    best.0
+}
+
 /// The rewrite of the equality chain that starts at `head`, if any; children are taken
 /// through `map` (the already rewritten nodes).
 ///
@@ -121,7 +326,12 @@ pub fn rewrite_chains(lifted: &mut Lifted) {
 ///    that a tree tests as one range).
 ///
 /// `None` when none of this changes anything.
-fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
+fn chain_tree(
+    dag: &mut Dag,
+    head: NodeId,
+    map: &[NodeId],
+    counts: Option<&[(u32, f64)]>,
+) -> Option<NodeId> {
     let mut links: Vec<(u32, NodeId)> = Vec::new();
     let mut node = head;
     while let Node::Test { insn, t, f } = dag.node(node) {
@@ -157,6 +367,11 @@ fn chain_tree(dag: &mut Dag, head: NodeId, map: &[NodeId]) -> Option<NodeId> {
         cubes.extend(find_cubes(&group).into_iter().map(|c| (c, t)));
     }
     let unchanged = values.len() == links.len();
+    if let Some(counts) = counts.filter(|c| c.iter().any(|e| e.1 > 0.0)) {
+        return Some(weighted_chain(
+            dag, &links, &values, &cubes, fallback, counts,
+        ));
+    }
 
     // Without cubes: the values as a chain, or a tree.
     let (plain, plain_tests, plain_tree) = tree_or_chain(dag, &values, fallback);
@@ -282,7 +497,7 @@ mod tests {
         let mut lifted =
             crate::optimize::lift::lift(prog, &crate::optimize::lift::LiftConfig::FULL)
                 .expect("lifts");
-        rewrite_chains(&mut lifted);
+        rewrite_chains(&mut lifted, None);
         let body = lifted.classes[0].pieces[0].body;
         assert_eq!(lifted.classes.len(), 1);
         layout(&lifted.dag, body).expect("lays out")

@@ -6,10 +6,20 @@ use std::fmt;
 
 /// Syscall counts per `(arch token, nr)` (`nr` as `seccomp_data.nr` sees it: x32 numbers carry
 /// bit 30). Counts are non-negative and finite.
+///
+/// Calls may also carry argument values (a `secopt record` capture's samples, a probe list's
+/// fixed arguments): [`Weights::add_call`] keeps them, and the optimizer uses them to put the
+/// frequent values of an argument check first ([`super::value_tree`]).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Weights {
     counts: BTreeMap<(u32, u32), f64>,
+    /// Calls with at least one known argument: `(args, count)` per `(token, nr)`.
+    #[serde(skip)]
+    samples: BTreeMap<(u32, u32), Vec<(ArgValues, f64)>>,
 }
+
+/// The six argument values of a call, where known.
+pub type ArgValues = [Option<u64>; 6];
 
 /// Why a weight could not be added or a weights file read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +55,35 @@ impl Weights {
         }
         *self.counts.entry((token, nr)).or_default() += count;
         Ok(())
+    }
+
+    /// Adds `count` calls of syscall `nr` with arch token `token` made with `args` (the values
+    /// that are known); the same as [`Weights::add`] when none is.
+    pub fn add_call(
+        &mut self,
+        token: u32,
+        nr: u32,
+        count: f64,
+        args: ArgValues,
+    ) -> Result<(), WeightsError> {
+        self.add(token, nr, count)?;
+        if count > 0.0 && args.iter().any(Option::is_some) {
+            self.samples
+                .entry((token, nr))
+                .or_default()
+                .push((args, count));
+        }
+        Ok(())
+    }
+
+    /// The calls with known arguments of one syscall.
+    pub fn samples(&self, token: u32, nr: u32) -> &[(ArgValues, f64)] {
+        self.samples.get(&(token, nr)).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every `(token, nr)` with calls whose arguments are known.
+    pub fn sampled_syscalls(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.samples.keys().copied()
     }
 
     /// Adds `count` calls of the syscall `name` of `arch`.
@@ -112,6 +151,7 @@ impl Weights {
         });
         Weights {
             counts: entries.into_iter().collect(),
+            samples: BTreeMap::new(),
         }
     }
 
