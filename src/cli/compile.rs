@@ -99,8 +99,10 @@ pub struct CompileArgs {
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
     pub no_verify: bool,
     /// Syscall counts to lay the dispatch out for: an `strace -c` / `strace -f -c` summary, a
-    /// JSON `{"syscall": count}` object or a `secopt record` capture. Default: every named
-    /// syscall of the filter's arches, the native one weighing 100 per syscall, the others 1.
+    /// JSON `{"syscall": count}` object or a `secopt record` capture (whose argument values
+    /// also order the argument checks: the frequent values are tested first). Default: every
+    /// named syscall of the filter's arches, the native one weighing 100 per syscall, the
+    /// others 1.
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
     pub weights: Option<PathBuf>,
     /// Leave out syscalls the weights file names that the filter's native ABI does not have

@@ -41,8 +41,9 @@ pub struct OptimizeArgs {
     /// that no cacheable syscall became uncacheable).
     #[arg(long)]
     pub no_verify: bool,
-    /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary or JSON
-    /// `{"syscall": count}`. Default: every named syscall of the filter's arches, the native
+    /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary, JSON
+    /// `{"syscall": count}` or a `secopt record` capture (whose argument values also order the
+    /// argument checks). Default: every named syscall of the filter's arches, the native
     /// one weighing 100 per syscall and the others 1.
     #[arg(long)]
     pub weights: Option<PathBuf>,
