@@ -21,11 +21,11 @@ use crate::bpf::{disasm, interp, Program, RetVal, SeccompData};
 use crate::compile::{self, CompileOptions, CompiledFilter};
 use crate::kernel::notify::{install_filter_with_listener, ContainerProcessState, ListenerHandoff};
 use crate::kernel::seccomp::{install_filter, set_no_new_privs};
+use crate::kernel::trace::{self, TraceError};
 use crate::policy::{self, Action, CapSet, FilterFlag, KernelVersion, ResolveOptions, Resolved};
 use std::ffi::{CString, OsString};
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Exit code when the command cannot be found (as env(1) and shells use).
@@ -34,7 +34,6 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 pub const EXIT_NOT_EXECUTABLE: i32 = 126;
 
 /// glibc's `execvp` search path when `PATH` is unset.
-const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -426,62 +425,11 @@ fn resolve_command(command: &[OsString]) -> Result<PathBuf, Failure> {
             "no command given (secopt exec ... -- COMMAND [ARGS...])",
         ));
     };
-    let shown = first.to_string_lossy();
-    if first.is_empty() {
-        return Err(not_found("``: empty command name".to_string()));
+    match trace::find_program(first) {
+        Ok(path) => Ok(path),
+        Err(e @ TraceError::NotFound { .. }) => Err(not_found(e.to_string())),
+        Err(e) => Err(not_executable(e.to_string())),
     }
-    if first.as_bytes().contains(&b'/') {
-        let path = PathBuf::from(first);
-        return match executable(&path) {
-            Ok(()) => Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Err(not_found(format!("`{shown}`: No such file or directory")))
-            }
-            Err(e) => Err(not_executable(format!("`{shown}`: {e}"))),
-        };
-    }
-    let path_var = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
-    let mut denied = None;
-    for dir in std::env::split_paths(&path_var) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        let candidate = dir.join(first);
-        match executable(&candidate) {
-            Ok(()) => return Ok(candidate),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                denied.get_or_insert((candidate, e));
-            }
-        }
-    }
-    match denied {
-        Some((candidate, e)) => Err(not_executable(format!(
-            "`{shown}` ({}): {e}",
-            candidate.display()
-        ))),
-        None => Err(not_found(format!("`{shown}`: command not found in PATH"))),
-    }
-}
-
-/// Whether `path` is a file the caller may execute.
-fn executable(path: &Path) -> std::io::Result<()> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(std::io::Error::other("is a directory"));
-    }
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::other("the path contains a NUL byte"))?;
-    // SAFETY: `c` is a valid NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if meta.permissions().mode() & 0o111 == 0 {
-        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
-    }
-    Ok(())
 }
 
 fn not_found(message: String) -> Failure {

@@ -162,7 +162,7 @@ pub enum TraceError {
     #[error("no command given")]
     NoCommand,
     /// No such program (`in_path`: it was looked up on `PATH`).
-    #[error("`{program}`: {}", if *.in_path { "command not found in PATH" } else { "no such file or directory" })]
+    #[error("`{program}`: {}", if *.in_path { "command not found in PATH" } else { "No such file or directory" })]
     NotFound { program: String, in_path: bool },
     #[error("`{program}`: {message}")]
     CannotExecute { program: String, message: String },
@@ -234,7 +234,8 @@ pub fn find_program(program: &OsStr) -> Result<PathBuf, TraceError> {
 
 /// Whether `path` is a file this process may execute.
 fn executable(path: &Path) -> io::Result<()> {
-    if std::fs::metadata(path)?.is_dir() {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
         return Err(io::Error::other("is a directory"));
     }
     let c = CString::new(path.as_os_str().as_bytes())
@@ -242,6 +243,10 @@ fn executable(path: &Path) -> io::Result<()> {
     // SAFETY: `c` is a NUL-terminated path.
     if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
         return Err(io::Error::last_os_error());
+    }
+    // root passes `access(X_OK)` on a file with no execute bit for anyone; execve does not.
+    if std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 == 0 {
+        return Err(io::Error::from_raw_os_error(libc::EACCES));
     }
     Ok(())
 }
