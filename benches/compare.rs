@@ -35,11 +35,12 @@ mod libseccomp_names;
 #[allow(dead_code)]
 mod libseccomp_profiles;
 #[path = "../tests/common/workloads.rs"]
+#[allow(dead_code)]
 mod workloads;
 
 use libseccomp_profiles::{build_filter, load_profile, profile_path, ProfileOptions};
 use secopt::arch::Arch;
-use secopt::bench::workload::{parse_file, probe_list, Workload, WorkloadOptions};
+use secopt::bench::workload::{probe_list, Workload};
 use secopt::bpf::analysis::{Analyzer, Budget, NrSet};
 use secopt::bpf::cache::{KernelCache, KernelVersion};
 use secopt::bpf::{Program, RetVal, SeccompData};
@@ -137,13 +138,7 @@ fn weights_for(wl: &Workload, native: Arch) -> Weighted {
 }
 
 fn read_workload(file: &str) -> Workload {
-    let path = profile_path("").join("../workloads").join(file);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let opts = WorkloadOptions {
-        native: Arch::X86_64,
-        skip_unknown: true,
-    };
-    parse_file(&bytes, file, &opts).unwrap_or_else(|e| panic!("{file}: {e}"))
+    workloads::read_shared_workload(file)
 }
 
 /// The weights of a Firecracker thread: the vCPU thread's KVM_RUN-dominated probe list; for

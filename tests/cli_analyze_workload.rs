@@ -6,7 +6,6 @@ mod common;
 
 use common::libseccomp_profiles::docker_default;
 use secopt::arch::Arch;
-use secopt::bench::workload::{parse_file, WorkloadOptions};
 use secopt::bpf::cache::KernelVersion;
 use secopt::bpf::insn::*;
 use secopt::bpf::{interp, Program, RetVal, Words};
@@ -628,20 +627,11 @@ fn assert_close(got: f64, want: f64, what: &str) {
 
 /// Weights from a shared `strace -c` file, through the benchmark's parser.
 fn shared_workload(file: &str) -> (PathBuf, Weights) {
-    let path = common::libseccomp_profiles::profile_path("")
-        .join("../workloads")
-        .join(file);
-    let bytes = std::fs::read(&path).unwrap();
-    let opts = WorkloadOptions {
-        native: Arch::X86_64,
-        skip_unknown: true,
-    };
-    let wl = parse_file(&bytes, file, &opts).unwrap();
-    let mut w = Weights::new();
-    for e in wl.entries {
-        w.add(e.arch.token(), e.nr, e.count as f64).unwrap();
-    }
-    (path, w)
+    let wl = common::workloads::read_shared_workload(file);
+    (
+        common::workloads::shared_workload_path(file),
+        common::workloads::weights_of(&wl),
+    )
 }
 
 /// The three shared workloads against libseccomp's Docker default (linear and tree, x86_64 +

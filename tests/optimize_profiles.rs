@@ -9,7 +9,6 @@ mod common;
 
 use common::libseccomp_profiles::{build_filter, docker_default, load_profile, ProfileOptions};
 use secopt::arch::Arch;
-use secopt::bench::workload::{parse_file, WorkloadOptions};
 use secopt::bpf::cache::{CacheBitmap, KernelCache};
 use secopt::bpf::insn::*;
 use secopt::bpf::testing::{random_data, Rng};
@@ -236,20 +235,7 @@ fn docker_default_reaches_the_cacheable_upper_bound() {
 
 /// Workload weights from a shared `strace -c` file (through the benchmark's parser).
 fn workload(file: &str) -> Weights {
-    let path = common::libseccomp_profiles::profile_path("")
-        .join("../workloads")
-        .join(file);
-    let bytes = std::fs::read(&path).unwrap();
-    let opts = WorkloadOptions {
-        native: Arch::X86_64,
-        skip_unknown: true,
-    };
-    let wl = parse_file(&bytes, file, &opts).unwrap();
-    let mut w = Weights::new();
-    for e in wl.entries {
-        w.add(e.arch.token(), e.nr, e.count as f64).unwrap();
-    }
-    w
+    common::workloads::weights_of(&common::workloads::read_shared_workload(file))
 }
 
 /// Issue 5's targets for Docker's default profile on x86_64 + x86 + x32, measured: size at most

@@ -27,7 +27,7 @@ use common::libseccomp_profiles::{
 };
 use libseccomp::ScmpCompareOp;
 use secopt::arch::Arch;
-use secopt::bench::workload::{parse_file, probe_list, Workload, WorkloadOptions};
+use secopt::bench::workload::{probe_list, Workload};
 use secopt::bpf::analysis::{Analyzer, Budget, NrSet};
 use secopt::bpf::cache::{KernelCache, KernelVersion};
 use secopt::bpf::testing::Rng;
@@ -48,13 +48,7 @@ const WORKLOADS: [&str; 3] = [
 ];
 
 fn read_workload(file: &str) -> Workload {
-    let path = profile_path("").join("../workloads").join(file);
-    let bytes = std::fs::read(&path).unwrap();
-    let opts = WorkloadOptions {
-        native: Arch::X86_64,
-        skip_unknown: true,
-    };
-    parse_file(&bytes, file, &opts).unwrap()
+    common::workloads::read_shared_workload(file)
 }
 
 /// An x86_64 workload's calls as aarch64 makes them (by name, see `common::workloads::AARCH64_EQUIVALENTS`).

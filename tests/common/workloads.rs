@@ -35,3 +35,32 @@ pub fn aarch64_equivalent(name: &str) -> Option<&'static str> {
         .find(|(from, _)| *from == name)
         .map(|&(_, to)| to)
 }
+
+/// `../shared/workloads/FILE` (an x86_64 `strace -c` file) through the benchmark's reader.
+pub fn read_shared_workload(file: &str) -> secopt::bench::workload::Workload {
+    let path = shared_workload_path(file);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let opts = secopt::bench::workload::WorkloadOptions {
+        native: secopt::arch::Arch::X86_64,
+        skip_unknown: true,
+    };
+    secopt::bench::workload::parse_file(&bytes, file, &opts)
+        .unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// Where `../shared/workloads/FILE` is.
+pub fn shared_workload_path(file: &str) -> std::path::PathBuf {
+    super::libseccomp_profiles::profile_path("")
+        .join("../workloads")
+        .join(file)
+}
+
+/// A workload's calls as optimizer weights, as they are (x86_64 and its compat ABIs).
+pub fn weights_of(wl: &secopt::bench::workload::Workload) -> secopt::optimize::Weights {
+    let mut w = secopt::optimize::Weights::new();
+    for e in &wl.entries {
+        w.add_call(e.arch.token(), e.nr, e.count as f64, e.args)
+            .expect("counts");
+    }
+    w
+}
