@@ -198,7 +198,8 @@ mod tests {
                 free: 3
             }]
         );
-        // Every value with bit 31 clear but... a whole-word cube has no clear mask.
+        // Every word with bit 31 set: no bit must be clear, so the check is the one `jset` on
+        // bit 31.
         let c = Cube {
             base: 0x8000_0000,
             free: 0x7fff_ffff,

@@ -229,7 +229,6 @@ fn jeq_chain(dag: &mut Dag, values: &[(u32, NodeId)], fallback: NodeId) -> NodeI
 /// values tested before it), and masks first with the rest by frequency. The one with the
 /// fewest expected tests per sampled call is taken, then the smallest longest path plus size;
 /// none may have a longer worst path than the chain as it was.
-#[allow(clippy::too_many_arguments)]
 fn weighted_chain(
     dag: &mut Dag,
     links: &[(u32, NodeId)],
