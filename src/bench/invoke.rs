@@ -621,6 +621,21 @@ pub struct ArgContext {
 }
 
 impl Invocation {
+    /// The argument values known before the call is made: [`Arg::Choose`] defaults, fixed
+    /// numbers, [`CLOSED_FD`] and NULL. Addresses and ids (known only in the child) are `None`.
+    /// A probe list's entry carries these, so its cost is charged on the path the measured call
+    /// takes rather than on the longest argument check.
+    pub fn known_values(&self) -> [Option<u64>; 6] {
+        self.args.map(|arg| match arg {
+            Arg::Choose(v) | Arg::Fixed(v) => Some(v),
+            Arg::ClosedFd => Some(CLOSED_FD),
+            Arg::Null => Some(0),
+            Arg::OutBuf | Arg::Zeros | Arg::Path | Arg::Invalid | Arg::SelfPid | Arg::SelfTid => {
+                None
+            }
+        })
+    }
+
     /// The argument registers, with `chosen` replacing [`Arg::Choose`] defaults.
     pub fn registers(&self, chosen: &[Option<u64>; 6], cx: &ArgContext) -> [u64; 6] {
         let mut regs = [0u64; 6];
@@ -648,6 +663,7 @@ impl Invocation {
                 let same = match arg {
                     Arg::Fixed(f) => f == v,
                     Arg::Null => *v == 0,
+                    Arg::ClosedFd => *v == CLOSED_FD,
                     _ => false,
                 };
                 if !arg.is_choosable() && !same {

@@ -682,7 +682,15 @@ pub fn probe_list(name: &str, arch: Arch) -> Result<Workload, BenchError> {
     };
     let mut entries = Vec::new();
     let mut unknown = Vec::new();
-    for (label, syscall, count, args) in items {
+    for (label, syscall, count, chosen) in items {
+        // The values the measured call is made with (its harmless invocation's, which exists
+        // for x86_64), so the list's cost is that of the path the probe takes.
+        let known = match arch {
+            Arch::X86_64 => super::invoke::harmless(syscall).map(|i| i.known_values()),
+            _ => None,
+        };
+        let args: [Option<u64>; 6] =
+            std::array::from_fn(|i| chosen[i].or_else(|| known.and_then(|k| k[i])));
         match resolve_name(arch, syscall) {
             Some((syscall, nr)) => entries.push(WorkloadEntry {
                 label,
@@ -895,5 +903,37 @@ System call usage summary for 32 bit mode:
         assert_eq!(KVM_RUN, (0xae << 8) | 0x80);
         // KVM_IRQFD = _IOW(0xAE, 0x76, 32 bytes): dir 1 << 30, size 32 << 16.
         assert_eq!(KVM_IRQFD, (1 << 30) | (32 << 16) | (0xae << 8) | 0x76);
+    }
+
+    /// A probe list's entries carry the values the probe is made with, so its cost is that of
+    /// the path the measured call takes. The constants are the UAPI's, not the invocation
+    /// table's: FUTEX_WAKE | FUTEX_PRIVATE_FLAG = 1 | 128 (linux/futex.h); PROT_READ |
+    /// PROT_WRITE = 1 | 2 and MAP_PRIVATE | MAP_ANONYMOUS = 0x02 | 0x20 (asm-generic/mman*.h).
+    #[test]
+    fn probe_entries_carry_the_arguments_the_probe_is_made_with() {
+        let common = probe_list("common", Arch::X86_64).unwrap();
+        let entry = |name: &str| common.entries.iter().find(|e| e.syscall == name).unwrap();
+        let futex = entry("futex");
+        assert_eq!(futex.args[1], Some(1 | 128));
+        assert_eq!(
+            futex.args[0], None,
+            "a pointer into the child: not known here"
+        );
+        let mmap = entry("mmap");
+        assert_eq!(mmap.args[2..4], [Some(1 | 2), Some(0x02 | 0x20)]);
+        assert_eq!(mmap.args[0], Some(0), "NULL");
+        // A descriptor that is never open: i32::MAX.
+        assert_eq!(entry("read").args[0], Some(0x7fff_ffff));
+        // The bench accepts every carried value as the one it makes the call with.
+        for e in &common.entries {
+            let inv = super::super::invoke::harmless(&e.syscall).unwrap();
+            assert_eq!(inv.check_choices(&e.args), Ok(()), "{}", e.label);
+        }
+        // An explicit value wins over the invocation's default: KVM_RUN, not its request.
+        let vcpu = probe_list("firecracker-vcpu", Arch::X86_64).unwrap();
+        assert_eq!(vcpu.entries[0].args[1], Some(0xae80));
+        // Other arches have no invocation table: nothing is assumed.
+        let a64 = probe_list("common", Arch::Aarch64).unwrap();
+        assert!(a64.entries.iter().all(|e| e.args == [None; 6]));
     }
 }

@@ -200,11 +200,14 @@ pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
 /// hence the unconditional last step. With `balance_from_start` (weights that are not a
 /// measured workload) the 1/64 floor is there from the first search.
 ///
-/// With a measured workload the slack is then given back where it buys little: the searches
-/// are repeated with the bound 1, 2, … tests above the balanced one, and the first tree whose
-/// cost is within [`SLACK_TOLERANCE`] of the slack's tree (and whose worst path is shorter)
-/// is taken. On small filters a hot syscall tested first can add a test to every other path
-/// for a negligible gain; on large allow-lists the slack pays for itself and stays.
+/// The slack is then given back where it buys little. With a measured workload and at most
+/// [`EXACT_BOUNDED_MAX_LEAVES`] leaves, [`exact_give_back`] finds the exact best tree under
+/// every bound (behind each prefix of the hot chain) and takes the shortest bound whose tree
+/// costs at most [`SLACK_TOLERANCE`] more per call than the best. Otherwise the floored
+/// searches are repeated with the bound 1, 2, … tests above the balanced one, and the first
+/// tree within the tolerance (and with a shorter worst path) is taken. On small filters a hot
+/// syscall tested first can add a test to every other path for a negligible gain; on large
+/// allow-lists the slack pays for itself and stays.
 pub fn best_tree_bounded(
     leaves: &[Leaf],
     hot: &[(u32, Cost)],
@@ -215,6 +218,9 @@ pub fn best_tree_bounded(
     let balanced_bound = kraft.log2().ceil() as usize + 1;
     let search = |bound: usize| search_within(leaves, hot, len, balance_from_start, bound);
     let (tree, cost) = search(balanced_bound + WORST_PATH_SLACK);
+    if !balance_from_start && leaves.len() <= EXACT_BOUNDED_MAX_LEAVES {
+        return exact_give_back(leaves, hot, len, (tree, cost));
+    }
     // Without a measured workload the repeated searches are only worth their time on small
     // dispatches (the DP is quadratic in the leaves; Docker's x86_64 has 163).
     if balance_from_start && leaves.len() > GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD {
@@ -228,25 +234,245 @@ pub fn best_tree_bounded(
         } else {
             SLACK_TOLERANCE
         };
-        if t.worst_path(len) < worst && c.0[0] <= cost.0[0] * (1.0 + tolerance) {
+        if t.worst_path(len) < worst && within_tolerance(c, cost, leaves, tolerance) {
             return (t, c);
         }
     }
     (tree, cost)
 }
 
+/// [`best_tree_bounded`] with a measured workload on a dispatch small enough for
+/// [`BoundedTrees`]: for every bound on the longest path up to that of `found` (the searched
+/// tree), the exact best tree under it — behind each prefix of `found`'s hot chain (the
+/// chain's tests come first, so the tree below gets the bound less the prefix). Then the
+/// shortest bound whose best costs at most [`SLACK_TOLERANCE`] more than the best of all.
+fn exact_give_back(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    len: &dyn Fn(NodeId) -> usize,
+    found: (Tree, Cost),
+) -> (Tree, Cost) {
+    let worst = found.0.worst_path(len);
+    let chain: Vec<(u32, NodeId)> = match &found.0 {
+        Tree::Chain { tests, .. } => tests.clone(),
+        _ => Vec::new(),
+    };
+    // best[b]: the cheapest tree whose longest path is at most b.
+    let mut best: Vec<Option<(Tree, Cost)>> = vec![None; worst + 1];
+    let consider = |tree: Tree, best: &mut Vec<Option<(Tree, Cost)>>| {
+        let w = tree.worst_path(len);
+        if w > worst {
+            return;
+        }
+        let cost = cost_with_hot(&tree, leaves, hot);
+        if best[w].as_ref().map_or(true, |b| cost.lt(&b.1)) {
+            best[w] = Some((tree, cost));
+        }
+    };
+    consider(found.0.clone(), &mut best);
+    let mut reduced = leaves.to_vec();
+    for r in 0..=chain.len() {
+        if r > 0 {
+            let v = chain[r - 1].0;
+            let w = hot.iter().find(|h| h.0 == v).map_or(Cost::ZERO, |h| h.1);
+            reduced = take_value(&reduced, v, w);
+        }
+        let Some(room) = worst.checked_sub(r) else {
+            break;
+        };
+        let tables = BoundedTrees::new(&reduced, len, room);
+        for b in 1..=room {
+            if let Some((rest, _)) = tables.best(b) {
+                let tree = if r == 0 {
+                    rest
+                } else {
+                    Tree::Chain {
+                        tests: chain[..r].to_vec(),
+                        rest: Box::new(rest),
+                    }
+                };
+                consider(tree, &mut best);
+            }
+        }
+    }
+    // Best so far at each bound (a tree within b is within every larger bound).
+    let mut running: Option<(Tree, Cost)> = None;
+    let mut by_bound: Vec<Option<(Tree, Cost)>> = Vec::with_capacity(best.len());
+    for b in best {
+        if let Some(t) = b {
+            if running.as_ref().map_or(true, |r| t.1.lt(&r.1)) {
+                running = Some(t);
+            }
+        }
+        by_bound.push(running.clone());
+    }
+    let overall = by_bound.last().cloned().flatten().unwrap_or(found);
+    by_bound
+        .into_iter()
+        .flatten()
+        .find(|t| within_tolerance(t.1, overall.1, leaves, SLACK_TOLERANCE))
+        .unwrap_or(overall)
+}
+
+/// The exact optimal trees of splits and exception chains of `leaves` under every bound
+/// `b ≤ max_bound` on the longest path (`max(depth + len(target))`), from one dynamic program:
+/// `cost[i..=j][b] = w(i..=j) + min over k of cost[i..k][b - 1] + cost[k..=j][b - 1]`, or an
+/// exception chain of the range if its longest exit fits in `b`. O(m³ · max_bound): used on
+/// dispatches of at most [`EXACT_BOUNDED_MAX_LEAVES`] leaves.
+///
+/// Worked example (test `bounded_trees_trade_cost_for_the_bound`): six leaves of weights
+/// 16, 4, 1, 1, 1, 1 whose bodies are one `ret`. Unbounded, the best tree costs 40: the heavy
+/// leaf after 1 test, the next after 2, the light four after 4 (a longest path of 4 + 1).
+/// Held to paths of 4 (3 tests), it costs 52: (16 + 4) · 2 + 4 · 3. Held to 3, no tree exists
+/// (2 tests separate at most 4 leaves).
+pub struct BoundedTrees<'a> {
+    leaves: &'a [Leaf],
+    chains: Chains,
+    max_bound: usize,
+    /// Per range `(i, j)` (index `i * m + j`) and bound: the best cost.
+    cost: Vec<Cost>,
+    /// Per range and bound: the first leaf of the right part of the best split, or [`CHAIN`].
+    choice: Vec<u32>,
+}
+
+/// Largest dispatch [`BoundedTrees`] is built for (the program is cubic in the leaves).
+pub const EXACT_BOUNDED_MAX_LEAVES: usize = 128;
+
+const INFEASIBLE: Cost = Cost([f64::INFINITY, f64::INFINITY]);
+
+impl<'a> BoundedTrees<'a> {
+    pub fn new(leaves: &'a [Leaf], len: &dyn Fn(NodeId) -> usize, max_bound: usize) -> Self {
+        let m = leaves.len();
+        let nb = max_bound + 1;
+        let chains = if has_exception_pattern(leaves) {
+            exception_chains(leaves)
+        } else {
+            vec![Vec::new(); m]
+        };
+        let mut cost = vec![INFEASIBLE; m * m * nb];
+        let mut choice = vec![0u32; m * m * nb];
+        let at = |i: usize, j: usize| (i * m + j) * nb;
+        let mut prefix = vec![Cost::ZERO; m + 1];
+        for i in 0..m {
+            prefix[i + 1] = prefix[i] + leaves[i].weight;
+        }
+        for i in 0..m {
+            let h = len(leaves[i].target);
+            for b in h.min(nb)..nb {
+                cost[at(i, i) + b] = Cost::ZERO;
+            }
+        }
+        let mut best = vec![INFEASIBLE; nb];
+        let mut arg = vec![0u32; nb];
+        for span in 2..=m {
+            for i in 0..=m - span {
+                let j = i + span - 1;
+                best.fill(INFEASIBLE);
+                for k in i + 1..=j {
+                    let (l, r) = (at(i, k - 1), at(k, j));
+                    for b in 1..nb {
+                        let c = cost[l + b - 1] + cost[r + b - 1];
+                        if c.lt(&best[b]) {
+                            best[b] = c;
+                            arg[b] = k as u32;
+                        }
+                    }
+                }
+                let w = prefix[j + 1] + prefix[i] * -1.0;
+                let chain = chains[i].iter().find(|c| c.0 == j).map(|(_, c, order)| {
+                    let exits = order
+                        .iter()
+                        .enumerate()
+                        .map(|(p, &e)| p + 1 + len(leaves[e].target))
+                        .max()
+                        .unwrap_or(0);
+                    (*c, exits.max(order.len() + len(leaves[i].target)))
+                });
+                let cell = at(i, j);
+                for b in 1..nb {
+                    let mut c = best[b] + w;
+                    let mut s = arg[b];
+                    if let Some((cc, need)) = chain {
+                        if need <= b && cc.lt(&c) {
+                            c = cc;
+                            s = CHAIN;
+                        }
+                    }
+                    cost[cell + b] = c;
+                    choice[cell + b] = s;
+                }
+            }
+        }
+        BoundedTrees {
+            leaves,
+            chains,
+            max_bound,
+            cost,
+            choice,
+        }
+    }
+
+    /// The best tree whose longest path is at most `bound`, and its cost; `None` if there is
+    /// none (a body alone is longer).
+    pub fn best(&self, bound: usize) -> Option<(Tree, Cost)> {
+        let m = self.leaves.len();
+        let b = bound.min(self.max_bound);
+        let c = self.cost[(m - 1) * (self.max_bound + 1) + b];
+        (c.0[0].is_finite() && m > 0).then(|| (self.build(0, m - 1, b), c))
+    }
+
+    fn build(&self, i: usize, j: usize, b: usize) -> Tree {
+        if i == j {
+            return Tree::Leaf(self.leaves[i].target);
+        }
+        let m = self.leaves.len();
+        let s = self.choice[(i * m + j) * (self.max_bound + 1) + b];
+        if s == CHAIN {
+            let (_, _, order) = self.chains[i].iter().find(|c| c.0 == j).expect("chain");
+            return Tree::Chain {
+                tests: order
+                    .iter()
+                    .map(|&e| (self.leaves[e].lo, self.leaves[e].target))
+                    .collect(),
+                rest: Box::new(Tree::Leaf(self.leaves[i].target)),
+            };
+        }
+        let k = s as usize;
+        Tree::Split {
+            at: self.leaves[k].lo,
+            lo: Box::new(self.build(i, k - 1, b - 1)),
+            hi: Box::new(self.build(k, j, b - 1)),
+        }
+    }
+}
+
+/// Whether a tree costing `cost` is within `tolerance` of the best, `best`, in instructions per
+/// call: each call also runs at least [`PATH_PREFIX`] instructions besides the dispatch's
+/// tests, which every tree shares.
+fn within_tolerance(cost: Cost, best: Cost, leaves: &[Leaf], tolerance: f64) -> bool {
+    let shared = PATH_PREFIX * leaves.iter().map(|l| l.weight.0[0]).sum::<f64>();
+    cost.0[0] + shared <= (best.0[0] + shared) * (1.0 + tolerance)
+}
+
+/// The least a call runs besides the dispatch's tests: the `arch` load, one `arch` test, the
+/// `nr` load and a `ret`.
+pub const PATH_PREFIX: f64 = 4.0;
+
 /// Largest dispatch whose slack is given back when the weights are the default ones.
 pub const GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD: usize = 100;
 
-/// How much more a tree with a shorter worst path may cost than the one using the whole
-/// [`WORST_PATH_SLACK`] and still be preferred (see [`best_tree_bounded`]).
+/// How much more a tree with a shorter worst path may cost than the best one (which may use
+/// the whole [`WORST_PATH_SLACK`]) and still be preferred, in instructions per call (see
+/// [`within_tolerance`]; see [`best_tree_bounded`]).
 ///
 /// Measured on the comparison bench (`cargo bench --bench compare`, 48 profile × arch ×
-/// workload rows): at 2% the worst path was longer than libseccomp's binary tree on 9 rows
-/// and two outputs were larger than libseccomp's linear chain; at 5% on 6 rows and none, with
-/// the same cost targets met; at 10% on 3 rows, but one more cost pair went above half of the
-/// tree's.
-pub const SLACK_TOLERANCE: f64 = 0.05;
+/// workload rows), with the exact bounded trees of [`BoundedTrees`]: at 2% the worst path is
+/// longer than libseccomp's binary tree on 2 rows and 5 cost pairs are above half of the
+/// tree's; at 3% on 2 rows and 6 pairs; at 5% on no row, but 7 pairs and one output larger
+/// than libseccomp's. (Before the exact trees, measured on the tree's own cost: 5% gave 4 rows
+/// and 5 pairs.) Each remaining miss is a row where no tree of this layout meets both
+/// targets: docs/benchmarks.md, "Optimizer comparison".
+pub const SLACK_TOLERANCE: f64 = 0.02;
 
 /// [`SLACK_TOLERANCE`] when the weights are the documented default rather than a measured
 /// workload: their cost is a guess, so a shorter longest path (a promise for every input)
@@ -799,6 +1025,126 @@ mod tests {
                 cb.cmp_total(&ce).is_le() && cx.cmp_total(&cb).is_le(),
                 "round {round}"
             );
+        }
+    }
+
+    /// Every tree of splits and exception chains over `leaves[i..=j]`, as (cost, longest
+    /// path) pairs: the brute force [`BoundedTrees`] is checked against.
+    fn all_trees(
+        leaves: &[Leaf],
+        len: &dyn Fn(NodeId) -> usize,
+        i: usize,
+        j: usize,
+    ) -> Vec<(f64, usize)> {
+        if i == j {
+            return vec![(0.0, len(leaves[i].target))];
+        }
+        let w: f64 = leaves[i..=j].iter().map(|l| l.weight.0[0]).sum();
+        let mut out = Vec::new();
+        for k in i + 1..=j {
+            for &(cl, wl) in &all_trees(leaves, len, i, k - 1) {
+                for &(cr, wr) in &all_trees(leaves, len, k, j) {
+                    out.push((cl + cr + w, 1 + wl.max(wr)));
+                }
+            }
+        }
+        // X s X s … X: a chain, exceptions in any order.
+        let x = leaves[i].target;
+        let is_chain = (j - i) % 2 == 0
+            && (i..=j).step_by(2).all(|q| leaves[q].target == x)
+            && (i + 1..j).step_by(2).all(|q| leaves[q].lo == leaves[q].hi);
+        if is_chain && (j - i) / 2 <= MAX_EXCEPTIONS {
+            let exceptions: Vec<usize> = (i + 1..j).step_by(2).collect();
+            let e = exceptions.len();
+            let xw: f64 = (i..=j).step_by(2).map(|q| leaves[q].weight.0[0]).sum();
+            let mut order = exceptions.clone();
+            order.sort_by(|&a, &b| leaves[b].weight.0[0].total_cmp(&leaves[a].weight.0[0]));
+            let cost = xw * e as f64
+                + order
+                    .iter()
+                    .enumerate()
+                    .map(|(p, &q)| leaves[q].weight.0[0] * (p + 1) as f64)
+                    .sum::<f64>();
+            let exits = order
+                .iter()
+                .enumerate()
+                .map(|(p, &q)| p + 1 + len(leaves[q].target))
+                .max()
+                .unwrap_or(0);
+            out.push((cost, exits.max(e + len(x))));
+        }
+        out
+    }
+
+    #[test]
+    fn bounded_trees_trade_cost_for_the_bound() {
+        // The worked example of `BoundedTrees`: by hand, 40 unbounded (paths of 5), 52 within
+        // paths of 4, nothing within 3.
+        let leaves: Vec<Leaf> = [16.0, 4.0, 1.0, 1.0, 1.0, 1.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                let hi = if i == 5 { u32::MAX } else { i as u32 * 10 + 9 };
+                leaf(i as u32 * 10, hi, i as u32, w)
+            })
+            .collect();
+        let len = |_: NodeId| 1;
+        let tables = BoundedTrees::new(&leaves, &len, 8);
+        let cost = |b| tables.best(b).map(|(_, c)| c.0[0]);
+        assert_eq!(cost(8), Some(40.0));
+        assert_eq!(cost(5), Some(40.0));
+        assert_eq!(cost(4), Some(52.0));
+        assert_eq!(cost(3), None);
+        let (tree, c) = tables.best(4).unwrap();
+        assert_eq!(tree.worst_path(&len), 4);
+        assert_eq!(tree_cost(&tree, &leaves), c);
+    }
+
+    #[test]
+    fn bounded_trees_are_the_best_of_all_trees_within_each_bound() {
+        let mut rng = Rng::new(11);
+        for round in 0..400 {
+            let m = 1 + rng.below(7);
+            let mut leaves = Vec::new();
+            let mut lo = 0u32;
+            let mut prev = u32::MAX;
+            for i in 0..m {
+                let hi = if i + 1 == m {
+                    u32::MAX
+                } else if rng.chance(1, 2) {
+                    lo
+                } else {
+                    lo + 1 + rng.below(5) as u32
+                };
+                let mut target = rng.below(3) as u32;
+                if target == prev {
+                    target = 3 + i as u32;
+                }
+                prev = target;
+                leaves.push(leaf(lo, hi, target, rng.below(10) as f64));
+                lo = hi.wrapping_add(1);
+            }
+            // Bodies of 1 to 4 instructions, fixed per target.
+            let len = |t: NodeId| 1 + (t as usize * 7) % 4;
+            let all = all_trees(&leaves, &len, 0, m - 1);
+            let tables = BoundedTrees::new(&leaves, &len, 12);
+            for b in 0..=12 {
+                let brute = all
+                    .iter()
+                    .filter(|t| t.1 <= b)
+                    .map(|t| t.0)
+                    .min_by(f64::total_cmp);
+                let exact = tables.best(b);
+                assert_eq!(
+                    exact.as_ref().map(|t| t.1 .0[0]),
+                    brute,
+                    "round {round}, bound {b}: {leaves:?}"
+                );
+                if let Some((tree, c)) = exact {
+                    assert!(tree.worst_path(&len) <= b, "round {round}, bound {b}");
+                    assert_eq!(tree_cost(&tree, &leaves).0[0], c.0[0], "round {round}");
+                }
+            }
         }
     }
 }
