@@ -979,37 +979,48 @@ mod tests {
         assert_eq!(cost, tree_cost(&tree, &leaves));
     }
 
+    /// `m` sorted leaves covering the word: half single values, the rest short ranges, the last
+    /// running to the end; neighbours never share a target.
+    fn random_leaves(
+        rng: &mut Rng,
+        m: usize,
+        mut weight: impl FnMut(&mut Rng) -> Cost,
+    ) -> Vec<Leaf> {
+        let mut leaves = Vec::new();
+        let mut lo = 0u32;
+        let mut prev = u32::MAX;
+        for i in 0..m {
+            let hi = if i + 1 == m {
+                u32::MAX
+            } else if rng.chance(1, 2) {
+                lo
+            } else {
+                lo + 1 + rng.below(5) as u32
+            };
+            let mut target = rng.below(3) as u32;
+            if target == prev {
+                target = 3 + i as u32;
+            }
+            prev = target;
+            leaves.push(Leaf {
+                lo,
+                hi,
+                target,
+                weight: weight(rng),
+            });
+            lo = hi.wrapping_add(1);
+        }
+        leaves
+    }
+
     #[test]
     fn knuth_bounds_match_the_exhaustive_program() {
         let mut rng = Rng::new(7);
         for round in 0..300 {
             let m = 1 + rng.below(14);
-            let mut leaves = Vec::new();
-            let mut lo = 0u32;
-            let mut prev = u32::MAX;
-            for i in 0..m {
-                let single = rng.chance(1, 2);
-                let hi = if i + 1 == m {
-                    u32::MAX
-                } else if single {
-                    lo
-                } else {
-                    lo + 1 + rng.below(5) as u32
-                };
-                let mut target = rng.below(3) as u32;
-                if target == prev {
-                    target = 3 + i as u32;
-                }
-                prev = target;
-                let w = [rng.below(4) as f64 * rng.below(20) as f64, 1.0];
-                leaves.push(Leaf {
-                    lo,
-                    hi,
-                    target,
-                    weight: Cost(w),
-                });
-                lo = hi.wrapping_add(1);
-            }
+            let leaves = random_leaves(&mut rng, m, |rng| {
+                Cost([rng.below(4) as f64 * rng.below(20) as f64, 1.0])
+            });
             // Knuth's bounds are exact for split trees.
             let (tk, ck) = optimal_tree(&leaves, true, false);
             let (te, ce) = optimal_tree_exhaustive(&leaves, false);
@@ -1105,25 +1116,7 @@ mod tests {
         let mut rng = Rng::new(11);
         for round in 0..400 {
             let m = 1 + rng.below(7);
-            let mut leaves = Vec::new();
-            let mut lo = 0u32;
-            let mut prev = u32::MAX;
-            for i in 0..m {
-                let hi = if i + 1 == m {
-                    u32::MAX
-                } else if rng.chance(1, 2) {
-                    lo
-                } else {
-                    lo + 1 + rng.below(5) as u32
-                };
-                let mut target = rng.below(3) as u32;
-                if target == prev {
-                    target = 3 + i as u32;
-                }
-                prev = target;
-                leaves.push(leaf(lo, hi, target, rng.below(10) as f64));
-                lo = hi.wrapping_add(1);
-            }
+            let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(10) as f64, 1.0]));
             // Bodies of 1 to 4 instructions, fixed per target.
             let len = |t: NodeId| 1 + (t as usize * 7) % 4;
             let all = all_trees(&leaves, &len, 0, m - 1);
