@@ -264,3 +264,63 @@ fn bad_input_is_refused_with_exit_2() {
     assert_eq!(code, 0);
     assert_eq!(stdout.len() % 8, 0);
 }
+
+/// The longest path through `p` counted on its instructions alone (every branch of every jump
+/// taken as possible): an upper bound on what any input runs, independent of the optimizer's
+/// own path analysis.
+fn syntactic_longest_path(p: &Program) -> usize {
+    use secopt::bpf::insn::{BPF_JA, BPF_JMP, BPF_RET};
+    let n = p.len();
+    let mut longest = vec![0usize; n + 1];
+    for i in (0..n).rev() {
+        let insn = p.insns[i];
+        let at = |off: usize| longest[(i + 1 + off).min(n)];
+        longest[i] = 1 + match (insn.code & 0x07, insn.code & 0xf0) {
+            (BPF_RET, _) => 0,
+            (BPF_JMP, BPF_JA) => at(insn.k as usize),
+            (BPF_JMP, _) => at(insn.jt as usize).max(at(insn.jf as usize)),
+            _ => at(0),
+        };
+    }
+    longest[0]
+}
+
+/// `--max-path N` is a promise: the output runs at most N instructions on any input, still
+/// decides exactly like the input, and when no program found can keep the promise nothing is
+/// written and the error says so (exit 2).
+#[test]
+fn max_path_is_a_promise_on_every_input() {
+    let weights =
+        common::libseccomp_profiles::profile_path("").join("../workloads/nginx-wrk.strace-c.txt");
+    let input = docker_default(2).program;
+    let inp = temp_file("docker-tree-max-path.bpf", &input.to_raw());
+    let run = |out: &PathBuf, extra: &[&str]| {
+        let mut args = vec!["optimize", s(&inp), "-o", s(out), "--weights", s(&weights)];
+        args.extend_from_slice(extra);
+        secopt(&args)
+    };
+    let free = temp_dir().join("free.bpf");
+    let (code, _, stderr) = run(&free, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let free = Program::from_raw(&std::fs::read(&free).unwrap()).unwrap();
+    // Two instructions below the longest path the workload's layout has on its own.
+    let bound = syntactic_longest_path(&free) - 2;
+    let held = temp_dir().join("held.bpf");
+    let n = bound.to_string();
+    let (code, _, stderr) = run(&held, &["--max-path", &n]);
+    assert_eq!(code, 0, "{stderr}");
+    let held = Program::from_raw(&std::fs::read(&held).unwrap()).unwrap();
+    validate(&held).unwrap();
+    assert!(syntactic_longest_path(&held) <= bound, "{held:?}");
+    same_on_sweep(&input, &held);
+
+    // Three instructions (ld arch, one test, ret) cannot decide Docker's profile.
+    let refused = temp_dir().join("refused.bpf");
+    let (code, _, stderr) = run(&refused, &["--max-path", "3"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("within 3 instructions"), "{stderr}");
+    assert!(
+        !refused.exists(),
+        "no output is written when the promise cannot be kept"
+    );
+}

@@ -1,11 +1,11 @@
 //! Random valid programs through the optimizer: no panic; the output is valid and, when it is
 //! not the input, proved equal by the self-check, which the interpreter must confirm on
-//! sampled inputs.
+//! sampled inputs. Then the same under a random `max_path`: an output within it, or a refusal.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::{interp, validate};
-use secopt::optimize::{optimize, Method, OptimizeOptions, Verification};
+use secopt::optimize::{self, optimize, Method, OptimizeError, OptimizeOptions, Verification};
 
 fuzz_target!(|data: &[u8]| {
     let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -48,5 +48,29 @@ fuzz_target!(|data: &[u8]| {
             interp::eval(&out.program, &d).ok(),
             "{d:?}"
         );
+    }
+    // `max_path` is a promise: an output within it (and still equal), or `PathBound`.
+    let longest = optimize::cost::worst_case_path(&out.program) as usize;
+    let bound = 2 + rng.below(longest + 2);
+    let held = OptimizeOptions {
+        max_path: Some(bound),
+        ..opts
+    };
+    match optimize(&prog, &held) {
+        Ok(out) => {
+            validate::validate(&out.program).expect("the output is valid");
+            let worst = optimize::cost::worst_case_path(&out.program) as usize;
+            assert!(worst <= bound, "worst path {worst} over the promised {bound}");
+            for _ in 0..64 {
+                let d = random_data(&mut rng, &prog, &[0xc000_003e, 0x4000_0003, 0]);
+                assert_eq!(
+                    interp::eval(&prog, &d).ok(),
+                    interp::eval(&out.program, &d).ok(),
+                    "{d:?}"
+                );
+            }
+        }
+        Err(OptimizeError::PathBound { shortest, .. }) => assert!(shortest > bound),
+        Err(e) => panic!("{e}"),
     }
 });

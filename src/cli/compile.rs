@@ -113,6 +113,18 @@ pub struct CompileArgs {
     /// free) or `no-cache` (every syscall runs the filter).
     #[arg(long, value_enum, default_value_t = CostModel::AllowCache, help_heading = "Optimization")]
     pub cost_model: CostModel,
+    /// Promise a worst case: no input runs more than N instructions. By default the cost
+    /// decides, within a few tests of the shortest possible worst path; with N, a layout
+    /// longer than N is replaced by the cheapest one within N. If no equivalent filter meets
+    /// N, nothing is written and the error gives the shortest worst path reached. `--report`
+    /// shows the worst-case path.
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Optimization",
+        conflicts_with = "no_optimize"
+    )]
+    pub max_path: Option<usize>,
     /// Print the optimizer's report (sizes, cacheable syscalls, expected cost with and without
     /// the allow cache, worst-case path) to stdout, or to stderr when the filter goes to stdout.
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
@@ -260,6 +272,7 @@ impl Optimizer<'_> {
             kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
             verify: !self.args.no_verify,
             report: self.args.report,
+            max_path: self.args.max_path,
         };
         let (filter, out) =
             compile::compile_optimized(resolved, options, &opts).map_err(input_error)?;

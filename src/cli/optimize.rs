@@ -58,6 +58,11 @@ pub struct OptimizeArgs {
     /// Which cost the dispatch minimizes (the other one still counts 1/4).
     #[arg(long, value_enum, default_value_t = CostModel::AllowCache)]
     pub cost_model: CostModel,
+    /// Promise a worst case: no input runs more than N instructions (a layout longer than N
+    /// is replaced by the cheapest one within N). If no equivalent program meets N, nothing
+    /// is written and the error gives the shortest worst path reached.
+    #[arg(long, value_name = "N")]
+    pub max_path: Option<usize>,
     /// Kernel whose allow cache to model (e.g. `6.18`, `5.10` for none). Default: 6.18.
     #[arg(long)]
     pub kernel: Option<String>,
@@ -88,6 +93,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         kernel,
         verify: !args.no_verify,
         report: args.report,
+        max_path: args.max_path,
     };
     let out = optimize::optimize(&prog, &opts)
         .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;

@@ -145,6 +145,15 @@ pub enum CompileError {
         syscall: String,
         reason: String,
     },
+    /// No equivalent program keeps every path within the requested bound
+    /// ([`OptimizeOptions::max_path`]).
+    #[error("{file}: no equivalent filter keeps every path within {bound} instructions (--max-path): the shortest worst-case path secopt reached is {shortest}; the plain lowering's is {reference}")]
+    PathBound {
+        file: String,
+        bound: usize,
+        shortest: usize,
+        reference: usize,
+    },
     /// Code layout failed (a secopt bug).
     #[error("{file}: internal error laying out the filter: {message}")]
     Layout { file: String, message: String },
@@ -342,6 +351,16 @@ fn optimize_reference(
             file: info.source.clone(),
             len: reached.unwrap_or(input).min(input),
             reference: Some(input),
+        },
+        OptimizeError::PathBound {
+            bound,
+            shortest,
+            input,
+        } => CompileError::PathBound {
+            file: info.source.clone(),
+            bound,
+            shortest,
+            reference: input,
         },
         OptimizeError::Invalid(error) => CompileError::Invalid {
             file: info.source.clone(),

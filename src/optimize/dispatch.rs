@@ -153,6 +153,60 @@ impl Tree {
         }
     }
 
+    /// Most tests on the path of any value in `lo..=hi`.
+    pub fn max_depth_in(&self, lo: u32, hi: u32) -> usize {
+        match self {
+            Tree::Leaf(_) => 0,
+            Tree::Split { at, lo: l, hi: h } => {
+                let below = (lo < *at).then(|| l.max_depth_in(lo, hi.min(at - 1)));
+                let above = (hi >= *at).then(|| h.max_depth_in(lo.max(*at), hi));
+                1 + below.into_iter().chain(above).max().unwrap_or(0)
+            }
+            Tree::Chain { tests, rest } => {
+                let mut tested: Vec<u32> = tests
+                    .iter()
+                    .map(|t| t.0)
+                    .filter(|v| (lo..=hi).contains(v))
+                    .collect();
+                let deepest_test = tests
+                    .iter()
+                    .rposition(|t| (lo..=hi).contains(&t.0))
+                    .map_or(0, |i| i + 1);
+                tested.sort_unstable();
+                tested.dedup();
+                // Every value of the range is one of the tests: none reaches `rest`.
+                if tested.len() as u64 == u64::from(hi - lo) + 1 {
+                    return deepest_test;
+                }
+                tests.len() + rest.max_depth_in(lo, hi)
+            }
+        }
+    }
+
+    /// The same tree with every target `t` replaced by `f(t)`.
+    pub fn map_targets(&self, f: &dyn Fn(NodeId) -> NodeId) -> Tree {
+        match self {
+            Tree::Leaf(t) => Tree::Leaf(f(*t)),
+            Tree::Split { at, lo, hi } => Tree::Split {
+                at: *at,
+                lo: Box::new(lo.map_targets(f)),
+                hi: Box::new(hi.map_targets(f)),
+            },
+            Tree::Chain { tests, rest } => Tree::Chain {
+                tests: tests.iter().map(|&(v, t)| (v, f(t))).collect(),
+                rest: Box::new(rest.map_targets(f)),
+            },
+        }
+    }
+
+    /// The `jeq` tests of a hot chain at the root (none for another tree).
+    fn root_chain(&self) -> &[(u32, NodeId)] {
+        match self {
+            Tree::Chain { tests, .. } => tests,
+            _ => &[],
+        }
+    }
+
     /// The tree as DAG nodes (tests on A, which must hold the dispatched word).
     pub fn emit(&self, dag: &mut Dag) -> NodeId {
         match self {
@@ -253,10 +307,7 @@ fn exact_give_back(
     found: (Tree, Cost),
 ) -> (Tree, Cost) {
     let worst = found.0.worst_path(len);
-    let chain: Vec<(u32, NodeId)> = match &found.0 {
-        Tree::Chain { tests, .. } => tests.clone(),
-        _ => Vec::new(),
-    };
+    let chain: Vec<(u32, NodeId)> = found.0.root_chain().to_vec();
     // best[b]: the cheapest tree whose longest path is at most b.
     let mut best: Vec<Option<(Tree, Cost)>> = vec![None; worst + 1];
     let consider = |tree: Tree, best: &mut Vec<Option<(Tree, Cost)>>| {
@@ -314,11 +365,76 @@ fn exact_give_back(
         .unwrap_or(overall)
 }
 
+/// [`best_tree_bounded`] held to `bound` on the longest path (`max(depth + len(target))`),
+/// for a caller that promises a worst case (`--max-path`): a limit, not a new objective. That
+/// tree when it fits; otherwise the cheapest tree within `bound` among the exact bounded
+/// trees of [`BoundedTrees`] behind each prefix of its hot chain (on any number of leaves:
+/// the cubic program is the price of the promise; 0.2 s for Docker's 163 x86_64 ranges).
+///
+/// `Err(shortest)` when none of these trees fits: `shortest` is the least worst path one of
+/// them reaches.
+pub fn best_tree_within(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    len: &dyn Fn(NodeId) -> usize,
+    balance_from_start: bool,
+    bound: usize,
+) -> Result<(Tree, Cost), usize> {
+    let found = best_tree_bounded(leaves, hot, len, balance_from_start);
+    let found_worst = found.0.worst_path(len);
+    if found_worst <= bound {
+        return Ok(found);
+    }
+    let chain = found.0.root_chain().to_vec();
+    let mut best: Option<(Tree, Cost)> = None;
+    let mut shortest = found_worst;
+    let mut reduced = leaves.to_vec();
+    for r in 0..=chain.len() {
+        if r > 0 {
+            let v = chain[r - 1].0;
+            let w = hot.iter().find(|h| h.0 == v).map_or(Cost::ZERO, |h| h.1);
+            reduced = take_value(&reduced, v, w);
+        }
+        let Some(room) = found_worst.checked_sub(r) else {
+            break;
+        };
+        // One table up to the searched tree's worst path: it answers `bound` and, when
+        // nothing fits, the shortest worst path.
+        let tables = BoundedTrees::new(&reduced, len, room);
+        let with_chain = |rest: Tree| {
+            if r == 0 {
+                rest
+            } else {
+                Tree::Chain {
+                    tests: chain[..r].to_vec(),
+                    rest: Box::new(rest),
+                }
+            }
+        };
+        if let Some((rest, _)) = bound.checked_sub(r).and_then(|b| tables.best(b)) {
+            let tree = with_chain(rest);
+            if tree.worst_path(len) <= bound {
+                let cost = cost_with_hot(&tree, leaves, hot);
+                if best.as_ref().map_or(true, |b| cost.lt(&b.1)) {
+                    best = Some((tree, cost));
+                }
+            }
+        }
+        if best.is_none() {
+            if let Some(rest) = (0..=room).find_map(|b| tables.best(b)) {
+                shortest = shortest.min(with_chain(rest.0).worst_path(len));
+            }
+        }
+    }
+    best.ok_or(shortest)
+}
+
 /// The exact optimal trees of splits and exception chains of `leaves` under every bound
 /// `b ≤ max_bound` on the longest path (`max(depth + len(target))`), from one dynamic program:
 /// `cost[i..=j][b] = w(i..=j) + min over k of cost[i..k][b - 1] + cost[k..=j][b - 1]`, or an
 /// exception chain of the range if its longest exit fits in `b`. O(m³ · max_bound): used on
-/// dispatches of at most [`EXACT_BOUNDED_MAX_LEAVES`] leaves.
+/// dispatches of at most [`EXACT_BOUNDED_MAX_LEAVES`] leaves, and on any dispatch held to a
+/// worst path ([`best_tree_within`]).
 ///
 /// Worked example (test `bounded_trees_trade_cost_for_the_bound`): six leaves of weights
 /// 16, 4, 1, 1, 1, 1 whose bodies are one `ret`. Unbounded, the best tree costs 40: the heavy
@@ -1088,6 +1204,52 @@ mod tests {
             out.push((cost, exits.max(e + len(x))));
         }
         out
+    }
+
+    /// `best_tree_within` keeps its promise and gives nothing away: the tree it returns fits
+    /// the bound; when the default tree does not, it costs no more than the best split/chain
+    /// tree within the bound (found here by brute force); and it refuses only when no such
+    /// tree fits, naming a shortest worst path above the bound and no longer than theirs.
+    #[test]
+    fn trees_within_a_bound_keep_it_and_cost_no_more_than_any_other() {
+        let mut rng = Rng::new(13);
+        let (mut refused, mut tightened) = (0, 0);
+        for round in 0..800 {
+            let m = 1 + rng.below(7);
+            let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(10) as f64, 1.0]));
+            let len = |t: NodeId| 1 + (t as usize * 7) % 4;
+            let all = all_trees(&leaves, &len, 0, m - 1);
+            let brute_shortest = all.iter().map(|t| t.1).min().unwrap();
+            let default_worst = best_tree_bounded(&leaves, &[], &len, false)
+                .0
+                .worst_path(&len);
+            for b in 0..=12 {
+                let brute = all
+                    .iter()
+                    .filter(|t| t.1 <= b)
+                    .map(|t| t.0)
+                    .min_by(f64::total_cmp);
+                let context = format!("round {round}, bound {b}: {leaves:?}");
+                match best_tree_within(&leaves, &[], &len, false, b) {
+                    Ok((tree, c)) => {
+                        assert!(tree.worst_path(&len) <= b, "{context}");
+                        assert_eq!(tree_cost(&tree, &leaves).0[0], c.0[0], "{context}");
+                        // (A `jeq` chain at the root may fit where no split/chain tree does.)
+                        if let (true, Some(brute)) = (default_worst > b, brute) {
+                            tightened += 1;
+                            assert!(c.0[0] <= brute, "{context}: {} > {brute}", c.0[0]);
+                        }
+                    }
+                    Err(shortest) => {
+                        refused += 1;
+                        assert_eq!(brute, None, "{context}");
+                        assert!(shortest > b && shortest <= brute_shortest, "{context}");
+                    }
+                }
+            }
+        }
+        // Both branches were exercised.
+        assert!(refused > 100 && tightened > 80, "{refused} {tightened}");
     }
 
     #[test]

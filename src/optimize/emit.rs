@@ -16,7 +16,7 @@
 //! all of which the kernel's cache emulator follows, so such a syscall *is* cached.
 
 use super::dag::{Dag, Node, NodeId};
-use super::dispatch::{best_tree, best_tree_bounded, leaf_balance, Cost, Leaf};
+use super::dispatch::{best_tree, best_tree_bounded, best_tree_within, leaf_balance, Cost, Leaf};
 use super::layout::{layout, LayoutError};
 use super::lift::Lifted;
 use super::weights::Weights;
@@ -48,10 +48,21 @@ pub struct EmitOptions<'a> {
     /// The weights are the documented default, not a measured workload: keep the dispatch a
     /// little balanced from the start (see [`best_tree_bounded`]).
     pub weights_are_default: bool,
+    /// A promise on the longest path of any input, in instructions
+    /// ([`super::OptimizeOptions::max_path`]); `None`: the cost decides, within a slack of the
+    /// shortest path (see [`best_tree_bounded`]).
+    pub max_path: Option<usize>,
 }
 
+/// One class's `nr` dispatch before it is laid out: its leaves and its hot (value, weight)s.
+type ClassDispatch = (Vec<Leaf>, Vec<(u32, Cost)>);
+
 /// The root node of the dispatch over `lifted` (built into `lifted.dag`).
-pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
+///
+/// The arch tree is shaped first (its leaves stand for the classes), so that with
+/// [`EmitOptions::max_path`] each class's `nr` dispatch knows how many instructions the arch
+/// part leaves it: `max_path − 1 (ld [arch]) − the class's arch tests − 1 (ld [nr])`.
+pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<NodeId, LayoutError> {
     let allow = lifted.dag.ret(SECCOMP_RET_ALLOW);
     let covered = |token: u32, nr: u32| -> bool {
         let Some(arch) = Arch::of_data(token, nr) else {
@@ -69,9 +80,9 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
         };
         Cost([main + OTHER_MODEL_SHARE * other, 0.0])
     };
-    // Weight of each arch token (both models), for the arch tree.
+    // Per class: its leaves and hot values; per arch token: its weight (both models).
     let mut token_weight: HashMap<u32, Cost> = HashMap::new();
-    let mut class_roots = Vec::with_capacity(lifted.classes.len());
+    let mut dispatches: Vec<ClassDispatch> = Vec::with_capacity(lifted.classes.len());
     for class in &lifted.classes {
         let mut leaves: Vec<Leaf> = class
             .pieces
@@ -100,49 +111,91 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> NodeId {
         }
         hot.sort_by(|a, b| b.1.cmp_total(&a.1));
         hot.truncate(HOT_CANDIDATES);
+        dispatches.push((leaves, hot));
+    }
+    // The arch tree, its leaves standing for class indices until the class roots exist.
+    let arch_tree = (lifted.classes.len() > 1).then(|| {
+        let mut leaves: Vec<Leaf> = Vec::new();
+        for (c, class) in lifted.classes.iter().enumerate() {
+            for &(lo, hi) in class.arch.ranges() {
+                let weight = token_weight
+                    .iter()
+                    .filter(|(&t, _)| t >= lo && t <= hi)
+                    .fold(Cost([0.0, 1.0]), |s, (_, &w)| s + w);
+                leaves.push(Leaf {
+                    lo,
+                    hi,
+                    target: c as NodeId,
+                    weight,
+                });
+            }
+        }
+        leaves.sort_by_key(|l| l.lo);
+        let mut hot: Vec<(u32, Cost)> = token_weight.iter().map(|(&t, &c)| (t, c)).collect();
+        hot.sort_by(|a, b| b.1.cmp_total(&a.1).then(a.0.cmp(&b.0)));
+        hot.truncate(HOT_CANDIDATES);
+        best_tree(&leaves, &hot).0
+    });
+    let mut class_roots = Vec::with_capacity(lifted.classes.len());
+    let mut shortest: Option<usize> = None;
+    for (c, (leaves, hot)) in dispatches.iter().enumerate() {
+        // Instructions before this class's `nr` tests: `ld [arch]`, the arch tests, `ld [nr]`.
+        let prefix = match &arch_tree {
+            Some(tree) => {
+                let ranges = lifted.classes[c].arch.ranges();
+                let tests = ranges.iter().map(|&(lo, hi)| tree.max_depth_in(lo, hi));
+                2 + tests.max().unwrap_or(0)
+            }
+            None => 1,
+        };
         let root = if leaves.len() == 1 {
-            leaves[0].target
+            let body = leaves[0].target;
+            if let Some(bound) = opts.max_path {
+                let need = prefix - 1 + lifted.dag.longest_path(body) as usize;
+                if need > bound {
+                    shortest = shortest.max(Some(need));
+                }
+            }
+            body
         } else {
             let dag = &lifted.dag;
             let len = |t: NodeId| dag.longest_path(t) as usize;
-            let (tree, _) = best_tree_bounded(&leaves, &hot, &len, opts.weights_are_default);
+            let balance = opts.weights_are_default;
+            let tree = match opts.max_path {
+                None => best_tree_bounded(leaves, hot, &len, balance).0,
+                Some(bound) => {
+                    let room = bound.saturating_sub(prefix);
+                    match best_tree_within(leaves, hot, &len, balance, room) {
+                        Ok((tree, _)) => tree,
+                        Err(least) => {
+                            shortest = shortest.max(Some(prefix + least));
+                            continue;
+                        }
+                    }
+                }
+            };
             let node = tree.emit(&mut lifted.dag);
             lifted.dag.op(Insn::ld_abs(OFF_NR), node)
         };
         class_roots.push(root);
     }
-    if lifted.classes.len() == 1 {
-        return class_roots[0];
+    if let (Some(bound), Some(shortest)) = (opts.max_path, shortest) {
+        return Err(LayoutError::PathBound { bound, shortest });
     }
-    let mut leaves: Vec<Leaf> = Vec::new();
-    for (class, &root) in lifted.classes.iter().zip(&class_roots) {
-        for &(lo, hi) in class.arch.ranges() {
-            let weight = token_weight
-                .iter()
-                .filter(|(&t, _)| t >= lo && t <= hi)
-                .fold(Cost([0.0, 1.0]), |s, (_, &c)| s + c);
-            leaves.push(Leaf {
-                lo,
-                hi,
-                target: root,
-                weight,
-            });
-        }
-    }
-    leaves.sort_by_key(|l| l.lo);
-    let mut hot: Vec<(u32, Cost)> = token_weight.iter().map(|(&t, &c)| (t, c)).collect();
-    hot.sort_by(|a, b| b.1.cmp_total(&a.1).then(a.0.cmp(&b.0)));
-    hot.truncate(HOT_CANDIDATES);
-    let (tree, _) = best_tree(&leaves, &hot);
-    let node = tree.emit(&mut lifted.dag);
-    lifted.dag.op(Insn::ld_abs(OFF_ARCH), node)
+    let Some(arch_tree) = arch_tree else {
+        return Ok(class_roots[0]);
+    };
+    let node = arch_tree
+        .map_targets(&|c| class_roots[c as usize])
+        .emit(&mut lifted.dag);
+    Ok(lifted.dag.op(Insn::ld_abs(OFF_ARCH), node))
 }
 
 /// Emits a lifted program (see the module documentation).
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
     drop_body_reloads(lifted);
     super::value_tree::rewrite_chains(lifted, Some(opts.weights));
-    let root = dispatch_root(lifted, opts);
+    let root = dispatch_root(lifted, opts)?;
     let root = super::dag::drop_reloads(&mut lifted.dag, root);
     layout(&lifted.dag, root)
 }

@@ -34,6 +34,10 @@ pub enum LayoutError {
         "the program needs {len} instructions, more than the kernel's limit of {BPF_MAXINSNS}"
     )]
     TooLong { len: usize },
+    /// The dispatch cannot keep every path within the caller's bound
+    /// ([`super::OptimizeOptions::max_path`]).
+    #[error("no layout keeps every path within {bound} instructions: the shortest worst-case path this layout reaches is {shortest}")]
+    PathBound { bound: usize, shortest: usize },
 }
 
 /// Lays out the DAG below `root` as a program.

@@ -98,6 +98,11 @@ pub struct OptimizeOptions {
     pub verify: bool,
     /// Compute the [`Report`] (path lengths of every weighted syscall: not free).
     pub report: bool,
+    /// The longest path any input may take through the output, in instructions (a promise
+    /// for latency-bound callers). A dispatch longer than that is replaced by the cheapest
+    /// one within it ([`dispatch::best_tree_within`]); a program that cannot meet it is
+    /// [`OptimizeError::PathBound`], never an output that breaks it.
+    pub max_path: Option<usize>,
 }
 
 impl Default for OptimizeOptions {
@@ -108,6 +113,7 @@ impl Default for OptimizeOptions {
             kernel: KernelVersion::MODELLED,
             verify: true,
             report: true,
+            max_path: None,
         }
     }
 }
@@ -195,6 +201,15 @@ pub enum OptimizeError {
         /// The size of the smallest candidate that was laid out, if any.
         reached: Option<usize>,
     },
+    /// No program found keeps every path within [`OptimizeOptions::max_path`].
+    #[error("no equivalent program found keeps every path within {bound} instructions: the shortest worst-case path reached is {shortest} (the input's is {input})")]
+    PathBound {
+        bound: usize,
+        /// The shortest worst-case path of the candidates (or the one the dispatch layout
+        /// proved it cannot go below), and the input's.
+        shortest: usize,
+        input: usize,
+    },
 }
 
 /// What [`Report::assumption`] says when the weights carry no argument values.
@@ -229,10 +244,17 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         model: opts.cost_model,
         kernel: opts.kernel,
         weights_are_default: opts.weights.is_none(),
+        max_path: opts.max_path,
     };
-    let mut note_size = |e: &layout::LayoutError| {
-        let layout::LayoutError::TooLong { len } = e;
-        reached = Some(reached.map_or(*len, |r| r.min(*len)));
+    // The shortest worst path among candidates dropped for `max_path`.
+    let mut shortest_path: Option<usize> = None;
+    let mut note_size = |e: &layout::LayoutError| match e {
+        layout::LayoutError::TooLong { len } => {
+            reached = Some(reached.map_or(*len, |r| r.min(*len)));
+        }
+        layout::LayoutError::PathBound { shortest, .. } => {
+            shortest_path = Some(shortest_path.map_or(*shortest, |s| s.min(*shortest)));
+        }
     };
     match lift::lift(prog, &LiftConfig::FULL) {
         Ok(mut lifted) => match emit::emit(&mut lifted, &emit_opts) {
@@ -282,6 +304,13 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
     candidates.retain(|(_, p)| p.len() <= prog.len() + 16);
 
     for (method, candidate) in candidates {
+        if let Some(bound) = opts.max_path {
+            let worst = cost::worst_case_path(&candidate) as usize;
+            if worst > bound {
+                shortest_path = Some(shortest_path.map_or(worst, |s| s.min(worst)));
+                continue;
+            }
+        }
         if let Err(e) = validate(&candidate) {
             notes.push(format!(
                 "{method:?} output rejected by the validator (a secopt bug): {e}"
@@ -313,6 +342,16 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
             notes,
             report,
         });
+    }
+    if let Some(bound) = opts.max_path {
+        let input = cost::worst_case_path(prog) as usize;
+        if input > bound {
+            return Err(OptimizeError::PathBound {
+                bound,
+                shortest: shortest_path.unwrap_or(input).min(input),
+                input,
+            });
+        }
     }
     if prog.len() > BPF_MAXINSNS {
         return Err(OptimizeError::TooLarge {
