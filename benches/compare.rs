@@ -47,7 +47,7 @@ use secopt::bpf::{Program, RetVal, SeccompData};
 use secopt::compile::{compile_firecracker, compile_oci, CompileOptions};
 use secopt::optimize::cost::{kernel_arch, path_lengths, Caches};
 use secopt::optimize::{
-    optimize, stats, CostModel, OptimizeOptions, ProgramStats, Verification, Weights,
+    optimize, stats, CostModel, OptimizeError, OptimizeOptions, ProgramStats, Verification, Weights,
 };
 use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::{CapSet, KernelVersion as PolicyKernel, ResolveOptions};
@@ -309,18 +309,33 @@ struct Optimized {
 }
 
 fn run_optimizer(input: &Program, weights: Option<&Weights>, model: CostModel) -> Optimized {
+    run_optimizer_within(input, weights, model, None).expect("valid input")
+}
+
+/// [`run_optimizer`] with `--max-path`; `None` when no program meets it.
+fn run_optimizer_within(
+    input: &Program,
+    weights: Option<&Weights>,
+    model: CostModel,
+    max_path: Option<usize>,
+) -> Option<Optimized> {
     let opts = OptimizeOptions {
         weights: weights.cloned(),
         cost_model: model,
         report: false,
+        max_path,
         ..OptimizeOptions::default()
     };
-    let out = optimize(input, &opts).expect("valid input");
-    Optimized {
+    let out = match optimize(input, &opts) {
+        Ok(out) => out,
+        Err(OptimizeError::PathBound { .. }) => return None,
+        Err(e) => panic!("valid input: {e}"),
+    };
+    Some(Optimized {
         program: out.program,
         self_check_equal: out.verification == Verification::Equal,
         notes: out.notes,
-    }
+    })
 }
 
 /// Whether each target holds for a row (`None`: does not apply). Every program secopt's
@@ -395,6 +410,10 @@ struct Row {
     /// [`five_instruction_floor`]: `(with the cache, without)`.
     cost_floors: Option<(f64, f64)>,
     targets: Targets,
+    /// On rows whose worst path is longer than the tree's: the pipeline held to the tree's
+    /// worst path with `--max-path` (what that promise costs), for the allow-cache and the
+    /// no-cache model; `None` inside when no program meets it.
+    held_to_tree_path: Option<[Option<Measured>; 2]>,
 }
 
 /// The programs of one filter on one arch set, shared by its workloads.
@@ -586,7 +605,15 @@ fn compare(subject: &Subject, workload: &str, weights: &Weighted) -> Row {
         cacheable: pipeline.iter().all(|m| m.cache.exact),
         verified: pipeline.iter().all(|m| m.verified()) && secopt_on_tree.verified(),
     };
+    let held_to_tree_path = (!targets.worst_case_path).then(|| {
+        [CostModel::AllowCache, CostModel::NoCache].map(|model| {
+            let bound = Some(tree.worst_case_path as usize);
+            run_optimizer_within(&subject.reference, Some(w), model, bound)
+                .map(|out| subject.measure(&out, w, true))
+        })
+    });
     Row {
+        held_to_tree_path,
         filter: subject.filter.clone(),
         arches: subject.arches_label.to_string(),
         workload: workload.to_string(),
@@ -881,6 +908,40 @@ fn summary(rows: &[Row]) -> String {
         rows.len(),
         &mut s,
     );
+    let held: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let [with, without] = r.held_to_tree_path.as_ref()?;
+            let tree = &r.libseccomp_tree;
+            let figure = |m: &Option<Measured>, ours: fn(&ProgramStats) -> f64| match m {
+                Some(m) if m.verified() => {
+                    let (a, b) = (ours(&m.stats), ours(tree));
+                    let share = if b > 0.0 {
+                        format!(" ({:.0}%)", 100.0 * a / b)
+                    } else {
+                        String::new()
+                    };
+                    format!("{a:.2} vs {b:.2}{share}")
+                }
+                Some(_) => "not proved equal".into(),
+                None => "no program found".into(),
+            };
+            Some(format!(
+                "{}: within {}: with cache {}, without cache {}",
+                id(r),
+                tree.worst_case_path,
+                figure(with, |s| s.cost_with_cache),
+                figure(without, |s| s.cost_without_cache)
+            ))
+        })
+        .collect();
+    if !held.is_empty() {
+        let _ = writeln!(
+            s,
+            "- Those rows held to the tree's worst path (`--max-path`; cost with the workload, proved equal): {}",
+            held.join("; ")
+        );
+    }
     list(
         "Every argument-independent ALLOW is cacheable (cached set = bound)",
         rows.iter()
