@@ -4,7 +4,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
-use secopt::bpf::{interp, validate};
+use secopt::bpf::{interp, validate, Program};
 use secopt::optimize::{self, optimize, Method, OptimizeError, OptimizeOptions, Verification};
 
 fuzz_target!(|data: &[u8]| {
@@ -41,14 +41,18 @@ fuzz_target!(|data: &[u8]| {
     if out.method != Method::Unchanged {
         assert_eq!(out.verification, Verification::Equal);
     }
-    for _ in 0..64 {
-        let d = random_data(&mut rng, &prog, &[0xc000_003e, 0x4000_0003, 0]);
-        assert_eq!(
-            interp::eval(&prog, &d).ok(),
-            interp::eval(&out.program, &d).ok(),
-            "{d:?}"
-        );
-    }
+    // The interpreter agrees with `prog` on sampled inputs.
+    let same_on_samples = |other: &Program, rng: &mut Rng| {
+        for _ in 0..64 {
+            let d = random_data(rng, &prog, &[0xc000_003e, 0x4000_0003, 0]);
+            assert_eq!(
+                interp::eval(&prog, &d).ok(),
+                interp::eval(other, &d).ok(),
+                "{d:?}"
+            );
+        }
+    };
+    same_on_samples(&out.program, &mut rng);
     // `max_path` is a promise: an output within it (and still equal), or `PathBound`.
     let longest = optimize::cost::worst_case_path(&out.program) as usize;
     let bound = 2 + rng.below(longest + 2);
@@ -60,15 +64,11 @@ fuzz_target!(|data: &[u8]| {
         Ok(out) => {
             validate::validate(&out.program).expect("the output is valid");
             let worst = optimize::cost::worst_case_path(&out.program) as usize;
-            assert!(worst <= bound, "worst path {worst} over the promised {bound}");
-            for _ in 0..64 {
-                let d = random_data(&mut rng, &prog, &[0xc000_003e, 0x4000_0003, 0]);
-                assert_eq!(
-                    interp::eval(&prog, &d).ok(),
-                    interp::eval(&out.program, &d).ok(),
-                    "{d:?}"
-                );
-            }
+            assert!(
+                worst <= bound,
+                "worst path {worst} over the promised {bound}"
+            );
+            same_on_samples(&out.program, &mut rng);
         }
         Err(OptimizeError::PathBound { shortest, .. }) => assert!(shortest > bound),
         Err(e) => panic!("{e}"),

@@ -321,31 +321,13 @@ fn exact_give_back(
         }
     };
     consider(found.0.clone(), &mut best);
-    let mut reduced = leaves.to_vec();
-    for r in 0..=chain.len() {
-        if r > 0 {
-            let v = chain[r - 1].0;
-            let w = hot.iter().find(|h| h.0 == v).map_or(Cost::ZERO, |h| h.1);
-            reduced = take_value(&reduced, v, w);
-        }
-        let Some(room) = worst.checked_sub(r) else {
-            break;
-        };
-        let tables = BoundedTrees::new(&reduced, len, room);
-        for b in 1..=room {
+    behind_each_chain_prefix(leaves, hot, len, &chain, worst, |tables, r, with_chain| {
+        for b in 1..=worst - r {
             if let Some((rest, _)) = tables.best(b) {
-                let tree = if r == 0 {
-                    rest
-                } else {
-                    Tree::Chain {
-                        tests: chain[..r].to_vec(),
-                        rest: Box::new(rest),
-                    }
-                };
-                consider(tree, &mut best);
+                consider(with_chain(rest), &mut best);
             }
         }
-    }
+    });
     // Best so far at each bound (a tree within b is within every larger bound).
     let mut running: Option<(Tree, Cost)> = None;
     let mut by_bound: Vec<Option<(Tree, Cost)>> = Vec::with_capacity(best.len());
@@ -388,19 +370,54 @@ pub fn best_tree_within(
     let chain = found.0.root_chain().to_vec();
     let mut best: Option<(Tree, Cost)> = None;
     let mut shortest = found_worst;
+    // One table per prefix, up to the searched tree's worst path: it answers `bound` and,
+    // when nothing fits, the shortest worst path.
+    behind_each_chain_prefix(
+        leaves,
+        hot,
+        len,
+        &chain,
+        found_worst,
+        |tables, r, with_chain| {
+            if let Some((rest, _)) = bound.checked_sub(r).and_then(|b| tables.best(b)) {
+                let tree = with_chain(rest);
+                if tree.worst_path(len) <= bound {
+                    let cost = cost_with_hot(&tree, leaves, hot);
+                    if best.as_ref().map_or(true, |b| cost.lt(&b.1)) {
+                        best = Some((tree, cost));
+                    }
+                }
+            }
+            if best.is_none() {
+                if let Some((rest, _)) = (0..=found_worst - r).find_map(|b| tables.best(b)) {
+                    shortest = shortest.min(with_chain(rest).worst_path(len));
+                }
+            }
+        },
+    );
+    best.ok_or(shortest)
+}
+
+/// Runs `visit` behind each prefix of `chain` (a hot chain at the root, tested first): on the
+/// exact bounded trees of the leaves left once the prefix's values are tested (bounds up to
+/// `worst` less the prefix), with the prefix's length `r` and a function that puts the prefix
+/// in front of one of those trees.
+fn behind_each_chain_prefix(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    len: &dyn Fn(NodeId) -> usize,
+    chain: &[(u32, NodeId)],
+    worst: usize,
+    mut visit: impl FnMut(&BoundedTrees<'_>, usize, &dyn Fn(Tree) -> Tree),
+) {
     let mut reduced = leaves.to_vec();
-    for r in 0..=chain.len() {
+    for r in 0..=chain.len().min(worst) {
         if r > 0 {
             let v = chain[r - 1].0;
             let w = hot.iter().find(|h| h.0 == v).map_or(Cost::ZERO, |h| h.1);
             reduced = take_value(&reduced, v, w);
         }
-        let Some(room) = found_worst.checked_sub(r) else {
-            break;
-        };
-        // One table up to the searched tree's worst path: it answers `bound` and, when
-        // nothing fits, the shortest worst path.
-        let tables = BoundedTrees::new(&reduced, len, room);
+        let tables = BoundedTrees::new(&reduced, len, worst - r);
         let with_chain = |rest: Tree| {
             if r == 0 {
                 rest
@@ -411,22 +428,8 @@ pub fn best_tree_within(
                 }
             }
         };
-        if let Some((rest, _)) = bound.checked_sub(r).and_then(|b| tables.best(b)) {
-            let tree = with_chain(rest);
-            if tree.worst_path(len) <= bound {
-                let cost = cost_with_hot(&tree, leaves, hot);
-                if best.as_ref().map_or(true, |b| cost.lt(&b.1)) {
-                    best = Some((tree, cost));
-                }
-            }
-        }
-        if best.is_none() {
-            if let Some(rest) = (0..=room).find_map(|b| tables.best(b)) {
-                shortest = shortest.min(with_chain(rest.0).worst_path(len));
-            }
-        }
+        visit(&tables, r, &with_chain);
     }
-    best.ok_or(shortest)
 }
 
 /// The exact optimal trees of splits and exception chains of `leaves` under every bound
