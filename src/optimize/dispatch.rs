@@ -1213,6 +1213,15 @@ mod tests {
     /// the bound; when the default tree does not, it costs no more than the best split/chain
     /// tree within the bound (found here by brute force); and it refuses only when no such
     /// tree fits, naming a shortest worst path above the bound and no longer than theirs.
+    /// The cheapest of `all` ((cost, longest path) of every tree) whose longest path is at
+    /// most `bound`.
+    fn cheapest_within(all: &[(f64, usize)], bound: usize) -> Option<f64> {
+        all.iter()
+            .filter(|t| t.1 <= bound)
+            .map(|t| t.0)
+            .min_by(f64::total_cmp)
+    }
+
     #[test]
     fn trees_within_a_bound_keep_it_and_cost_no_more_than_any_other() {
         let mut rng = Rng::new(13);
@@ -1227,11 +1236,7 @@ mod tests {
                 .0
                 .worst_path(&len);
             for b in 0..=12 {
-                let brute = all
-                    .iter()
-                    .filter(|t| t.1 <= b)
-                    .map(|t| t.0)
-                    .min_by(f64::total_cmp);
+                let brute = cheapest_within(&all, b);
                 let context = format!("round {round}, bound {b}: {leaves:?}");
                 match best_tree_within(&leaves, &[], &len, false, b) {
                     Ok((tree, c)) => {
@@ -1290,11 +1295,7 @@ mod tests {
             let all = all_trees(&leaves, &len, 0, m - 1);
             let tables = BoundedTrees::new(&leaves, &len, 12);
             for b in 0..=12 {
-                let brute = all
-                    .iter()
-                    .filter(|t| t.1 <= b)
-                    .map(|t| t.0)
-                    .min_by(f64::total_cmp);
+                let brute = cheapest_within(&all, b);
                 let exact = tables.best(b);
                 assert_eq!(
                     exact.as_ref().map(|t| t.1 .0[0]),
