@@ -11,7 +11,8 @@
 //! allow-cache bitmap of x86_64 + ia32, and the path analysis of every syscall of an arch).
 //!
 //! `pipeline docker x86_64+x86+x32` is what `secopt compile` does by default: bytes to an
-//! optimized filter, with and without the optimizer's self-check (issue 5's 2 ms / 50 ms).
+//! optimized filter, with and without the optimizer's self-check (issue 5's 2 ms / 50 ms);
+//! `pipeline phases` splits the first into its parts.
 //!
 //! `cargo bench --bench compile`. Figures are in docs/benchmarks.md.
 
@@ -127,6 +128,45 @@ fn bench_pipeline(c: &mut Criterion) {
     g.finish();
 }
 
+/// Where the no-self-check pipeline's time goes, phase by phase on the same input: parse,
+/// resolve, the reference lowering (+ validation), and lifting that reference (the optimizer's
+/// first step; the rest of `pipeline` is the dispatch, layout and validation).
+fn bench_pipeline_phases(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pipeline phases docker x86_64+x86+x32");
+    g.sample_size(30).measurement_time(Duration::from_secs(3));
+    let rel = "oci/docker-default.json";
+    let bytes = profile(rel);
+    let resolve = ResolveOptions {
+        arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
+        ..resolve_options()
+    };
+    let policy = secopt::policy::oci::parse(&bytes, rel).unwrap();
+    let resolved = secopt::policy::resolve(&policy, &resolve).unwrap();
+    let plain = CompileOptions::default();
+    let reference = secopt::compile::compile(&resolved, &plain)
+        .unwrap()
+        .into_program();
+    g.bench_function("parse", |b| {
+        b.iter(|| secopt::policy::oci::parse(black_box(&bytes), rel).unwrap())
+    });
+    g.bench_function("resolve", |b| {
+        b.iter(|| secopt::policy::resolve(black_box(&policy), &resolve).unwrap())
+    });
+    g.bench_function("lower + validate", |b| {
+        b.iter(|| secopt::compile::compile(black_box(&resolved), &plain).unwrap())
+    });
+    g.bench_function("lift the reference", |b| {
+        b.iter(|| {
+            secopt::optimize::lift::lift(
+                black_box(&reference),
+                &secopt::optimize::lift::LiftConfig::FULL,
+            )
+            .unwrap()
+        })
+    });
+    g.finish();
+}
+
 fn bench_optimize(c: &mut Criterion) {
     let mut g = c.benchmark_group("optimize");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
@@ -163,6 +203,7 @@ criterion_group!(
     benches,
     bench_compile,
     bench_pipeline,
+    bench_pipeline_phases,
     bench_optimize,
     bench_analysis
 );

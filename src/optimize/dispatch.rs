@@ -351,7 +351,7 @@ fn exact_give_back(
 /// for a caller that promises a worst case (`--max-path`): a limit, not a new objective. That
 /// tree when it fits; otherwise the cheapest tree within `bound` among the exact bounded
 /// trees of [`BoundedTrees`] behind each prefix of its hot chain (on any number of leaves:
-/// the cubic program is the price of the promise; 0.2 s for Docker's 163 x86_64 ranges).
+/// the cubic program is the price of the promise; docs/optimizer.md times it on Docker).
 ///
 /// `Err(shortest)` when none of these trees fits: `shortest` is the least worst path one of
 /// them reaches.
