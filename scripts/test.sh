@@ -6,6 +6,7 @@
 # install seccomp filters in child processes; runc and apt-get need root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/repair-dev-null.sh
 
 packages=(libseccomp-dev pkg-config runc bubblewrap busybox-static)
 missing=()

@@ -667,3 +667,96 @@ fn weights_from_another_architecture_need_skip_unknown() {
     let read = SeccompData::new(Arch::Aarch64.token(), 63, [0; 6]);
     assert_eq!(interp::eval(&prog, &read).unwrap(), RetVal::ALLOW);
 }
+
+/// `-o` into something that is not a regular file writes through it and leaves it what it was:
+/// a device node or FIFO is never replaced by the rename that makes file outputs atomic (run as
+/// root, `-o /dev/null` once turned the machine's `/dev/null` into a regular file, and cargo's
+/// own probes then read garbage from it). A symbolic link stays a link, and a replaced file keeps
+/// its permissions. The file types are checked with the kernel's `lstat`, not with secopt.
+#[test]
+fn outputs_write_through_devices_fifos_and_links_without_replacing_them() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let d = tmpdir("special-outputs");
+    let p = profile("oci/spo-nginx-1.19.1.json");
+    let compile_to = |out: &Path| {
+        ok(&secopt(&[
+            "compile",
+            &p,
+            "--arch",
+            "x86_64",
+            "--emit",
+            "raw",
+            "-o",
+            out.to_str().unwrap(),
+        ]))
+    };
+    let reference = d.join("reference.bpf");
+    compile_to(&reference);
+    let expected = std::fs::read(&reference).unwrap();
+    assert!(expected.len() >= 8 && expected.len() % 8 == 0);
+
+    // A FIFO: the reader gets exactly the filter, and the FIFO is still a FIFO.
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    compile_to(&fifo);
+    // Checked before joining: had the FIFO been replaced, the reader would wait forever.
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert_eq!(reader.join().unwrap(), expected);
+
+    // A character device (the null device, made here; needs root, as the suite runs in CI).
+    let null = d.join("null");
+    let mknod = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .output();
+    match mknod {
+        Ok(o) if o.status.success() => {
+            compile_to(&null);
+            let meta = std::fs::symlink_metadata(&null).unwrap();
+            assert!(meta.file_type().is_char_device(), "{meta:?}");
+            assert_eq!(std::fs::read(&null).unwrap(), b"", "still the null device");
+        }
+        _ => eprintln!("SKIP the device case: mknod needs root"),
+    }
+
+    // A link to a regular file with mode 0600: the link stays, the file gets the filter and
+    // keeps its mode.
+    let file = d.join("target.bpf");
+    std::fs::write(&file, b"old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = d.join("link.bpf");
+    std::os::unix::fs::symlink("target.bpf", &link).unwrap();
+    compile_to(&link);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&file).unwrap(), expected);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    // A dangling link: the file it names is created, the link stays.
+    let dangling = d.join("dangling.bpf");
+    std::os::unix::fs::symlink("created.bpf", &dangling).unwrap();
+    compile_to(&dangling);
+    assert!(std::fs::symlink_metadata(&dangling)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(d.join("created.bpf")).unwrap(), expected);
+
+    // A directory is an error naming it, with exit 2.
+    let out = secopt(&["compile", &p, "--arch", "x86_64", "-o", d.to_str().unwrap()]);
+    bad_input(&out, &[d.to_str().unwrap(), "cannot write"]);
+}

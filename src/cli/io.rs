@@ -68,8 +68,16 @@ pub fn load_program(path: &Path, format: InputFormat) -> Result<Program, Failure
     Ok(prog)
 }
 
-/// Writes `data` to `path` atomically (a temporary file in the same directory, then
-/// `rename`), or to stdout for `-`. A failed write leaves no partial file behind.
+/// Writes `data` to `path`, or to stdout for `-`.
+///
+/// A regular file (new, or reached through symbolic links) is replaced atomically: a temporary
+/// file in the same directory, then `rename`, so a failed write leaves no partial file behind.
+/// The replaced file keeps its permissions, and a symbolic link stays a link to it.
+///
+/// Anything else that exists (a character device such as `/dev/null`, a FIFO, a terminal,
+/// `/dev/stdout`) is opened and written in place, as a shell redirection would. Renaming over it
+/// would replace the device node itself: `-o /dev/null` run as root used to turn `/dev/null`
+/// into a regular file, which breaks every program on the machine that reads it.
 pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
@@ -78,13 +86,54 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
             .and_then(|_| out.flush())
             .map_err(|e| Failure::input(format!("<stdout>: cannot write: {e}")));
     }
+    let cannot_write =
+        |e: std::io::Error| Failure::input(format!("{}: cannot write: {e}", path.display()));
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            let file = std::fs::canonicalize(path).map_err(cannot_write)?;
+            replace_atomically(&file, data, Some(meta.permissions())).map_err(cannot_write)
+        }
+        Ok(_) => write_in_place(path, data).map_err(cannot_write),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dangling_link = std::fs::symlink_metadata(path)
+                .map(|m| m.file_type().is_symlink())
+                .unwrap_or(false);
+            if dangling_link {
+                // Creating the file the link names is what a shell redirection does; replacing
+                // the link with a file would not be.
+                write_in_place(path, data).map_err(cannot_write)
+            } else {
+                replace_atomically(path, data, None).map_err(cannot_write)
+            }
+        }
+        Err(e) => Err(cannot_write(e)),
+    }
+}
+
+/// Opens `path` for writing (creating it if needed) and writes `data` through it.
+fn write_in_place(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    f.write_all(data)?;
+    f.flush()
+}
+
+/// Writes `data` to a temporary file beside `path` and renames it over `path`.
+fn replace_atomically(
+    path: &Path,
+    data: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let file_name = path
         .file_name()
-        .ok_or_else(|| Failure::input(format!("{}: not a file path", path.display())))?;
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
     let tmp = dir.join(format!(
         ".{}.secopt-tmp.{}",
         file_name.to_string_lossy(),
@@ -94,10 +143,13 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(data)?;
         f.sync_all()?;
+        if let Some(permissions) = permissions {
+            std::fs::set_permissions(&tmp, permissions)?;
+        }
         std::fs::rename(&tmp, path)
     })();
-    result.map_err(|e| {
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        Failure::input(format!("{}: cannot write: {e}", path.display()))
-    })
+    }
+    result
 }
