@@ -351,12 +351,6 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
             if !multiplexed {
                 resolved.highest_named = resolved.highest_named.max(nr);
             }
-            let resolved_rule = ResolvedRule {
-                action: rule.action,
-                conditions: rule.conditions.clone(),
-                origin: rule.origin.clone(),
-                seq,
-            };
             let list = match nr {
                 Some(nr) => resolved.syscalls.entry(nr).or_default(),
                 None => {
@@ -368,7 +362,12 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
                 }
             };
             if rule.action != policy.default_action {
-                list.push(resolved_rule);
+                list.push(ResolvedRule {
+                    action: rule.action,
+                    conditions: rule.conditions.clone(),
+                    origin: rule.origin.clone(),
+                    seq,
+                });
             }
         }
         // A name whose every rule equals the default leaves no entry behind.
