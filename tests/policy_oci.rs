@@ -168,7 +168,7 @@ fn rules_of(p: &Policy, entries: &[usize]) -> usize {
         .iter()
         .filter(|r| {
             entries.iter().any(|i| {
-                r.origin == format!("$.syscalls[{i}]")
+                *r.origin == *format!("$.syscalls[{i}]")
                     || r.origin.starts_with(&format!("$.syscalls[{i}]."))
             })
         })

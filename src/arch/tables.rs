@@ -12,7 +12,7 @@
 //! directions. See [`TABLES_SOURCE`].
 
 use super::Arch;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use syscall_numbers as sn;
 

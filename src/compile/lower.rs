@@ -206,7 +206,7 @@ pub(crate) fn emit_filter(
                 let root = rules::syscall(&mut dag, layout, &rules, default).map_err(|r| {
                     CompileError::Refused {
                         file: resolved.source.clone(),
-                        origin: r.origin,
+                        origin: r.origin.to_string(),
                         arch: arch.arch,
                         syscall: arch
                             .arch

@@ -142,7 +142,7 @@ pub(crate) fn condition(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused {
     /// JSON path of the rule.
-    pub origin: String,
+    pub origin: std::sync::Arc<str>,
     pub reason: &'static str,
 }
 

@@ -241,7 +241,7 @@ fn read_filter(
             action: filter_action,
             conditions,
             applies: Applicability::default(),
-            origin: ep.to_string(),
+            origin: ep.to_string().into(),
         });
     }
 

@@ -137,7 +137,13 @@ impl JPath {
             && !key.starts_with(|c: char| c.is_ascii_digit())
             && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if plain {
-            JPath(format!("{}.{key}", self.0))
+            // Built by hand rather than with `format!`: a path is made for every member and
+            // element read (14% of the parse of Docker's profile went to formatting them).
+            let mut s = String::with_capacity(self.0.len() + 1 + key.len());
+            s.push_str(&self.0);
+            s.push('.');
+            s.push_str(key);
+            JPath(s)
         } else {
             // A JSON string literal is always a valid bracketed member name.
             let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"));
@@ -146,7 +152,12 @@ impl JPath {
     }
     /// The path of element `i` of this array.
     pub(crate) fn index(&self, i: usize) -> JPath {
-        JPath(format!("{}[{i}]", self.0))
+        use std::fmt::Write;
+        let mut s = String::with_capacity(self.0.len() + 8);
+        s.push_str(&self.0);
+        // Writing into a String cannot fail.
+        let _ = write!(s, "[{i}]");
+        JPath(s)
     }
     pub(crate) fn as_str(&self) -> &str {
         &self.0

@@ -216,7 +216,7 @@ pub struct Rule {
     pub conditions: Vec<ArgCondition>,
     pub applies: Applicability,
     /// Where in the profile the rule comes from (a JSON path), for reports.
-    pub origin: String,
+    pub origin: std::sync::Arc<str>,
 }
 
 /// Flags passed to `seccomp(SECCOMP_SET_MODE_FILTER, flags, ...)`, as the runtime spec

@@ -515,15 +515,15 @@ fn read_syscall_entry(
         seen[usize::from(c.index)] = true;
         dup
     });
-    let groups: Vec<(Vec<ArgCondition>, String)> = if repeated {
+    let groups: Vec<(Vec<ArgCondition>, std::sync::Arc<str>)> = if repeated {
         conditions
             .iter()
-            .map(|(c, p)| (vec![*c], p.to_string()))
+            .map(|(c, p)| (vec![*c], p.as_str().into()))
             .collect()
     } else {
         vec![(
             conditions.iter().map(|(c, _)| *c).collect(),
-            path.to_string(),
+            path.as_str().into(),
         )]
     };
     for name in &names {

@@ -125,7 +125,7 @@ pub struct ResolvedRule {
     /// A conjunction; empty means "always".
     pub conditions: Vec<ArgCondition>,
     /// JSON path of the profile entry (or condition) the rule comes from.
-    pub origin: String,
+    pub origin: std::sync::Arc<str>,
     /// Position among the policy's rules (one per name and condition group): the order in
     /// which runc adds rules to libseccomp, whose merging of overlapping rules depends on
     /// it. Several names of one profile entry share an `origin` but not a `seq`.
