@@ -8,7 +8,7 @@
 use super::builder::{Builder, Label};
 use crate::bpf::insn::{BPF_JEQ, BPF_JGE, BPF_JGT};
 use crate::bpf::RetVal;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Index of a node in a [`Dag`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

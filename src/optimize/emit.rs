@@ -26,7 +26,7 @@ use crate::bpf::action::SECCOMP_RET_ALLOW;
 use crate::bpf::cache::{KernelCache, KernelVersion};
 use crate::bpf::data::{OFF_ARCH, OFF_NR};
 use crate::bpf::{Insn, Program};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// How much an instruction saved in the cost model *not* being optimized counts, relative to
 /// one saved in the optimized model. Not zero: with the allow cache a web server's hot
@@ -81,7 +81,7 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
         Cost([main + OTHER_MODEL_SHARE * other, 0.0])
     };
     // Per class: its leaves and hot values; per arch token: its weight (both models).
-    let mut token_weight: HashMap<u32, Cost> = HashMap::new();
+    let mut token_weight: HashMap<u32, Cost> = HashMap::default();
     let mut dispatches: Vec<ClassDispatch> = Vec::with_capacity(lifted.classes.len());
     for class in &lifted.classes {
         let mut leaves: Vec<Leaf> = class

@@ -25,7 +25,7 @@
 
 use super::dag::{effects, Dag, Node, NodeId, LIVE_M_ALL};
 use crate::bpf::insn::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Why no valid layout exists.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +44,7 @@ pub enum LayoutError {
 pub fn layout(dag: &Dag, root: NodeId) -> Result<Program, LayoutError> {
     let reachable = dag.reachable(root);
     let is_ret = |id: NodeId| matches!(dag.node(id), Node::Ret(_) | Node::RetA);
-    let mut parents: HashMap<NodeId, u32> = HashMap::new();
+    let mut parents: HashMap<NodeId, u32> = HashMap::default();
     for &id in &reachable {
         for c in dag.children(id) {
             *parents.entry(c).or_default() += 1;
@@ -56,9 +56,9 @@ pub fn layout(dag: &Dag, root: NodeId) -> Result<Program, LayoutError> {
     let mut em = Emitter {
         rev: Vec::new(),
         rev_needs: Vec::new(),
-        start: HashMap::new(),
-        rets: HashMap::new(),
-        trampolines: HashMap::new(),
+        start: HashMap::default(),
+        rets: HashMap::default(),
+        trampolines: HashMap::default(),
     };
     if is_ret(root) {
         em.push_ret(dag.node(root));
@@ -203,7 +203,7 @@ impl Emitter {
 /// right behind it where possible.
 fn topological_order(dag: &Dag, root: NodeId, parents: &HashMap<NodeId, u32>) -> Vec<NodeId> {
     let is_ret = |id: NodeId| matches!(dag.node(id), Node::Ret(_) | Node::RetA);
-    let mut visited: HashMap<NodeId, bool> = HashMap::new();
+    let mut visited: HashMap<NodeId, bool> = HashMap::default();
     let mut post: Vec<NodeId> = Vec::new();
     if is_ret(root) {
         return post;
@@ -250,7 +250,7 @@ fn topological_order(dag: &Dag, root: NodeId, parents: &HashMap<NodeId, u32>) ->
 /// root to it that it (or something after it) reads — what the kernel's linear check must see
 /// there. Empty for programs without stores.
 fn scratch_needs(dag: &Dag, reachable: &[NodeId]) -> HashMap<NodeId, u16> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     let stores_any = reachable.iter().any(|&id| match dag.node(id) {
         Node::Op { insn, .. } => effects(&insn).defs & LIVE_M_ALL != 0,
         _ => false,
@@ -259,7 +259,7 @@ fn scratch_needs(dag: &Dag, reachable: &[NodeId]) -> HashMap<NodeId, u16> {
         return out;
     }
     // Parents have larger ids than children: decreasing id order is topological.
-    let mut must: HashMap<NodeId, u32> = HashMap::new();
+    let mut must: HashMap<NodeId, u32> = HashMap::default();
     let root = *reachable.last().expect("root is reachable");
     must.insert(root, 0);
     for &id in reachable.iter().rev() {

@@ -31,7 +31,7 @@ use super::value_sets::{find_cubes, Cube};
 use super::weights::Weights;
 use crate::bpf::data::SeccompData;
 use crate::bpf::insn::*;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Shortest chain considered. Shorter chains (4–5 values, `futex` or `mmap` operations) would
 /// gain a test or two on Firecracker's API and VMM threads (3–9% of their cost), but the
@@ -86,7 +86,7 @@ pub fn rewrite_chains(lifted: &mut Lifted, weights: Option<&Weights>) {
             let heads = |id: NodeId| reachable[id as usize] && !interior[id as usize];
             chain_value_counts(lifted, w, &roots, &heads)
         }
-        _ => HashMap::new(),
+        _ => HashMap::default(),
     };
     let dag = &mut lifted.dag;
     let mut map: Vec<NodeId> = (0..n as NodeId).collect();
@@ -139,14 +139,14 @@ fn chain_value_counts(
 ) -> HashMap<NodeId, Vec<(u32, f64)>> {
     let dag = &lifted.dag;
     let held = held_words(dag, roots);
-    let mut heads_of: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
-    let mut counts: HashMap<NodeId, HashMap<u32, f64>> = HashMap::new();
+    let mut heads_of: HashMap<NodeId, Vec<NodeId>> = HashMap::default();
+    let mut counts: HashMap<NodeId, HashMap<u32, f64>> = HashMap::default();
     for (token, nr) in weights.sampled_syscalls() {
         let Some(body) = lifted.body(token, nr) else {
             continue;
         };
         let heads = heads_of.entry(body).or_insert_with(|| {
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             let mut stack = vec![body];
             let mut heads = Vec::new();
             while let Some(id) = stack.pop() {
@@ -347,7 +347,7 @@ fn chain_tree(
 
     // First test of a value wins; a value sent where the chain ends anyway needs no test.
     let mut values: Vec<(u32, NodeId)> = Vec::with_capacity(links.len());
-    let mut seen = std::collections::HashSet::with_capacity(links.len());
+    let mut seen = HashSet::with_capacity_and_hasher(links.len(), Default::default());
     for &(v, t) in &links {
         if seen.insert(v) && t != fallback {
             values.push((v, t));
