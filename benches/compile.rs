@@ -97,18 +97,24 @@ fn bench_compile(c: &mut Criterion) {
     g.finish();
 }
 
+/// Docker's default profile (its path, bytes) and the resolve options for x86_64 + x86 + x32:
+/// the input of both `pipeline` groups.
+fn docker_three_arches() -> (&'static str, Vec<u8>, ResolveOptions) {
+    let rel = "oci/docker-default.json";
+    let resolve = ResolveOptions {
+        arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
+        ..resolve_options()
+    };
+    (rel, profile(rel), resolve)
+}
+
 /// Issue 5's compile-time targets: Docker's default profile for x86_64 + x86 + x32 from
 /// bytes to an optimized filter (parse, resolve, lower, optimize, validate), without the
 /// self-check (target: under 2 ms) and with it (under 50 ms).
 fn bench_pipeline(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline docker x86_64+x86+x32");
     g.sample_size(30).measurement_time(Duration::from_secs(5));
-    let rel = "oci/docker-default.json";
-    let bytes = profile(rel);
-    let resolve = ResolveOptions {
-        arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
-        ..resolve_options()
-    };
+    let (rel, bytes, resolve) = docker_three_arches();
     for (name, verify) in [
         ("optimized, no self-check", false),
         ("optimized + self-check", true),
@@ -134,12 +140,7 @@ fn bench_pipeline(c: &mut Criterion) {
 fn bench_pipeline_phases(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline phases docker x86_64+x86+x32");
     g.sample_size(30).measurement_time(Duration::from_secs(3));
-    let rel = "oci/docker-default.json";
-    let bytes = profile(rel);
-    let resolve = ResolveOptions {
-        arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
-        ..resolve_options()
-    };
+    let (rel, bytes, resolve) = docker_three_arches();
     let policy = secopt::policy::oci::parse(&bytes, rel).unwrap();
     let resolved = secopt::policy::resolve(&policy, &resolve).unwrap();
     let plain = CompileOptions::default();
