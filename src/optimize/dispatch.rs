@@ -859,6 +859,7 @@ fn optimal_trees(
         // move one cell along their own diagonals, so every read is sequential (a row-major
         // table makes the (k, j) reads one cache miss per cell, most of the program's time).
         let cells = m * (m + 1) / 2;
+        // Where diagonal d starts; diagonal d + 1 starts `m - d` cells later.
         let diagonal: Vec<usize> = (0..m)
             .map(|d| d * m - d * (d.saturating_sub(1)) / 2)
             .collect();
@@ -867,33 +868,47 @@ fn optimal_trees(
         cost.resize(tables * cells, Cost::ZERO);
         split.clear();
         split.resize(tables * cells, 0);
-        for t in 0..tables {
-            for i in 0..m {
-                split[idx(t, i, i)] = i as u32;
-            }
-        }
-        for len in 2..=m {
-            for i in 0..=m - len {
-                let j = i + len - 1;
-                let wij = w(i, j);
-                for t in 0..tables {
-                    let root_of = |i: usize, j: usize| (split[idx(t, i, j)] & !CHAIN) as usize;
-                    let (lo_k, hi_k) = if knuth && len > 2 {
-                        (root_of(i, j - 1).max(i + 1), root_of(i + 1, j).min(j))
+        for (t, (cost, split)) in cost
+            .chunks_exact_mut(cells)
+            .zip(split.chunks_exact_mut(cells))
+            .enumerate()
+        {
+            split[..m].iter_mut().zip(0..).for_each(|(s, i)| *s = i);
+            let root_of = |s: u32| (s & !CHAIN) as usize;
+            for d in 1..m {
+                // Diagonals below d are done and only read; d is written.
+                let (done, rest) = cost.split_at_mut(diagonal[d]);
+                let (split_done, split_rest) = split.split_at_mut(diagonal[d]);
+                // The roots of (i, j - 1) and (i + 1, j): cells i and i + 1 of diagonal d - 1.
+                let roots = &split_done[diagonal[d - 1]..];
+                for (i, (out, out_split)) in rest[..m - d]
+                    .iter_mut()
+                    .zip(&mut split_rest[..m - d])
+                    .enumerate()
+                {
+                    let j = i + d;
+                    let (lo_k, hi_k) = if knuth && d > 1 {
+                        (root_of(roots[i]).max(i + 1), root_of(roots[i + 1]).min(j))
                     } else {
                         (i + 1, j)
                     };
-                    let mut best = (cost[idx(t, i, lo_k - 1)] + cost[idx(t, lo_k, j)], lo_k);
+                    // (i, k - 1) lies on diagonal k - 1 - i at index i, (k, j) on diagonal
+                    // j - k at index k; step both along k without looking `diagonal` up.
+                    let mut left = diagonal[lo_k - 1 - i] + i;
+                    let mut right = diagonal[j - lo_k] + lo_k;
+                    let mut best = (done[left] + done[right], lo_k);
                     for k in lo_k + 1..=hi_k {
-                        let c = cost[idx(t, i, k - 1)] + cost[idx(t, k, j)];
+                        left += m - (k - 2 - i);
+                        right = right + 1 - (m - (j - k));
+                        let c = done[left] + done[right];
                         if c.lt(&best.0) {
                             best = (c, k);
                         }
                     }
-                    let mut c = best.0 + wij;
+                    let mut c = best.0 + w(i, j);
                     let mut s = best.1 as u32;
                     // A chain spans at most 2 × MAX_EXCEPTIONS + 1 leaves.
-                    if t == 1 && len <= 2 * MAX_EXCEPTIONS + 1 {
+                    if t == 1 && d < 2 * MAX_EXCEPTIONS + 1 {
                         if let Some(&(_, cc, _)) = chain_list[i].iter().find(|ch| ch.0 == j) {
                             if cc.lt(&c) {
                                 c = cc;
@@ -901,8 +916,8 @@ fn optimal_trees(
                             }
                         }
                     }
-                    cost[idx(t, i, j)] = c;
-                    split[idx(t, i, j)] = s;
+                    *out = c;
+                    *out_split = s;
                 }
             }
         }
