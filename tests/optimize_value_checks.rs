@@ -182,3 +182,94 @@ fn argument_checks_keep_their_decisions_with_and_without_argument_values() {
     eprintln!("{with_jset} of 400 outputs test with jset");
     assert!(with_jset > 100, "{with_jset}");
 }
+
+/// Firecracker's `mmap` rule shape (one rule `prot == 3 && flags == 17`, then `prot` without
+/// PROT_EXEC and `flags` in a set), with the workload's hot call `prot = 3, flags = 0x22`. That
+/// call's decision reads both words, so no filter runs fewer than 9 instructions for it: `ld
+/// [arch]`, its test, `ld [nr]`, one test of `nr`, a load and a test for each of the two
+/// words, and the return. The input runs 13. With the call's argument values in the weights
+/// the output reaches the bound, and still decides everything as the input does.
+#[test]
+fn the_hot_calls_argument_values_get_the_shortest_path_their_decision_allows() {
+    let src = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #9, next, allow\n\
+               ld [args[2].lo]\njeq #3, next, l1\nld [args[3].lo]\njeq #17, allow, next\n\
+               l1: ld [args[2].lo]\njset #4, trap, next\nld [args[3].lo]\njeq #34, allow, next\n\
+               jeq #0x8001, allow, next\njeq #50, allow, trap\n\
+               allow: ret ALLOW\ntrap: ret TRAP\nkill: ret KILL_PROCESS\n";
+    let prog = assemble(src).unwrap();
+    let hot = |prot: u64, flags: u64| [None, None, Some(prot), Some(flags), None, None];
+    let steps = |p: &Program, prot: u64, flags: u64| {
+        let d = SeccompData::new(X86_64, 9, [0, 0, prot, flags, 0, 0]);
+        interp::trace(p, &d).unwrap()
+    };
+    let run = |weights: Weights| {
+        optimize(
+            &prog,
+            &OptimizeOptions {
+                weights: Some(weights),
+                ..OptimizeOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    assert_eq!(steps(&prog, 3, 0x22).steps, 13);
+    // Counts only: the body keeps the rules' order (the PROT_EXEC test is skipped once
+    // `prot == 3` is known, but `flags == 17` is still tested first): more than the bound.
+    let mut counts = Weights::new();
+    counts.add(X86_64, 9, 100.0).unwrap();
+    let plain = run(counts);
+    assert!(steps(&plain.program, 3, 0x22).steps > 9);
+    // The same calls with their argument values.
+    let mut sampled = Weights::new();
+    sampled.add_call(X86_64, 9, 100.0, hot(3, 0x22)).unwrap();
+    let out = run(sampled);
+    assert_eq!(out.verification, secopt::optimize::Verification::Equal);
+    let t = steps(&out.program, 3, 0x22);
+    assert_eq!((t.steps, t.ret), (9, secopt::bpf::RetVal::ALLOW));
+    // A hot call the rules trap (PROT_EXEC) gets its own shortcut: one word read.
+    let mut trapped = Weights::new();
+    trapped.add_call(X86_64, 9, 100.0, hot(7, 0x22)).unwrap();
+    let t = steps(&run(trapped).program, 7, 0x22);
+    assert_eq!(
+        (t.steps, t.ret),
+        (
+            7,
+            secopt::bpf::RetVal(secopt::bpf::action::SECCOMP_RET_TRAP)
+        )
+    );
+    // Every combination of the rules' constants, their neighbours and high halves decides as
+    // the input does (the interpreter judges, not the optimizer's proof).
+    let words = [
+        0u64,
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+        16,
+        17,
+        18,
+        33,
+        34,
+        35,
+        49,
+        50,
+        0x8001,
+        0xffff_ffff,
+    ];
+    for nr in [8, 9, 10] {
+        for &prot in &words {
+            for &flags in &words {
+                for hi in [0u64, 1 << 32] {
+                    let d = SeccompData::new(X86_64, nr, [0, 0, prot | hi, flags, 0, 0]);
+                    assert_eq!(
+                        interp::eval(&prog, &d).unwrap(),
+                        interp::eval(&out.program, &d).unwrap(),
+                        "{d:x?}"
+                    );
+                }
+            }
+        }
+    }
+}

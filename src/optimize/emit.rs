@@ -195,6 +195,11 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
     drop_body_reloads(lifted);
     super::value_tree::rewrite_chains(lifted, Some(opts.weights));
+    // A shortcut lengthens its body's longest path; under a path promise the dispatch search
+    // keeps every body as it is.
+    if opts.max_path.is_none() {
+        super::hot_args::add_shortcuts(lifted, opts.weights);
+    }
     let root = dispatch_root(lifted, opts)?;
     let root = super::dag::drop_reloads(&mut lifted.dag, root);
     layout(&lifted.dag, root)

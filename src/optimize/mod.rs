@@ -55,6 +55,7 @@ pub mod cost;
 pub mod dag;
 pub mod dispatch;
 pub mod emit;
+pub mod hot_args;
 pub mod intervals;
 pub mod layout;
 pub mod lift;
