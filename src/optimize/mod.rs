@@ -15,6 +15,8 @@
 //!   hot syscalls first where that pays, single exceptions as `jeq`), and [`layout`] turns the
 //!   DAG into instructions: shared returns copied within jump range, trampolines only where a
 //!   conditional jump cannot reach, nothing the kernel's checks reject.
+//! - [`hot_args`] puts in front of a body the fewest argument tests that imply the decision of
+//!   the workload's hottest sampled call there (only when the weights carry argument values).
 //! - When a program cannot be lifted within budget, the same DAG machinery still runs on it as
 //!   one body (constant and copy propagation, redundant loads, dead code, jump threading,
 //!   identical tails merged, re-layout): the lossless bytecode passes. Every candidate is
