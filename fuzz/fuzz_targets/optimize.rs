@@ -1,11 +1,15 @@
 //! Random valid programs through the optimizer: no panic; the output is valid and, when it is
 //! not the input, proved equal by the self-check, which the interpreter must confirm on
-//! sampled inputs. Then the same under a random `max_path`: an output within it, or a refusal.
+//! sampled inputs. Then the same with weights whose calls carry argument values (the hot
+//! calls' shortcuts, `optimize::hot_args`), and under a random `max_path`: an output within
+//! it, or a refusal.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::{interp, validate, Program};
-use secopt::optimize::{self, optimize, Method, OptimizeError, OptimizeOptions, Verification};
+use secopt::optimize::{
+    self, optimize, Method, OptimizeError, OptimizeOptions, Verification, Weights,
+};
 
 fuzz_target!(|data: &[u8]| {
     let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -52,6 +56,24 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     };
+    same_on_samples(&out.program, &mut rng);
+    // Weights whose calls carry argument values: some of the sampled inputs, hot and cold.
+    let mut weights = Weights::new();
+    for _ in 0..1 + rng.below(4) {
+        let d = random_data(&mut rng, &prog, &[0xc000_003e, 0x4000_0003, 0]);
+        let args = d.args.map(|a| (rng.below(5) != 0).then_some(a));
+        let count = [1.0, 10.0, 1000.0][rng.below(3)];
+        weights.add_call(d.arch, d.nr as u32, count, args).unwrap();
+    }
+    let sampled = OptimizeOptions {
+        weights: Some(weights),
+        ..opts.clone()
+    };
+    let out = optimize(&prog, &sampled).expect("a valid program optimizes");
+    validate::validate(&out.program).expect("the output is valid");
+    if out.method != Method::Unchanged {
+        assert_eq!(out.verification, Verification::Equal);
+    }
     same_on_samples(&out.program, &mut rng);
     // `max_path` is a promise: an output within it (and still equal), or `PathBound`.
     let longest = optimize::cost::worst_case_path(&out.program) as usize;
