@@ -104,6 +104,18 @@ pub fn canonical(insn: Insn) -> Insn {
     }
 }
 
+/// Whether the conditional jump `insn` is taken for A = `v`; `None` unless it compares A with
+/// a constant (`jeq`, `jge`, `jgt`, `jset` with `K`).
+pub fn taken(insn: Insn, v: u32) -> Option<bool> {
+    match insn.code {
+        c if c == BPF_JMP | BPF_JEQ | BPF_K => Some(v == insn.k),
+        c if c == BPF_JMP | BPF_JGE | BPF_K => Some(v >= insn.k),
+        c if c == BPF_JMP | BPF_JGT | BPF_K => Some(v > insn.k),
+        c if c == BPF_JMP | BPF_JSET | BPF_K => Some(v & insn.k != 0),
+        _ => None,
+    }
+}
+
 /// A hash-consed filter DAG (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct Dag {

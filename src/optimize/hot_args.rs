@@ -34,7 +34,7 @@
 //! the sampled calls are run through both versions, and calls whose path is not known (no
 //! sample, or an argument the sample lacks) are charged the growth of the longest path.
 
-use super::dag::{Dag, Node, NodeId, LIVE_A};
+use super::dag::{taken, Dag, Node, NodeId, LIVE_A};
 use super::lift::Lifted;
 use super::weights::Weights;
 use crate::bpf::data::{SeccompData, OFF_ARGS};
@@ -110,20 +110,6 @@ impl Known {
             BPF_JSET if k & !self.zeros == 0 => Some(false),
             _ => None,
         }
-    }
-}
-
-/// Whether the constant test `test` is taken for A = `v` (`None`: not a constant test).
-fn taken(test: Insn, v: u32) -> Option<bool> {
-    if class(test.code) != BPF_JMP || src(test.code) != BPF_K {
-        return None;
-    }
-    match op(test.code) {
-        BPF_JEQ => Some(v == test.k),
-        BPF_JGE => Some(v >= test.k),
-        BPF_JGT => Some(v > test.k),
-        BPF_JSET => Some(v & test.k != 0),
-        _ => None,
     }
 }
 
@@ -211,6 +197,7 @@ fn implies(dag: &Dag, body: NodeId, facts: &[Fact], action: u32) -> bool {
                 None => return false,
             },
             Node::Test { insn, t, f } => {
+                // Only tests of A against a constant are understood.
                 if taken(insn, 0).is_none() {
                     return false;
                 }

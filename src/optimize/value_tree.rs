@@ -24,7 +24,7 @@
 //! rewrite preserves meaning exactly (every value of A reaches the same target as before);
 //! the optimizer's self-check proves that anyway.
 
-use super::dag::{held_words, Dag, Held, Node, NodeId};
+use super::dag::{held_words, taken, Dag, Held, Node, NodeId};
 use super::dispatch::{best_tree, leaf_balance, Cost, Leaf};
 use super::lift::Lifted;
 use super::value_sets::{find_cubes, Cube};
@@ -186,17 +186,6 @@ fn chain_value_counts(
             (head, v)
         })
         .collect()
-}
-
-/// Whether the test `insn` (a jump with a constant) is taken for A = `v`.
-fn taken(insn: Insn, v: u32) -> Option<bool> {
-    match insn.code {
-        c if c == BPF_JMP | BPF_JEQ | BPF_K => Some(v == insn.k),
-        c if c == BPF_JMP | BPF_JGE | BPF_K => Some(v >= insn.k),
-        c if c == BPF_JMP | BPF_JGT | BPF_K => Some(v > insn.k),
-        c if c == BPF_JMP | BPF_JSET | BPF_K => Some(v & insn.k != 0),
-        _ => None,
-    }
 }
 
 /// Tests run from `node` with A = `v` until one of `stop` (the chain's targets) is reached.
