@@ -24,9 +24,12 @@ pub const FALSE: Node = 0;
 pub const TRUE: Node = 1;
 /// The variable of the two leaves: after every real variable.
 pub const LEAF: Var = Var::MAX;
-/// Most entries kept in the operation cache before it is flushed (it is only a cache); a
-/// manager with a small node budget keeps a proportionally small cache.
+/// Most slots of the operation cache; a manager with a small node budget keeps a
+/// proportionally small cache.
 const MEMO_LIMIT: usize = 1 << 20;
+/// Slots of a new manager's operation cache and unique table: small, because the analyzer
+/// makes a manager per syscall and most of them stay small; both grow with the node table.
+const INITIAL_SLOTS: usize = 1 << 6;
 /// Nodes created between two checks of the clock and the memory estimate.
 const CHECK_EVERY: usize = 1 << 14;
 
@@ -60,18 +63,129 @@ pub struct Limits {
 pub struct Bdd {
     /// `(variable, low child, high child)`; variables increase from a node to its children.
     nodes: Vec<(Var, Node, Node)>,
-    unique: FxMap<(Var, Node, Node), Node>,
-    memo: FxMap<(Node, Node, Node), Node>,
+    unique: UniqueTable,
+    memo: IteCache,
     limits: Limits,
     memo_limit: usize,
     exhausted: Option<Limit>,
 }
 
-/// Bytes one node costs: its table entry plus its unique-table entry (key, value, control byte
-/// and the hash table's spare capacity).
-const BYTES_PER_NODE: usize = 12 + 24;
-/// Bytes one operation-cache entry costs.
-const BYTES_PER_MEMO: usize = 24;
+/// Bytes one node costs in the node table.
+const BYTES_PER_NODE: usize = std::mem::size_of::<(Var, Node, Node)>();
+/// Bytes one operation-cache slot costs.
+const BYTES_PER_MEMO: usize = std::mem::size_of::<[Node; 4]>();
+/// Bytes one unique-table slot costs.
+const BYTES_PER_UNIQUE: usize = std::mem::size_of::<Node>();
+
+/// Spreads a key over 64 bits; the high bits are the well-mixed ones.
+fn mix(a: u64, b: u64) -> u64 {
+    a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+}
+
+/// The unique table: which node is `(var, lo, hi)`, so that no function gets two nodes.
+/// Open addressing with linear probing, at most half full. A slot holds only a node id and the
+/// key is read from the node table: 4 bytes a slot, and growing re-places ids without moving
+/// keys.
+struct UniqueTable {
+    /// Node ids; `FALSE` marks an empty slot (the leaves are never in the table).
+    slots: Vec<Node>,
+    len: usize,
+}
+
+impl UniqueTable {
+    fn new(slots: usize) -> Self {
+        debug_assert!(slots.is_power_of_two());
+        UniqueTable {
+            slots: vec![FALSE; slots],
+            len: 0,
+        }
+    }
+
+    fn home(&self, (var, lo, hi): (Var, Node, Node)) -> usize {
+        let h = mix(u64::from(lo) | u64::from(hi) << 32, u64::from(var));
+        (h >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    /// The node with this key, or the empty slot where it belongs.
+    fn find(&self, nodes: &[(Var, Node, Node)], key: (Var, Node, Node)) -> Result<Node, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            match self.slots[i] {
+                FALSE => return Err(i),
+                n if nodes[n as usize] == key => return Ok(n),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Puts node `n` (already in `nodes`) into the empty slot [`Self::find`] gave.
+    fn insert_at(&mut self, nodes: &[(Var, Node, Node)], slot: usize, n: Node) {
+        self.slots[slot] = n;
+        self.len += 1;
+        if self.len * 2 > self.slots.len() {
+            let doubled = vec![FALSE; self.slots.len() * 2];
+            let old = std::mem::replace(&mut self.slots, doubled);
+            let mask = self.slots.len() - 1;
+            for n in old.into_iter().filter(|&n| n != FALSE) {
+                let mut i = self.home(nodes[n as usize]);
+                while self.slots[i] != FALSE {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = n;
+            }
+        }
+    }
+}
+
+/// The ITE operation cache, direct-mapped: each `(f, g, h)` has one slot, and a newer result
+/// overwrites whatever hashed to the same slot before. It is only a cache, so a lost entry is
+/// recomputed (through the unique table, to the same node) and never changes a result. Against
+/// a hash map it needs no probing, no rehashing of entries while it grows and no flush when
+/// full, which made the map the largest single cost of `verify`.
+struct IteCache {
+    /// `[f, g, h, result]`; `f == FALSE` marks an empty slot (`ite` never caches a constant `f`).
+    slots: Vec<[Node; 4]>,
+}
+
+impl IteCache {
+    fn new(slots: usize) -> Self {
+        debug_assert!(slots.is_power_of_two());
+        IteCache {
+            slots: vec![[FALSE; 4]; slots],
+        }
+    }
+
+    fn slot(&self, f: Node, g: Node, h: Node) -> usize {
+        let mixed = mix(u64::from(f) | u64::from(g) << 32, u64::from(h));
+        (mixed >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    fn get(&self, f: Node, g: Node, h: Node) -> Option<Node> {
+        let [sf, sg, sh, r] = self.slots[self.slot(f, g, h)];
+        (sf == f && sg == g && sh == h).then_some(r)
+    }
+
+    fn insert(&mut self, f: Node, g: Node, h: Node, r: Node) {
+        let i = self.slot(f, g, h);
+        self.slots[i] = [f, g, h, r];
+    }
+
+    /// Doubles the slots, keeping the entries that still get a slot of their own.
+    fn grow(&mut self) {
+        let doubled = vec![[FALSE; 4]; self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, doubled);
+        for [f, g, h, r] in old {
+            if f != FALSE {
+                self.insert(f, g, h, r);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+}
 
 impl Bdd {
     /// A manager with at most `limit` nodes and no other budget.
@@ -87,8 +201,8 @@ impl Bdd {
     pub fn with_limits(limits: Limits) -> Self {
         Bdd {
             nodes: vec![(LEAF, FALSE, FALSE), (LEAF, TRUE, TRUE)],
-            unique: FxMap::default(),
-            memo: FxMap::default(),
+            unique: UniqueTable::new(INITIAL_SLOTS),
+            memo: IteCache::new(INITIAL_SLOTS),
             limits: Limits {
                 max_nodes: limits.max_nodes.max(2),
                 ..limits
@@ -96,7 +210,8 @@ impl Bdd {
             memo_limit: limits
                 .max_nodes
                 .saturating_mul(4)
-                .clamp(1 << 12, MEMO_LIMIT),
+                .clamp(1 << 12, MEMO_LIMIT)
+                .next_power_of_two(),
             exhausted: None,
         }
     }
@@ -119,7 +234,9 @@ impl Bdd {
 
     /// Estimated bytes held by the node table, the unique table and the operation cache.
     pub fn memory_estimate(&self) -> usize {
-        self.nodes.capacity() * BYTES_PER_NODE + self.memo.capacity() * BYTES_PER_MEMO
+        self.nodes.capacity() * BYTES_PER_NODE
+            + self.unique.slots.len() * BYTES_PER_UNIQUE
+            + self.memo.len() * BYTES_PER_MEMO
     }
 
     /// The variable at the root of `n` ([`LEAF`] for the constants).
@@ -143,9 +260,10 @@ impl Bdd {
             return Ok(lo);
         }
         debug_assert!(var < self.top(lo) && var < self.top(hi));
-        if let Some(&n) = self.unique.get(&(var, lo, hi)) {
-            return Ok(n);
-        }
+        let slot = match self.unique.find(&self.nodes, (var, lo, hi)) {
+            Ok(n) => return Ok(n),
+            Err(slot) => slot,
+        };
         if self.exhausted.is_some() {
             return Err(OutOfNodes);
         }
@@ -165,7 +283,7 @@ impl Bdd {
         }
         let n = len as Node;
         self.nodes.push((var, lo, hi));
-        self.unique.insert((var, lo, hi), n);
+        self.unique.insert_at(&self.nodes, slot, n);
         Ok(n)
     }
 
@@ -199,7 +317,7 @@ impl Bdd {
         if g == TRUE && h == FALSE {
             return Ok(f);
         }
-        if let Some(&r) = self.memo.get(&(f, g, h)) {
+        if let Some(r) = self.memo.get(f, g, h) {
             return Ok(r);
         }
         let v = self.top(f).min(self.top(g)).min(self.top(h));
@@ -209,10 +327,13 @@ impl Bdd {
         let lo = self.ite(f0, g0, h0)?;
         let hi = self.ite(f1, g1, h1)?;
         let r = self.mk(v, lo, hi)?;
-        if self.memo.len() >= self.memo_limit {
-            self.memo.clear();
+        // One slot per four nodes: on the corpus, a slot per node or per two saved under 0.2%
+        // of the instructions and cost a quarter more page faults (the tables are fresh
+        // memory, and `secopt compile`'s self-check spends much of its time faulting it in).
+        if self.memo.len() * 4 < self.nodes.len() && self.memo.len() < self.memo_limit {
+            self.memo.grow();
         }
-        self.memo.insert((f, g, h), r);
+        self.memo.insert(f, g, h, r);
         Ok(r)
     }
 
@@ -380,6 +501,64 @@ mod tests {
         assert!(b.eval(lhs, |v| v == 0));
         assert!(!b.eval(lhs, |_| true));
         assert_eq!(b.witness(lhs), Some(vec![(0, false)]));
+    }
+
+    /// The property the verifier rests on (equal functions are equal ids, and only they),
+    /// judged by truth tables computed without the BDD, over thousands of functions of five
+    /// variables: far more nodes than the tables start with, so they grow many times, and
+    /// the direct-mapped operation cache overwrites entries all along.
+    #[test]
+    fn one_node_per_function_through_the_tables_growth() {
+        const VARS: usize = 5;
+        // Truth table of a function: bit `a` is its value under assignment `a` (variable `v`
+        // is bit `v` of `a`).
+        let var_table = |v: usize| {
+            (0..32u32)
+                .filter(|a| a >> v & 1 == 1)
+                .fold(0u32, |t, a| t | 1 << a)
+        };
+        let mut b = Bdd::new(1 << 20);
+        let mut pool: Vec<(Node, u32)> = (0..VARS)
+            .map(|v| (b.var(v as Var).unwrap(), var_table(v)))
+            .collect();
+        let mut node_of: std::collections::HashMap<u32, Node> = std::collections::HashMap::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let (r, op) = (next(), next() % 4);
+            let (f, tf) = pool[r as usize % pool.len()];
+            let (g, tg) = pool[(r >> 20) as usize % pool.len()];
+            let (h, th) = pool[(r >> 40) as usize % pool.len()];
+            let (n, t) = match op {
+                0 => (b.and(f, g).unwrap(), tf & tg),
+                1 => (b.xor(f, g).unwrap(), tf ^ tg),
+                2 => (b.not(f).unwrap(), !tf),
+                _ => (b.ite(f, g, h).unwrap(), tf & tg | !tf & th),
+            };
+            for a in 0..32u32 {
+                assert_eq!(b.eval(n, |v| a >> v & 1 == 1), t >> a & 1 == 1);
+            }
+            assert_eq!(
+                *node_of.entry(t).or_insert(n),
+                n,
+                "two nodes for one function"
+            );
+            pool.push((n, t));
+            if pool.len() > 400 {
+                pool.swap_remove(VARS + (r >> 50) as usize % (pool.len() - VARS));
+            }
+        }
+        let mut distinct: Vec<Node> = node_of.values().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), node_of.len(), "one node for two functions");
+        assert!(node_of.len() > 1000, "too few functions to grow the tables");
+        assert!(b.len() > 16 * INITIAL_SLOTS);
     }
 
     #[test]
