@@ -6,7 +6,9 @@ use libfuzzer_sys::fuzz_target;
 use secopt::bpf::{asm, disasm, interp, testing, validate, Program};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(prog) = Program::from_raw(data) else { return };
+    let Ok(prog) = Program::from_raw(data) else {
+        return;
+    };
     assert_eq!(prog.to_raw(), data);
     if validate::validate(&prog).is_err() {
         return;

@@ -17,7 +17,14 @@ fuzz_target!(|data: &[u8]| {
     // Opcodes drawn from the low byte only, so most instructions are real ones.
     let insns: Vec<Insn> = code
         .chunks_exact(7)
-        .map(|c| Insn::new(c[0] as u16, c[1] % 8, c[2] % 8, u32::from_le_bytes([c[3], c[4], c[5], c[6]])))
+        .map(|c| {
+            Insn::new(
+                c[0] as u16,
+                c[1] % 8,
+                c[2] % 8,
+                u32::from_le_bytes([c[3], c[4], c[5], c[6]]),
+            )
+        })
         .collect();
     let prog = Program::new(insns);
     if validate::validate(&prog).is_ok() {
