@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """Exact lower bound on the `nr` dispatch of a filter's class of trees, for a workload.
 
-Usage: scripts/dispatch-bound.py FILTER.bpf WORKLOAD.json   (x86_64 filters; SECOPT=path to the
-binary, default target/release/secopt)
+Usage: scripts/dispatch-bound.py FILTER.bpf WORKLOAD   (JSON probe list or `strace -c` summary)
+Environment: SECOPT=path to the binary (default target/release/secopt); ARCH=the filter's arch
+(default x86_64); TOPJEQ=K allows `jeq` tests of the K hottest numbers only (default: all), which
+makes the search feasible for workloads of many numbers but turns the result into an upper bound
+on the class's best (a tree that exists), not a lower one; TREE=1 prints that tree (subtrees
+no workload call reaches are left out).
 
-The class: every tree of `jge` splits between the filter's x86_64 number ranges and `jeq` tests of
+The class: every tree of `jge` splits between the filter's number ranges and `jeq` tests of
 the workload's numbers, a `jeq` allowed at any depth (after a `jeq` fails, its number is a
 don't-care for the rest of that subtree). A subtree whose remaining numbers all get the same
-decision function is a leaf. Numbers past the x86_64 table count as one range, which can only
+decision function is a leaf. Numbers past the arch's table count as one range, which can only
 lower the bound. The search is a memoized dynamic program over (range of leaves, numbers already
 tested by `jeq`); it returns the least total of workload count x tests over all trees of the class.
 This is how docs/benchmarks.md bounds the Firecracker api thread's cost (20 tests for its eight
-`common` calls). It is slow (seconds to minutes) and is not part of the test suite.
+`common` calls), and how it shows a tree within half the tree's cost for seccompagent's filter
+on aarch64 under gVisor's workload (TOPJEQ=8). It is slow (seconds to minutes; exponential in
+the `jeq` candidates) and is not part of the test suite.
 """
 import json
 import os
@@ -22,7 +28,8 @@ from functools import lru_cache
 sys.setrecursionlimit(100000)
 secopt = os.environ.get("SECOPT", "target/release/secopt")
 prog, workload = sys.argv[1], sys.argv[2]
-out = subprocess.run([secopt, "analyze", prog, "--format", "json", "--arch", "x86_64"],
+ARCH = os.environ.get("ARCH", "x86_64")
+out = subprocess.run([secopt, "analyze", prog, "--format", "json", "--arch", ARCH],
                      capture_output=True, text=True, check=True).stdout
 arch = json.loads(out)["arches"][0]
 # Decision function per number: the action for number-only decisions, the syscall itself when
@@ -33,7 +40,18 @@ values = [target.get(n, "unnamed") for n in range(arch["cache_bitmap"]["table_si
 values.append("beyond the table")
 nr_of = {s["name"]: s["nr"] for s in arch["syscalls"]}
 weight = {}
-for entry in json.load(open(workload)).values():
+def workload_entries(path):
+    """The workload's calls: a JSON object of `{"syscall": name, "count": n}` entries (the
+    probes' format) or an `strace -c` summary."""
+    text = open(path).read()
+    if text.lstrip().startswith("{"):
+        return json.loads(text).values()
+    rows = (line.split() for line in text.splitlines())
+    return [{"syscall": r[-1], "count": int(r[3])} for r in rows
+            if len(r) >= 5 and r[0][0].isdigit() and r[-1] != "total"]
+
+
+for entry in workload_entries(workload):
     nr = nr_of[entry["syscall"]]
     weight[nr] = weight.get(nr, 0) + entry["count"]
 # Leaves: runs of one decision function; every workload number is a leaf of its own.
@@ -43,7 +61,8 @@ for n, t in enumerate(values):
     if last and last[1] == t and n not in weight and last[0] not in weight:
         continue
     leaves.append([n, t, weight.get(n, 0)])
-hot = [i for i, leaf in enumerate(leaves) if leaf[0] in weight]
+hot = sorted((i for i, leaf in enumerate(leaves) if leaf[0] in weight), key=lambda i: -leaves[i][2])
+hot = hot[:int(os.environ.get("TOPJEQ", len(hot)))]
 prefix = [0]
 for leaf in leaves:
     prefix.append(prefix[-1] + leaf[2])
@@ -64,4 +83,34 @@ def cost(i, j, tested):
 
 
 print(f"{len(leaves)} leaves, workload numbers {[leaves[x][0] for x in hot]}")
-print(f"least weighted dispatch tests: {cost(0, len(leaves) - 1, frozenset())}")
+best = cost(0, len(leaves) - 1, frozenset())
+print(f"least weighted dispatch tests: {best} ({best / prefix[-1]:.4f} per call)")
+
+
+def show(i, j, tested, indent):
+    """Prints the tree `cost` found for leaves i..=j; only subtrees with workload calls."""
+    here = prefix[j + 1] - prefix[i] - sum(leaves[x][2] for x in tested)
+    if here == 0:
+        return
+    left = {leaves[x][1] for x in range(i, j + 1) if x not in tested}
+    if len(left) <= 1:
+        end = leaves[j + 1][0] - 1 if j + 1 < len(leaves) else "..."
+        print(f"{indent}[{leaves[i][0]}, {end}] {left.pop()}: {here} calls")
+        return
+    c = cost(i, j, tested)
+    for k in range(i + 1, j + 1):
+        lo, hi = frozenset(x for x in tested if x < k), frozenset(x for x in tested if x >= k)
+        if here + cost(i, k - 1, lo) + cost(k, j, hi) == c:
+            print(f"{indent}jge {leaves[k][0]}")
+            show(k, j, hi, indent + "  ")
+            show(i, k - 1, lo, indent + "  ")
+            return
+    for x in hot:
+        if i <= x <= j and x not in tested and here + cost(i, j, tested | {x}) == c:
+            print(f"{indent}jeq {leaves[x][0]} ({leaves[x][2]} calls)")
+            show(i, j, tested | {x}, indent + "  ")
+            return
+
+
+if os.environ.get("TREE"):
+    show(0, len(leaves) - 1, frozenset(), "")
