@@ -3,7 +3,10 @@
 //! any input, never error or panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use secopt::bpf::{interp, validate, Insn, Program, SeccompData};
+use secopt::bpf::{interp, validate, SeccompData};
+
+#[path = "common/insns.rs"]
+mod insns;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 64 {
@@ -14,19 +17,7 @@ fuzz_target!(|data: &[u8]| {
     for (i, w) in words.iter_mut().enumerate() {
         *w = u32::from_le_bytes(input[4 * i..4 * i + 4].try_into().unwrap());
     }
-    // Opcodes drawn from the low byte only, so most instructions are real ones.
-    let insns: Vec<Insn> = code
-        .chunks_exact(7)
-        .map(|c| {
-            Insn::new(
-                c[0] as u16,
-                c[1] % 8,
-                c[2] % 8,
-                u32::from_le_bytes([c[3], c[4], c[5], c[6]]),
-            )
-        })
-        .collect();
-    let prog = Program::new(insns);
+    let prog = insns::decode(code);
     if validate::validate(&prog).is_ok() {
         let d = SeccompData::from_words(&words);
         interp::eval(&prog, &d).expect("a valid program runs to a return");

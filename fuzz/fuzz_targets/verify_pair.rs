@@ -6,9 +6,12 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use secopt::bpf::testing::{random_program, GenConfig, Rng};
-use secopt::bpf::{interp, validate, Insn, Program};
+use secopt::bpf::{interp, validate};
 use secopt::verify::{diff, equivalent, Budget, DiffOutcome, Verdict, VerifyError, VerifyOptions};
 use std::time::Duration;
+
+#[path = "common/insns.rs"]
+mod insns;
 
 /// AddressSanitizer keeps the stack of every allocation it has seen, forever; the BDD
 /// package allocates from deep recursions whose stacks are nearly all distinct, so with the
@@ -16,22 +19,6 @@ use std::time::Duration;
 #[no_mangle]
 pub extern "C" fn __asan_default_options() -> *const std::ffi::c_char {
     c"malloc_context_size=0".as_ptr()
-}
-
-fn decode(bytes: &[u8]) -> Program {
-    Program::new(
-        bytes
-            .chunks_exact(7)
-            .map(|c| {
-                Insn::new(
-                    c[0] as u16,
-                    c[1] % 8,
-                    c[2] % 8,
-                    u32::from_le_bytes([c[3], c[4], c[5], c[6]]),
-                )
-            })
-            .collect(),
-    )
 }
 
 fn seed(bytes: &[u8]) -> u64 {
@@ -47,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
     let (a, b) = match mode % 3 {
         0 => {
             let (x, y) = rest.split_at(rest.len() / 2);
-            (decode(x), decode(y))
+            (insns::decode(x), insns::decode(y))
         }
         1 => {
             let mut rng = Rng::new(seed(rest));
