@@ -639,17 +639,24 @@ fn jeq_candidates(leaves: &[Leaf], hot: &[(u32, Cost)], bounds: usize) -> Vec<Je
 
 /// Σ over ranges of leaves of 2^(candidates in the range).
 fn states(m: usize, candidates: &[JeqCandidate]) -> usize {
-    let mut count = vec![0usize; m + 1];
-    for c in candidates {
-        count[c.leaf + 1] += 1;
-    }
-    for i in 0..m {
-        count[i + 1] += count[i];
-    }
+    let below = candidates_below(m, candidates);
     (0..m)
         .flat_map(|i| (i..m).map(move |j| (i, j)))
-        .map(|(i, j)| 1usize << (count[j + 1] - count[i]))
+        .map(|(i, j)| 1usize << (below[j + 1] - below[i]))
         .sum()
+}
+
+/// Per leaf index `i` (up to `m`), how many of `candidates` (sorted by leaf) lie in leaves
+/// before `i`.
+fn candidates_below(m: usize, candidates: &[JeqCandidate]) -> Vec<u32> {
+    let mut below = vec![0u32; m + 1];
+    for c in candidates {
+        below[c.leaf + 1] += 1;
+    }
+    for i in 0..m {
+        below[i + 1] += below[i];
+    }
+    below
 }
 
 impl<'a> BoundedTrees<'a> {
@@ -683,13 +690,7 @@ impl<'a> BoundedTrees<'a> {
         } else {
             vec![Vec::new(); m]
         };
-        let mut below = vec![0u32; m + 1];
-        for c in &candidates {
-            below[c.leaf + 1] += 1;
-        }
-        for i in 0..m {
-            below[i + 1] += below[i];
-        }
+        let below = candidates_below(m, &candidates);
         let mut offset = vec![0usize; m * m];
         let mut total = 0;
         for i in 0..m {
