@@ -832,11 +832,16 @@ impl<'a> BoundedTrees<'a> {
         best.fill(INFEASIBLE);
         for k in i + 1..=j {
             let (l, r) = (self.state(i, k - 1, set) * nb, self.state(k, j, set) * nb);
-            for b in 1..nb {
-                let c = self.cost[l + b - 1] + self.cost[r + b - 1];
-                if c.lt(&best[b]) {
-                    best[b] = c;
-                    arg[b] = k as u32;
+            // Bound b takes both sides within b - 1 (the hot loop of the program: zipped
+            // slices, no index checks).
+            let sides = self.cost[l..l + nb - 1]
+                .iter()
+                .zip(&self.cost[r..r + nb - 1]);
+            for ((lc, rc), (bb, ab)) in sides.zip(best[1..].iter_mut().zip(&mut arg[1..])) {
+                let c = *lc + *rc;
+                if c.lt(bb) {
+                    *bb = c;
+                    *ab = k as u32;
                 }
             }
         }
