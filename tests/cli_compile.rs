@@ -760,3 +760,29 @@ fn outputs_write_through_devices_fifos_and_links_without_replacing_them() {
     let out = secopt(&["compile", &p, "--arch", "x86_64", "-o", d.to_str().unwrap()]);
     bad_input(&out, &[d.to_str().unwrap(), "cannot write"]);
 }
+
+/// `--arch` takes a comma-separated list, as `analyze` and `verify` do: the same filter as the
+/// repeated option, and its first name is still the native one.
+#[test]
+fn arch_lists_may_be_comma_separated() {
+    let dir = tmpdir("arch-list");
+    let docker = profile("oci/docker-default.json");
+    let build = |args: &[&str], out: &str| {
+        let path = dir.join(out);
+        let mut all = vec!["compile", docker.as_str(), "-o", path.to_str().unwrap()];
+        all.extend_from_slice(args);
+        ok(&secopt(&all));
+        std::fs::read(path).unwrap()
+    };
+    let repeated = build(&["--arch", "x86_64", "--arch", "x86"], "repeated.bpf");
+    let listed = build(&["--arch", "x86_64,x86"], "listed.bpf");
+    assert_eq!(listed, repeated);
+    // The order still matters: with x86 native, Docker's rule included only for amd64 and
+    // x32 (arch_prctl) no longer applies, another filter.
+    let other = build(&["--arch", "x86,x86_64"], "other.bpf");
+    assert_ne!(other, repeated);
+    bad_input(
+        &secopt(&["compile", &docker, "--arch", "aarch64,vax", "-o", "-"]),
+        &["vax"],
+    );
+}

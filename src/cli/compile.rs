@@ -50,10 +50,10 @@ pub struct CompileArgs {
     /// else assembly to a terminal and raw to a pipe or file.
     #[arg(long, value_enum)]
     pub emit: Option<EmitFormat>,
-    /// Architectures the filter covers (repeatable; the first is the native one that
-    /// `includes.arches`/`archMap` are matched against). Default: this host's, plus the
+    /// Architectures the filter covers (repeat or comma-separate; the first is the native one
+    /// that `includes.arches`/`archMap` are matched against). Default: this host's, plus the
     /// sub-architectures the profile's archMap or architectures list.
-    #[arg(long = "arch", value_parser = parse_arch)]
+    #[arg(long = "arch", value_parser = parse_arch, value_delimiter = ',')]
     pub arches: Vec<Arch>,
     /// The container's capabilities: `default` (Docker's 14), `all`, or a comma-separated
     /// list such as `default,sys_admin` or `CAP_NET_ADMIN,CAP_BPF`.
