@@ -653,12 +653,16 @@ fn jeq_candidates(leaves: &[Leaf], hot: &[(u32, Cost)], bounds: usize) -> Vec<Je
     all.sort_by(|a, b| score(b).total_cmp(&score(a)).then(a.value.cmp(&b.value)));
     all.truncate(MAX_JEQ_CANDIDATES);
     all.sort_by_key(|c| (c.leaf, c.value));
-    // Fewer candidates while the table is too large: drop the lightest.
+    // Fewer candidates while the table is too large: drop the lowest-ranked.
     while !all.is_empty() && states(m, &all) * bounds > JEQ_TABLE_BUDGET {
-        let lightest = (0..all.len())
-            .min_by(|&a, &b| all[a].weight.cmp_total(&all[b].weight))
+        let last = (0..all.len())
+            .min_by(|&a, &b| {
+                score(&all[a])
+                    .total_cmp(&score(&all[b]))
+                    .then(all[b].value.cmp(&all[a].value))
+            })
             .expect("not empty");
-        all.remove(lightest);
+        all.remove(last);
     }
     all
 }
@@ -1897,5 +1901,29 @@ mod tests {
         // No test added: cheaper is enough; never when dearer.
         assert!(pays_for_its_tests(&with_cost(&plain, 35.9), &p, &leaves));
         assert!(!pays_for_its_tests(&with_cost(&plain, 36.1), &p, &leaves));
+    }
+
+    #[test]
+    fn candidates_over_the_table_budget_go_lowest_ranked_first() {
+        // The hot value 5 weighs 10 but its leaf 19: tested alone it leaves 9 calls one test
+        // further down (rank 2·10 − 19 = 1). The single-value leaf 10 weighs 5 (rank 5). Both
+        // make 15 states; with 5000 bounds per state only one fits in the budget, and the
+        // lighter but better-ranked leaf stays.
+        let leaves = [
+            leaf(0, 9, 0, 19.0),
+            leaf(10, 10, 1, 5.0),
+            leaf(11, u32::MAX, 2, 1.0),
+        ];
+        let hot = [(5, Cost([10.0, 0.0]))];
+        let values = |bounds: usize| -> Vec<u32> {
+            jeq_candidates(&leaves, &hot, bounds)
+                .iter()
+                .map(|c| c.value)
+                .collect()
+        };
+        assert_eq!(values(1), vec![5, 10]);
+        assert_eq!(states(3, &jeq_candidates(&leaves, &hot, 1)), 15);
+        const { assert!(15 * 5000 > JEQ_TABLE_BUDGET && 10 * 5000 <= JEQ_TABLE_BUDGET) };
+        assert_eq!(values(5000), vec![10]);
     }
 }
