@@ -589,6 +589,8 @@ struct JeqCandidate {
     weight: Cost,
     /// The value is its leaf's only one: once tested, the leaf is gone.
     whole_leaf: bool,
+    /// What ranks it among the candidates (see `jeq_candidates`).
+    rank: f64,
 }
 
 /// Largest dispatch [`BoundedTrees`] is built for (the program is cubic in the leaves).
@@ -623,6 +625,7 @@ const MIXED: NodeId = NodeId::MAX - 1;
 /// (with `bounds` table cells per state), sorted by leaf.
 fn jeq_candidates(leaves: &[Leaf], hot: &[(u32, Cost)], bounds: usize) -> Vec<JeqCandidate> {
     let m = leaves.len();
+    // A single-value leaf ranks by its weight: once tested, no call of it goes further.
     let mut all: Vec<JeqCandidate> = leaves
         .iter()
         .enumerate()
@@ -632,33 +635,49 @@ fn jeq_candidates(leaves: &[Leaf], hot: &[(u32, Cost)], bounds: usize) -> Vec<Je
             value: l.lo,
             weight: l.weight,
             whole_leaf: true,
+            rank: l.weight.0[0],
         })
         .collect();
-    for &(v, w) in hot {
-        let i = leaves.partition_point(|l| l.hi < v);
-        if i < m && leaves[i].lo != leaves[i].hi && w.0[0] > 0.0 {
-            all.push(JeqCandidate {
-                leaf: i,
-                value: v,
-                weight: w,
-                whole_leaf: false,
-            });
-        }
+    // A value inside a wider leaf gains little from its own test when the rest of its leaf
+    // outweighs it: those calls stay where they were, one test further down. It ranks by its
+    // weight less that rest, where the rest leaves out the leaf's heavier hot values (the
+    // tree may test them first). gVisor's aarch64 mix: nanosleep (275 649 calls) shares an
+    // allowed range with futex (870 063); against the whole range it would rank negative.
+    let inside: Vec<(usize, u32, Cost)> = hot
+        .iter()
+        .filter(|h| h.1 .0[0] > 0.0)
+        .map(|&(v, w)| (leaves.partition_point(|l| l.hi < v), v, w))
+        .filter(|&(i, _, _)| i < m && leaves[i].lo != leaves[i].hi)
+        .collect();
+    // Heavier: more calls, or as many and a lower number (the ranking's own tie-break).
+    let heavier = |a: (f64, u32), b: (f64, u32)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
+    for &(i, v, weight) in &inside {
+        let w = weight.0[0];
+        let rest: f64 = leaves[i].weight.0[0]
+            - inside
+                .iter()
+                .filter(|&&(j, u, x)| j == i && heavier((x.0[0], u), (w, v)))
+                .map(|h| h.2 .0[0])
+                .sum::<f64>();
+        all.push(JeqCandidate {
+            leaf: i,
+            value: v,
+            weight,
+            whole_leaf: false,
+            rank: 2.0 * w - rest,
+        });
     }
-    // A value outweighed by the rest of its leaf gains little from its own test: the leaf's
-    // other values stay where they were, one test further down. Rank by the value's weight
-    // less the rest of its leaf's (a single-value leaf: its weight).
-    let score = |c: &JeqCandidate| c.weight.0[0] * 2.0 - leaves[c.leaf].weight.0[0];
-    all.retain(|c| score(c) > 0.0);
-    all.sort_by(|a, b| score(b).total_cmp(&score(a)).then(a.value.cmp(&b.value)));
+    all.retain(|c| c.rank > 0.0);
+    all.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(a.value.cmp(&b.value)));
     all.truncate(MAX_JEQ_CANDIDATES);
     all.sort_by_key(|c| (c.leaf, c.value));
     // Fewer candidates while the table is too large: drop the lowest-ranked.
     while !all.is_empty() && states(m, &all) * bounds > JEQ_TABLE_BUDGET {
         let last = (0..all.len())
             .min_by(|&a, &b| {
-                score(&all[a])
-                    .total_cmp(&score(&all[b]))
+                all[a]
+                    .rank
+                    .total_cmp(&all[b].rank)
                     .then(all[b].value.cmp(&all[a].value))
             })
             .expect("not empty");
@@ -1925,5 +1944,28 @@ mod tests {
         assert_eq!(states(3, &jeq_candidates(&leaves, &hot, 1)), 15);
         const { assert!(15 * 5000 > JEQ_TABLE_BUDGET && 10 * 5000 <= JEQ_TABLE_BUDGET) };
         assert_eq!(values(5000), vec![10]);
+    }
+
+    #[test]
+    fn a_hot_value_ranks_against_its_leaf_less_the_heavier_hot_values() {
+        // One allowed range of 19 calls: 10 to value 3, 6 to value 7, 3 to the rest. Value 3
+        // ranks 2·10 − 19 = 1. Against the whole range 7 would rank 2·6 − 19 < 0; once 3 is
+        // tested, 9 calls are left, and it ranks 2·6 − 9 = 3 (the way nanosleep shares
+        // futex's range in gVisor's aarch64 mix).
+        let leaves = [leaf(0, 9, 0, 19.0), leaf(10, u32::MAX, 1, 1.0)];
+        let hot = [(3, Cost([10.0, 0.0])), (7, Cost([6.0, 0.0]))];
+        let ranked: Vec<(u32, f64)> = jeq_candidates(&leaves, &hot, 1)
+            .iter()
+            .map(|c| (c.value, c.rank))
+            .collect();
+        assert_eq!(ranked, vec![(3, 1.0), (7, 3.0)]);
+        // As many calls each (8, rest 3): the lower number counts as the heavier, so 3 ranks
+        // 16 − 19 < 0 and is left out, 7 ranks 16 − 11 = 5.
+        let even = [(3, Cost([8.0, 0.0])), (7, Cost([8.0, 0.0]))];
+        let ranked: Vec<(u32, f64)> = jeq_candidates(&leaves, &even, 1)
+            .iter()
+            .map(|c| (c.value, c.rank))
+            .collect();
+        assert_eq!(ranked, vec![(7, 5.0)]);
     }
 }
