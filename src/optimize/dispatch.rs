@@ -1883,8 +1883,8 @@ mod tests {
         // - Without `jeq` inside the tree the best is 36 in 2 tests: `jge 3` (A at depth 1:
         //   2), then the exception chain B C D, one `jeq 4` (C at 2: 2; B and D at 2: 32).
         // - With it, 32 in 3 tests: `jge 5` (D at 1: 9), `jeq 3` (B at 2: 14), then `jge 3`
-        //   (no 3 gets there) separates A and C, now neighbours (both at 3: 6 + 3). One test more saves 4 tests
-        //   per 19 calls, 0.21 per call: more than `TEST_PRICE`.
+        //   (no 3 gets there) separates A and C, now neighbours (both at 3: 6 + 3). One test
+        //   more saves 4 tests per 19 calls, 0.21 per call: more than `TEST_PRICE`.
         let leaves = [
             leaf(0, 2, 0, 2.0),
             leaf(3, 3, 2, 7.0),
