@@ -370,7 +370,8 @@ fn exact_give_back(
 
 /// Whether `nested` (a tree that may test values with `jeq` inside) should replace `plain`
 /// (splits and exception chains only): it must be cheaper, and save at least [`TEST_PRICE`]
-/// instructions per call for each test it adds.
+/// instructions per call for each test it adds (per unit of weight, as in
+/// `within_tolerance`: a call of the cost model optimized for, the other model's at 1/4).
 ///
 /// Firecracker's API thread under the `common` probe list (8 calls): one more test brings the
 /// dispatch from 24.75 to 22.5 tests per 8 calls, 0.28 per call: taken. seccompagent's
@@ -392,6 +393,9 @@ fn pays_for_its_tests(nested: &(Tree, Cost), plain: &(Tree, Cost), leaves: &[Lea
 /// 0.01 (the [`JEQ_MIN_GAIN`] of a single `jeq`) two more: seccompagent's filter on aarch64
 /// under nginx grows from 42 to 44 instructions (above libseccomp's linear 43) for 5.692 →
 /// 5.645, and Firecracker's vCPU thread from 88 to 90 for 7.225 → 7.135 without the cache.
+/// (Measured before `jeq_candidates` ranked a hot value against its range less the heavier
+/// ones. Since then seccompagent·gvisor on aarch64 also takes one test more, for 0.052 per
+/// call: 6.055 → 6.003, 41 → 42 instructions; a price above 0.052 would refuse it.)
 pub const TEST_PRICE: f64 = 0.05;
 
 /// Of the cheapest trees of each longest path (`best[b]`), the one of the shortest bound whose
