@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::{interp, validate, Program};
 use secopt::optimize::{
-    self, optimize, Method, OptimizeError, OptimizeOptions, Verification, Weights,
+    self, optimize, Favor, Method, OptimizeError, OptimizeOptions, Verification, Weights,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -65,8 +65,11 @@ fuzz_target!(|data: &[u8]| {
         let count = [1.0, 10.0, 1000.0][rng.below(3)];
         weights.add_call(d.arch, d.nr as u32, count, args).unwrap();
     }
+    // Either setting of `--favor`: `speed` takes other trees, held to the same rules.
+    let favor = [Favor::Balanced, Favor::Speed][rng.below(2)];
     let sampled = OptimizeOptions {
         weights: Some(weights),
+        favor,
         ..opts.clone()
     };
     let out = optimize(&prog, &sampled).expect("a valid program optimizes");

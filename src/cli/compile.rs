@@ -7,7 +7,7 @@ use super::optimize::{read_weights, report_text};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo};
-use crate::optimize::{CostModel, Method, OptimizeOptions, Optimized, Report};
+use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
     self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
@@ -125,6 +125,17 @@ pub struct CompileArgs {
         conflicts_with = "no_optimize"
     )]
     pub max_path: Option<usize>,
+    /// What the dispatch favours when the workload (`--weights`) leaves it a choice. With
+    /// `speed` the worst path stays within 5 tests of a balanced tree, and `--max-path` still
+    /// holds. Without `--weights` both are the same.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = Favor::Balanced,
+        help_heading = "Optimization",
+        conflicts_with = "no_optimize"
+    )]
+    pub favor: Favor,
     /// Print the optimizer's report (sizes, cacheable syscalls, expected cost with and without
     /// the allow cache, worst-case path) to stdout, or to stderr when the filter goes to stdout.
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
@@ -273,6 +284,7 @@ impl Optimizer<'_> {
             verify: !self.args.no_verify,
             report: self.args.report,
             max_path: self.args.max_path,
+            favor: self.args.favor,
         };
         let (filter, out) =
             compile::compile_optimized(resolved, options, &opts).map_err(input_error)?;

@@ -7,7 +7,7 @@ use crate::arch::Arch;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
 use crate::bpf::disasm;
-use crate::optimize::{self, CostModel, OptimizeOptions, Optimized, Report, Weights};
+use crate::optimize::{self, CostModel, Favor, OptimizeOptions, Optimized, Report, Weights};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -63,6 +63,11 @@ pub struct OptimizeArgs {
     /// is written and the error gives the shortest worst path reached.
     #[arg(long, value_name = "N")]
     pub max_path: Option<usize>,
+    /// What the dispatch favours when the workload (`--weights`) leaves it a choice. With
+    /// `speed` the worst path stays within 5 tests of a balanced tree, and `--max-path` still
+    /// holds. Without `--weights` both are the same.
+    #[arg(long, value_enum, default_value_t = Favor::Balanced)]
+    pub favor: Favor,
     /// Kernel whose allow cache to model (e.g. `6.18`, `5.10` for none). Default: 6.18.
     #[arg(long)]
     pub kernel: Option<String>,
@@ -94,6 +99,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         verify: !args.no_verify,
         report: args.report,
         max_path: args.max_path,
+        favor: args.favor,
     };
     let out = optimize::optimize(&prog, &opts)
         .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;

@@ -284,6 +284,7 @@ pub fn best_tree_bounded(
     hot: &[(u32, Cost)],
     len: &dyn Fn(NodeId) -> usize,
     balance_from_start: bool,
+    tuning: &Tuning,
 ) -> (Tree, Cost) {
     let kraft: f64 = leaves.iter().map(|l| (len(l.target) as f64).exp2()).sum();
     let balanced_bound = kraft.log2().ceil() as usize + 1;
@@ -291,7 +292,7 @@ pub fn best_tree_bounded(
     let limit = balanced_bound + WORST_PATH_SLACK;
     let (tree, cost) = search(limit);
     if !balance_from_start && leaves.len() <= EXACT_BOUNDED_MAX_LEAVES {
-        return exact_give_back(leaves, hot, len, (tree, cost), limit);
+        return exact_give_back(leaves, hot, len, (tree, cost), limit, tuning);
     }
     // Without a measured workload the repeated searches are only worth their time on small
     // dispatches (the DP is quadratic in the leaves; Docker's x86_64 has 163).
@@ -304,7 +305,7 @@ pub fn best_tree_bounded(
         let tolerance = if balance_from_start {
             SLACK_TOLERANCE_WITHOUT_WORKLOAD
         } else {
-            SLACK_TOLERANCE
+            tuning.slack_tolerance
         };
         if t.worst_path(len) < worst && within_tolerance(c, cost, leaves, tolerance) {
             return (t, c);
@@ -331,6 +332,7 @@ fn exact_give_back(
     len: &dyn Fn(NodeId) -> usize,
     found: (Tree, Cost),
     limit: usize,
+    tuning: &Tuning,
 ) -> (Tree, Cost) {
     let worst = found.0.worst_path(len).max(limit);
     let chain: Vec<(u32, NodeId)> = found.0.root_chain().to_vec();
@@ -350,19 +352,27 @@ fn exact_give_back(
     for class in best.iter_mut() {
         consider(found.0.clone(), class);
     }
-    behind_each_chain_prefix(leaves, hot, len, &chain, worst, |tables, r, with_chain| {
-        for b in 1..=worst - r {
-            if let Some((rest, _)) = tables.best_plain(b) {
-                consider(with_chain(rest), &mut best[0]);
+    behind_each_chain_prefix(
+        leaves,
+        hot,
+        (len, tuning),
+        &chain,
+        worst,
+        |tables, r, with_chain| {
+            for b in 1..=worst - r {
+                if let Some((rest, _)) = tables.best_plain(b) {
+                    consider(with_chain(rest), &mut best[0]);
+                }
+                if let Some((rest, _)) = tables.best(b) {
+                    consider(with_chain(rest), &mut best[1]);
+                }
             }
-            if let Some((rest, _)) = tables.best(b) {
-                consider(with_chain(rest), &mut best[1]);
-            }
-        }
-    });
-    let [plain, nested] = best.map(|class| shortest_within_tolerance(class, leaves));
+        },
+    );
+    let tolerance = tuning.slack_tolerance;
+    let [plain, nested] = best.map(|class| shortest_within_tolerance(class, leaves, tolerance));
     match (plain, nested) {
-        (Some(p), Some(n)) if pays_for_its_tests(&n, &p, leaves) => n,
+        (Some(p), Some(n)) if pays_for_its_tests(&n, &p, leaves, tuning.test_price) => n,
         (Some(p), _) => p,
         (None, n) => n.unwrap_or(found),
     }
@@ -377,10 +387,15 @@ fn exact_give_back(
 /// dispatch from 24.75 to 22.5 tests per 8 calls, 0.28 per call: taken. seccompagent's
 /// filter on aarch64 under nginx's workload: two more tests save 0.047 per call (0.023 each),
 /// and would make the filter larger than libseccomp's linear one: left.
-fn pays_for_its_tests(nested: &(Tree, Cost), plain: &(Tree, Cost), leaves: &[Leaf]) -> bool {
+fn pays_for_its_tests(
+    nested: &(Tree, Cost),
+    plain: &(Tree, Cost),
+    leaves: &[Leaf],
+    test_price: f64,
+) -> bool {
     let calls: f64 = leaves.iter().map(|l| l.weight.0[0]).sum();
     let added = nested.0.tests().saturating_sub(plain.0.tests()) as f64;
-    nested.1.lt(&plain.1) && plain.1 .0[0] - nested.1 .0[0] >= TEST_PRICE * added * calls
+    nested.1.lt(&plain.1) && plain.1 .0[0] - nested.1 .0[0] >= test_price * added * calls
 }
 
 /// What a test added to the dispatch must save, in instructions per call, for
@@ -403,6 +418,7 @@ pub const TEST_PRICE: f64 = 0.05;
 fn shortest_within_tolerance(
     best: Vec<Option<(Tree, Cost)>>,
     leaves: &[Leaf],
+    tolerance: f64,
 ) -> Option<(Tree, Cost)> {
     // Best so far at each bound (a tree within b is within every larger bound).
     let mut running: Option<(Tree, Cost)> = None;
@@ -416,7 +432,7 @@ fn shortest_within_tolerance(
     let overall = running?;
     by_bound
         .into_iter()
-        .find(|t| within_tolerance(t.1, overall.1, leaves, SLACK_TOLERANCE))
+        .find(|t| within_tolerance(t.1, overall.1, leaves, tolerance))
         .or(Some(overall))
 }
 
@@ -433,9 +449,10 @@ pub fn best_tree_within(
     hot: &[(u32, Cost)],
     len: &dyn Fn(NodeId) -> usize,
     balance_from_start: bool,
+    tuning: &Tuning,
     bound: usize,
 ) -> Result<(Tree, Cost), usize> {
-    let found = best_tree_bounded(leaves, hot, len, balance_from_start);
+    let found = best_tree_bounded(leaves, hot, len, balance_from_start, tuning);
     let found_worst = found.0.worst_path(len);
     if found_worst <= bound {
         return Ok(found);
@@ -449,7 +466,7 @@ pub fn best_tree_within(
     behind_each_chain_prefix(
         leaves,
         hot,
-        len,
+        (len, tuning),
         &chain,
         found_worst,
         |tables, r, with_chain| {
@@ -480,7 +497,7 @@ pub fn best_tree_within(
     // As in `exact_give_back`: `jeq` tests inside only where they pay for their size (or
     // where nothing else fits).
     match best {
-        [Some(p), Some(n)] if pays_for_its_tests(&n, &p, leaves) => Ok(n),
+        [Some(p), Some(n)] if pays_for_its_tests(&n, &p, leaves, tuning.test_price) => Ok(n),
         [Some(p), _] => Ok(p),
         [None, n] => n.ok_or(shortest),
     }
@@ -493,7 +510,7 @@ pub fn best_tree_within(
 fn behind_each_chain_prefix(
     leaves: &[Leaf],
     hot: &[(u32, Cost)],
-    len: &dyn Fn(NodeId) -> usize,
+    (len, tuning): (&dyn Fn(NodeId) -> usize, &Tuning),
     chain: &[(u32, NodeId)],
     worst: usize,
     mut visit: impl FnMut(&BoundedTrees<'_>, usize, &dyn Fn(Tree) -> Tree),
@@ -510,9 +527,9 @@ fn behind_each_chain_prefix(
         // `jeq` tests inside the tree may come first too: the class behind the empty prefix
         // holds the others' trees with `jeq` tests.
         let tables = if r == 0 {
-            BoundedTrees::new(&reduced, &hot_left, len, worst - r)
+            BoundedTrees::new(&reduced, &hot_left, len, worst - r, tuning)
         } else {
-            BoundedTrees::with_candidates(&reduced, Vec::new(), len, worst - r)
+            BoundedTrees::with_candidates(&reduced, Vec::new(), len, worst - r, tuning)
         };
         let with_chain = |rest: Tree| {
             if r == 0 {
@@ -627,6 +644,52 @@ pub const JEQ_MIN_GAIN: f64 = 0.01;
 /// than libseccomp's tree (13 → 14).
 pub const SIZE_PRICE: f64 = 0.001;
 
+/// How a dispatch with a measured workload trades its size and its worst path against its
+/// expected cost (`secopt compile --favor`, [`super::Favor`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// How much more per call than the best tree a tree with a shorter worst path may cost
+    /// and still be taken ([`SLACK_TOLERANCE`]).
+    pub slack_tolerance: f64,
+    /// What a `jeq` tree must save per call for each test it adds ([`TEST_PRICE`]).
+    pub test_price: f64,
+    /// What [`BoundedTrees`] charges each candidate's `jeq` ([`JEQ_MIN_GAIN`]).
+    pub jeq_min_gain: f64,
+    /// What [`BoundedTrees`] charges every test ([`SIZE_PRICE`]).
+    pub size_price: f64,
+    /// Most `jeq` candidates ([`MAX_JEQ_CANDIDATES`]).
+    pub max_jeq_candidates: usize,
+    /// Most states × bounds for them ([`JEQ_TABLE_BUDGET`]).
+    pub jeq_table_budget: usize,
+}
+
+impl Tuning {
+    /// The default: speed, with a say for the filter's size and its worst path.
+    pub const BALANCED: Tuning = Tuning {
+        slack_tolerance: SLACK_TOLERANCE,
+        test_price: TEST_PRICE,
+        jeq_min_gain: JEQ_MIN_GAIN,
+        size_price: SIZE_PRICE,
+        max_jeq_candidates: MAX_JEQ_CANDIDATES,
+        jeq_table_budget: JEQ_TABLE_BUDGET,
+    };
+
+    /// The least expected cost the exact trees find: no tolerance for a shorter worst path
+    /// (it stays within [`WORST_PATH_SLACK`] of a balanced tree), no price for a test beyond
+    /// [`SIZE_PRICE`]'s tie-break, and 8 `jeq` candidates in tables of up to 2^20 cells
+    /// (about 20 MB). seccompagent's filter on aarch64 under gVisor's workload, without the
+    /// cache: 5.987 instructions per call in 44 instructions with a worst path of 15, against
+    /// 6.003 in 42 with 13 balanced.
+    pub const SPEED: Tuning = Tuning {
+        slack_tolerance: 0.0,
+        test_price: 0.0,
+        jeq_min_gain: 0.0,
+        size_price: SIZE_PRICE,
+        max_jeq_candidates: 8,
+        jeq_table_budget: 1 << 20,
+    };
+}
+
 /// Most `jeq` candidates of [`BoundedTrees`] (its table grows as `2^k`).
 const MAX_JEQ_CANDIDATES: usize = 6;
 
@@ -649,7 +712,12 @@ const MIXED: NodeId = NodeId::MAX - 1;
 /// The `jeq` candidates of [`BoundedTrees`]: the heaviest single-value leaves and `hot` values
 /// inside wider leaves, as many as fit in [`MAX_JEQ_CANDIDATES`] and [`JEQ_TABLE_BUDGET`]
 /// (with `bounds` table cells per state), sorted by leaf.
-fn jeq_candidates(leaves: &[Leaf], hot: &[(u32, Cost)], bounds: usize) -> Vec<JeqCandidate> {
+fn jeq_candidates(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    bounds: usize,
+    tuning: &Tuning,
+) -> Vec<JeqCandidate> {
     let m = leaves.len();
     // A single-value leaf ranks by its weight: once tested, no call of it goes further.
     let mut all: Vec<JeqCandidate> = leaves
@@ -695,10 +763,10 @@ fn jeq_candidates(leaves: &[Leaf], hot: &[(u32, Cost)], bounds: usize) -> Vec<Je
     }
     all.retain(|c| c.rank > 0.0);
     all.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(a.value.cmp(&b.value)));
-    all.truncate(MAX_JEQ_CANDIDATES);
+    all.truncate(tuning.max_jeq_candidates);
     all.sort_by_key(|c| (c.leaf, c.value));
     // Fewer candidates while the table is too large: drop the lowest-ranked.
-    while !all.is_empty() && states(m, &all) * bounds > JEQ_TABLE_BUDGET {
+    while !all.is_empty() && states(m, &all) * bounds > tuning.jeq_table_budget {
         let last = (0..all.len())
             .min_by(|&a, &b| {
                 all[a]
@@ -742,11 +810,19 @@ impl<'a> BoundedTrees<'a> {
         hot: &[(u32, Cost)],
         len: &dyn Fn(NodeId) -> usize,
         max_bound: usize,
+        tuning: &Tuning,
     ) -> Self {
-        let candidates = jeq_candidates(leaves, hot, max_bound + 1);
-        let plain = (!candidates.is_empty())
-            .then(|| Box::new(Self::with_candidates(leaves, Vec::new(), len, max_bound)));
-        let mut tables = Self::with_candidates(leaves, candidates, len, max_bound);
+        let candidates = jeq_candidates(leaves, hot, max_bound + 1, tuning);
+        let plain = (!candidates.is_empty()).then(|| {
+            Box::new(Self::with_candidates(
+                leaves,
+                Vec::new(),
+                len,
+                max_bound,
+                tuning,
+            ))
+        });
+        let mut tables = Self::with_candidates(leaves, candidates, len, max_bound, tuning);
         tables.plain = plain;
         tables
     }
@@ -757,6 +833,7 @@ impl<'a> BoundedTrees<'a> {
         candidates: Vec<JeqCandidate>,
         len: &dyn Fn(NodeId) -> usize,
         max_bound: usize,
+        tuning: &Tuning,
     ) -> Self {
         let m = leaves.len();
         let nb = max_bound + 1;
@@ -780,8 +857,8 @@ impl<'a> BoundedTrees<'a> {
             chains,
             max_bound,
             candidates,
-            jeq_price: Cost([calls * JEQ_MIN_GAIN, 0.0]),
-            test_price: Cost([calls * SIZE_PRICE, 0.0]),
+            jeq_price: Cost([calls * tuning.jeq_min_gain, 0.0]),
+            test_price: Cost([calls * tuning.size_price, 0.0]),
             below,
             offset,
             target: vec![NO_TARGET; total],
@@ -1755,13 +1832,13 @@ mod tests {
             // it is cheaper, so these bound the cost from above.
             let all = all_trees(&leaves, (&[], 0.0, 0.0), &len, (0, m - 1, 0));
             let brute_shortest = all.iter().map(|t| t.1).min().unwrap();
-            let default_worst = best_tree_bounded(&leaves, &[], &len, false)
+            let default_worst = best_tree_bounded(&leaves, &[], &len, false, &Tuning::BALANCED)
                 .0
                 .worst_path(&len);
             for b in 0..=12 {
                 let brute = cheapest_within(&all, b);
                 let context = format!("round {round}, bound {b}: {leaves:?}");
-                match best_tree_within(&leaves, &[], &len, false, b) {
+                match best_tree_within(&leaves, &[], &len, false, &Tuning::BALANCED, b) {
                     Ok((tree, c)) => {
                         assert!(tree.worst_path(&len) <= b, "{context}");
                         assert_eq!(tree_cost(&tree, &leaves).0[0], c.0[0], "{context}");
@@ -1796,7 +1873,7 @@ mod tests {
             })
             .collect();
         let len = |_: NodeId| 1;
-        let tables = BoundedTrees::new(&leaves, &[], &len, 8);
+        let tables = BoundedTrees::new(&leaves, &[], &len, 8, &Tuning::BALANCED);
         // (The cost less the price of the tests the program charged: equal up to rounding.)
         let cost = |b| tables.best(b).map(|(_, c)| (c.0[0] * 1e6).round() / 1e6);
         assert_eq!(cost(8), Some(40.0));
@@ -1829,7 +1906,7 @@ mod tests {
             }
             // Bodies of 1 to 4 instructions, fixed per target.
             let len = |t: NodeId| 1 + (t as usize * 7) % 4;
-            let tables = BoundedTrees::new(&leaves, &hot, &len, 12);
+            let tables = BoundedTrees::new(&leaves, &hot, &len, 12, &Tuning::BALANCED);
             let (price, test) = (tables.jeq_price.0[0], tables.test_price.0[0]);
             let all = all_trees(
                 &leaves,
@@ -1895,7 +1972,9 @@ mod tests {
         let len = |_: NodeId| 1;
         let (_, split_and_chains) = optimal_tree_exhaustive(&leaves, true);
         assert_eq!(split_and_chains.0[0], 30.0);
-        let (tree, cost) = BoundedTrees::new(&leaves, &[], &len, 10).best(10).unwrap();
+        let (tree, cost) = BoundedTrees::new(&leaves, &[], &len, 10, &Tuning::BALANCED)
+            .best(10)
+            .unwrap();
         assert_eq!(cost.0[0], 28.0);
         assert_eq!(
             tree,
@@ -1913,7 +1992,7 @@ mod tests {
             }
         );
         // The dispatch of a measured workload finds it.
-        let (tree, _) = best_tree_bounded(&leaves, &[], &len, false);
+        let (tree, _) = best_tree_bounded(&leaves, &[], &len, false, &Tuning::BALANCED);
         assert_eq!(tree_cost(&tree, &leaves).0[0], 28.0);
     }
 
@@ -1936,7 +2015,9 @@ mod tests {
         let len = |_: NodeId| 1;
         let unpriced = all_trees(&leaves, (&[], 0.0, 0.0), &len, (0, 5, 0));
         assert_eq!(cheapest_within(&unpriced, 8), Some(3802.0));
-        let (tree, cost) = BoundedTrees::new(&leaves, &[], &len, 8).best(8).unwrap();
+        let (tree, cost) = BoundedTrees::new(&leaves, &[], &len, 8, &Tuning::BALANCED)
+            .best(8)
+            .unwrap();
         assert_eq!(tree.tests(), 3);
         assert!((cost.0[0] - 3803.0).abs() < 1e-9, "{cost:?}");
         assert_eq!(tree_cost(&tree, &leaves).0[0], 3803.0);
@@ -1959,7 +2040,7 @@ mod tests {
         let len = |_: NodeId| 1;
         let (_, split_and_chains) = optimal_tree_exhaustive(&leaves, true);
         assert_eq!(split_and_chains.0[0], 36.0);
-        let tables = BoundedTrees::new(&leaves, &[], &len, 8);
+        let tables = BoundedTrees::new(&leaves, &[], &len, 8, &Tuning::BALANCED);
         let (plain, plain_cost) = tables.best_plain(8).unwrap();
         assert_eq!((plain_cost.0[0], plain.tests()), (36.0, 2));
         let nested = Tree::Split {
@@ -1974,17 +2055,37 @@ mod tests {
             }),
             hi: Box::new(Tree::Leaf(2)),
         };
-        let (tree, cost) = best_tree_bounded(&leaves, &[], &len, false);
+        let (tree, cost) = best_tree_bounded(&leaves, &[], &len, false, &Tuning::BALANCED);
         assert_eq!((cost.0[0], tree.tests()), (32.0, 3));
         assert_eq!(tree, nested);
         // The rule at its edge: a test added must save 0.05 · 19 = 0.95 tests.
         let with_cost = |t: &Tree, c: f64| (t.clone(), Cost([c, 0.0]));
         let p = with_cost(&plain, 36.0);
-        assert!(pays_for_its_tests(&with_cost(&nested, 35.0), &p, &leaves));
-        assert!(!pays_for_its_tests(&with_cost(&nested, 35.1), &p, &leaves));
+        assert!(pays_for_its_tests(
+            &with_cost(&nested, 35.0),
+            &p,
+            &leaves,
+            TEST_PRICE
+        ));
+        assert!(!pays_for_its_tests(
+            &with_cost(&nested, 35.1),
+            &p,
+            &leaves,
+            TEST_PRICE
+        ));
         // No test added: cheaper is enough; never when dearer.
-        assert!(pays_for_its_tests(&with_cost(&plain, 35.9), &p, &leaves));
-        assert!(!pays_for_its_tests(&with_cost(&plain, 36.1), &p, &leaves));
+        assert!(pays_for_its_tests(
+            &with_cost(&plain, 35.9),
+            &p,
+            &leaves,
+            TEST_PRICE
+        ));
+        assert!(!pays_for_its_tests(
+            &with_cost(&plain, 36.1),
+            &p,
+            &leaves,
+            TEST_PRICE
+        ));
     }
 
     #[test]
@@ -2000,13 +2101,16 @@ mod tests {
         ];
         let hot = [(5, Cost([10.0, 0.0]))];
         let values = |bounds: usize| -> Vec<u32> {
-            jeq_candidates(&leaves, &hot, bounds)
+            jeq_candidates(&leaves, &hot, bounds, &Tuning::BALANCED)
                 .iter()
                 .map(|c| c.value)
                 .collect()
         };
         assert_eq!(values(1), vec![5, 10]);
-        assert_eq!(states(3, &jeq_candidates(&leaves, &hot, 1)), 15);
+        assert_eq!(
+            states(3, &jeq_candidates(&leaves, &hot, 1, &Tuning::BALANCED)),
+            15
+        );
         const { assert!(15 * 5000 > JEQ_TABLE_BUDGET && 10 * 5000 <= JEQ_TABLE_BUDGET) };
         assert_eq!(values(5000), vec![10]);
     }
@@ -2019,7 +2123,7 @@ mod tests {
         // futex's range in gVisor's aarch64 mix).
         let leaves = [leaf(0, 9, 0, 19.0), leaf(10, u32::MAX, 1, 1.0)];
         let hot = [(3, Cost([10.0, 0.0])), (7, Cost([6.0, 0.0]))];
-        let ranked: Vec<(u32, f64)> = jeq_candidates(&leaves, &hot, 1)
+        let ranked: Vec<(u32, f64)> = jeq_candidates(&leaves, &hot, 1, &Tuning::BALANCED)
             .iter()
             .map(|c| (c.value, c.rank))
             .collect();
@@ -2027,7 +2131,7 @@ mod tests {
         // As many calls each (8, rest 3): the lower number counts as the heavier, so 3 ranks
         // 16 − 19 < 0 and is left out, 7 ranks 16 − 11 = 5.
         let even = [(3, Cost([8.0, 0.0])), (7, Cost([8.0, 0.0]))];
-        let ranked: Vec<(u32, f64)> = jeq_candidates(&leaves, &even, 1)
+        let ranked: Vec<(u32, f64)> = jeq_candidates(&leaves, &even, 1, &Tuning::BALANCED)
             .iter()
             .map(|c| (c.value, c.rank))
             .collect();

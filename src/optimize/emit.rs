@@ -16,7 +16,9 @@
 //! all of which the kernel's cache emulator follows, so such a syscall *is* cached.
 
 use super::dag::{Dag, Node, NodeId};
-use super::dispatch::{best_tree, best_tree_bounded, best_tree_within, leaf_balance, Cost, Leaf};
+use super::dispatch::{
+    best_tree, best_tree_bounded, best_tree_within, leaf_balance, Cost, Leaf, Tuning,
+};
 use super::layout::{layout, LayoutError};
 use super::lift::Lifted;
 use super::weights::Weights;
@@ -52,6 +54,9 @@ pub struct EmitOptions<'a> {
     /// ([`super::OptimizeOptions::max_path`]); `None`: the cost decides, within a slack of the
     /// shortest path (see [`best_tree_bounded`]).
     pub max_path: Option<usize>,
+    /// How the dispatch trades size and worst path against cost with a measured workload
+    /// ([`super::Favor`]; the default weights always get [`Tuning::BALANCED`]).
+    pub tuning: Tuning,
 }
 
 /// One class's `nr` dispatch before it is laid out: its leaves and its hot (value, weight)s.
@@ -161,11 +166,16 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
             let dag = &lifted.dag;
             let len = |t: NodeId| dag.longest_path(t) as usize;
             let balance = opts.weights_are_default;
+            let tuning = if balance {
+                &Tuning::BALANCED
+            } else {
+                &opts.tuning
+            };
             let tree = match opts.max_path {
-                None => best_tree_bounded(leaves, hot, &len, balance).0,
+                None => best_tree_bounded(leaves, hot, &len, balance, tuning).0,
                 Some(bound) => {
                     let room = bound.saturating_sub(prefix);
-                    match best_tree_within(leaves, hot, &len, balance, room) {
+                    match best_tree_within(leaves, hot, &len, balance, tuning, room) {
                         Ok((tree, _)) => tree,
                         Err(least) => {
                             shortest = shortest.max(Some(prefix + least));
