@@ -639,9 +639,9 @@ pub const JEQ_MIN_GAIN: f64 = 0.01;
 /// gVisor 63 → 60), no cost up by more than 0.02%, no target changed; and two rows get
 /// cheaper (seccompagent on aarch64 under nginx 5.692 → 5.646 and redis 5.598 → 5.575): with
 /// their smaller split trees, a tree with `jeq` tests inside now pays for its tests
-/// ([`TEST_PRICE`]). At 0.0003, 44 fewer; at 0.003, 83 fewer and those two rows keep their old
-/// cost; at 0.01, 98 fewer, but seccompagent·gvisor on x86_64+x86+x32 takes a path longer
-/// than libseccomp's tree (13 → 14).
+/// ([`TEST_PRICE`]). With the constant changed and the bench rerun: at 0.0003, 44 fewer; at
+/// 0.003, 83 fewer and those two rows keep their old cost; at 0.01, 98 fewer, but
+/// seccompagent·gvisor on x86_64+x86+x32 takes a path longer than libseccomp's tree (13 → 14).
 pub const SIZE_PRICE: f64 = 0.001;
 
 /// How a dispatch with a measured workload trades its size and its worst path against its

@@ -54,8 +54,8 @@ pub struct EmitOptions<'a> {
     /// ([`super::OptimizeOptions::max_path`]); `None`: the cost decides, within a slack of the
     /// shortest path (see [`best_tree_bounded`]).
     pub max_path: Option<usize>,
-    /// How the dispatch trades size and worst path against cost with a measured workload
-    /// ([`super::Favor`]; the default weights always get [`Tuning::BALANCED`]).
+    /// How the dispatch trades size and worst path against cost ([`super::Favor`]; the
+    /// caller gives the default weights [`Tuning::BALANCED`]).
     pub tuning: Tuning,
 }
 
@@ -166,11 +166,7 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
             let dag = &lifted.dag;
             let len = |t: NodeId| dag.longest_path(t) as usize;
             let balance = opts.weights_are_default;
-            let tuning = if balance {
-                &Tuning::BALANCED
-            } else {
-                &opts.tuning
-            };
+            let tuning = &opts.tuning;
             let tree = match opts.max_path {
                 None => best_tree_bounded(leaves, hot, &len, balance, tuning).0,
                 Some(bound) => {

@@ -277,7 +277,11 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         kernel: opts.kernel,
         weights_are_default: opts.weights.is_none(),
         max_path: opts.max_path,
-        tuning: opts.favor.tuning(),
+        // The default weights are a guess: nothing to favour (`Favor`'s promise).
+        tuning: match opts.weights {
+            None => dispatch::Tuning::BALANCED,
+            Some(_) => opts.favor.tuning(),
+        },
     };
     // The shortest worst path among candidates dropped for `max_path`.
     let mut shortest_path: Option<usize> = None;
