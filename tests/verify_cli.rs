@@ -212,6 +212,32 @@ fn unknown_and_bad_input_exit_codes() {
         (Some("unknown"), Some(1000))
     );
 
+    // The step budget: the same verdict on any machine, named in text and JSON.
+    let (code, out, _) = secopt(&["verify", &product, &allow, "--max-steps", "5000"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.starts_with("unknown: the decision diagrams needed more than 5000 steps"),
+        "{out}"
+    );
+    let (code, out, _) = secopt(&[
+        "verify",
+        &product,
+        &allow,
+        "--max-steps",
+        "5000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (
+            v["budget"]["budget"].as_str(),
+            v["budget"]["limit"].as_u64()
+        ),
+        (Some("bdd_steps"), Some(5000))
+    );
+
     // Invalid filter (load offset 2): rejected with the validator's message, exit 2.
     let bad = temp_file(
         "bad.bpf",

@@ -64,11 +64,12 @@
 use super::data::{Endian, Field, SeccompData, Words, NUM_WORDS, OFF_ARCH};
 use super::insn::*;
 use super::interp;
-use super::symbolic::bdd::{Bdd, Node, OutOfNodes, FALSE, TRUE};
+use super::symbolic::bdd::{self, Bdd, Node, OutOfNodes, FALSE, TRUE};
 use super::symbolic::{self, bitvec, Limits, Machine, Observer, State, Val, WORD_ARCH, WORD_NR};
 use super::validate::{validate, ValidationError};
 use super::RetVal;
 use crate::arch::{Arch, X32_SYSCALL_BIT};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How much work one analysis may do before it settles for a sound over-approximation.
@@ -79,6 +80,14 @@ pub struct Budget {
     pub max_states: usize,
     /// Most BDD nodes; past it, new symbolic values become opaque.
     pub max_bdd_nodes: usize,
+    /// Most BDD steps of one analysis (see [`crate::bpf::symbolic::bdd::Limits::max_steps`]);
+    /// past it, as past `max_bdd_nodes`.
+    pub max_bdd_steps: u64,
+    /// Most BDD steps of all the analyses one [`Analyzer`] runs at full budget; past it, each
+    /// later analysis gets `max_bdd_steps / 256`. A program that exhausts the budget on
+    /// every syscall (a multiplication of two argument words before any test of `nr`) then
+    /// costs about a second instead of a second per forty syscalls.
+    pub max_total_bdd_steps: u64,
     /// Most distinct values listed for one `RET A` of a computed value.
     pub max_ret_a_values: usize,
 }
@@ -87,8 +96,13 @@ impl Default for Budget {
     fn default() -> Self {
         Budget {
             max_states: 200_000,
-            // Real filters need a few thousand; this caps a pathological syscall at ~0.1 s.
+            // Real filters need a few thousand nodes.
             max_bdd_nodes: 1 << 18,
+            // The test suite's programs need at most ~40 000 steps for one syscall, and
+            // secopt's Docker filter ~15 000 for all its 1 219 (x86_64+x86+x32) together.
+            // 2^20 steps are ~0.05 s, 2^24 ~1 s.
+            max_bdd_steps: 1 << 20,
+            max_total_bdd_steps: 1 << 24,
             max_ret_a_values: 256,
         }
     }
@@ -174,16 +188,21 @@ pub struct ArchSummary {
 }
 
 /// Analyses one validated program many times (validation is done once).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Analyzer<'p> {
     prog: &'p Program,
+    /// BDD steps its analyses have taken (see [`Budget::max_total_bdd_steps`]).
+    spent: Cell<u64>,
 }
 
 impl<'p> Analyzer<'p> {
     /// Validates `prog` as the kernel would; the analysis is only defined for valid programs.
     pub fn new(prog: &'p Program) -> Result<Self, ValidationError> {
         validate(prog)?;
-        Ok(Analyzer { prog })
+        Ok(Analyzer {
+            prog,
+            spent: Cell::new(0),
+        })
     }
 
     /// The paths of syscall `nr` with arch token `arch_token`.
@@ -193,7 +212,19 @@ impl<'p> Analyzer<'p> {
 
     /// The paths of every number in `numbers`, seen with arch token `arch_token`.
     pub fn analyze(&self, arch_token: u32, numbers: NrSet, budget: &Budget) -> SyscallPaths {
-        Exec::new(self.prog, budget, arch_token, numbers).run()
+        let steps = if self.spent.get() < budget.max_total_bdd_steps {
+            budget.max_bdd_steps
+        } else {
+            budget.max_bdd_steps / 256
+        };
+        let (paths, spent) = Exec::new(self.prog, budget, steps, arch_token, numbers).run();
+        self.spent.set(self.spent.get().saturating_add(spent));
+        paths
+    }
+
+    /// BDD steps all analyses so far have taken (see [`Budget::max_total_bdd_steps`]).
+    pub fn bdd_steps(&self) -> u64 {
+        self.spent.get()
     }
 
     /// Every syscall of `arch`'s table, plus all unnamed numbers of `arch`.
@@ -348,8 +379,19 @@ struct Exec<'p> {
 }
 
 impl<'p> Exec<'p> {
-    fn new(prog: &'p Program, budget: &'p Budget, arch_token: u32, numbers: NrSet) -> Self {
-        let mut m = Machine::new(Bdd::new(budget.max_bdd_nodes));
+    fn new(
+        prog: &'p Program,
+        budget: &'p Budget,
+        max_steps: u64,
+        arch_token: u32,
+        numbers: NrSet,
+    ) -> Self {
+        let mut m = Machine::new(Bdd::with_limits(bdd::Limits {
+            max_nodes: budget.max_bdd_nodes,
+            max_bytes: None,
+            max_steps: Some(max_steps),
+            deadline: None,
+        }));
         m.set_known(WORD_ARCH, arch_token);
         if let NrSet::One(nr) = numbers {
             m.set_known(WORD_NR, nr);
@@ -401,7 +443,8 @@ impl<'p> Exec<'p> {
         Ok(domain)
     }
 
-    fn run(mut self) -> SyscallPaths {
+    /// The paths, and the BDD steps taken to find them.
+    fn run(mut self) -> (SyscallPaths, u64) {
         let domain = match self.domain_of(self.numbers) {
             Ok(d) => d,
             Err(OutOfNodes) => {
@@ -426,7 +469,8 @@ impl<'p> Exec<'p> {
                 &mut self.found,
             );
         }
-        self.finish()
+        let steps = self.m.bdd.steps();
+        (self.finish(), steps)
     }
 
     /// A concrete input in `cond`, run through the interpreter.
@@ -683,6 +727,50 @@ mod tests {
         assert_eq!((p.min_steps, p.max_steps), (6, 6));
     }
 
+    #[test]
+    fn past_the_total_step_budget_later_analyses_starve_but_stay_sound() {
+        // (args[0] & 0xff) * (args[1] & 0xff) == 12345 never holds: 12345 = 3·5·823 has no
+        // factor pair within 255. An exact analysis proves the ALLOW unreachable.
+        let prog = Program::new(vec![
+            Insn::ld_abs(16),
+            Insn::stmt(BPF_ALU | BPF_AND | BPF_K, 0xff),
+            Insn::stmt(BPF_MISC | BPF_TAX, 0),
+            Insn::ld_abs(24),
+            Insn::stmt(BPF_ALU | BPF_AND | BPF_K, 0xff),
+            Insn::stmt(BPF_ALU | BPF_MUL | BPF_X, 0),
+            jump(BPF_JEQ, 12345, 0, 1),
+            Insn::ret(SECCOMP_RET_ALLOW),
+            Insn::ret(0),
+        ]);
+        let unlimited = Budget {
+            max_total_bdd_steps: u64::MAX,
+            ..Budget::default()
+        };
+        let probe = Analyzer::new(&prog).unwrap();
+        let p = probe.syscall(X86_64, 0, &unlimited);
+        assert!(p.exact);
+        assert_eq!(rets(&p), [RetVal(0)]);
+        let needed = probe.bdd_steps();
+        assert!(
+            needed > 256,
+            "{needed} steps: too few for a starved run to fall short"
+        );
+        // Exactly enough steps per analysis, and a total the first analysis uses up.
+        let budget = Budget {
+            max_bdd_steps: needed,
+            max_total_bdd_steps: needed,
+            ..Budget::default()
+        };
+        let a = Analyzer::new(&prog).unwrap();
+        assert_eq!(a.syscall(X86_64, 0, &budget), p);
+        assert_eq!(a.bdd_steps(), needed);
+        // The next analysis gets needed / 256 steps: inexact, and still sound.
+        let starved = a.syscall(X86_64, 0, &budget);
+        assert!(!starved.exact && starved.budget_exceeded);
+        assert_eq!(rets(&starved), [RetVal(0), RetVal::ALLOW]);
+        assert!(starved.min_steps <= p.min_steps && starved.max_steps >= p.max_steps);
+    }
+
     /// Soundness against the interpreter on random programs and inputs, and completeness of
     /// exact results through their witnesses.
     #[test]
@@ -697,6 +785,8 @@ mod tests {
         let starved = Budget {
             max_states: 4,
             max_bdd_nodes: 300,
+            max_bdd_steps: 1000,
+            max_total_bdd_steps: 5000,
             max_ret_a_values: 2,
         };
         let x86_64 = Arch::X86_64.syscalls();

@@ -76,6 +76,10 @@ pub struct PairArgs {
     /// Most BDD nodes before answering unknown.
     #[arg(long, default_value_t = Budget::default().max_bdd_nodes)]
     pub max_nodes: usize,
+    /// Most BDD steps (operations the cache did not answer) before answering unknown: a bound
+    /// on work that, unlike --timeout, gives the same verdict on every machine.
+    #[arg(long, default_value_t = Budget::default().max_bdd_steps)]
+    pub max_steps: u64,
     /// Most memory for the BDD tables, in MiB (an estimate), before answering unknown.
     #[arg(long, default_value_t = Budget::default().max_memory_bytes >> 20)]
     pub max_memory: usize,
@@ -178,6 +182,7 @@ fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
         domain,
         budget: Budget {
             max_bdd_nodes: p.max_nodes,
+            max_bdd_steps: p.max_steps,
             max_memory_bytes: p.max_memory.saturating_mul(1 << 20),
             max_states: p.max_states,
             time_limit: (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout)),

@@ -88,6 +88,10 @@ use std::time::{Duration, Instant};
 pub struct Budget {
     /// Most BDD nodes (both programs together).
     pub max_bdd_nodes: usize,
+    /// Most BDD steps (both programs together): the deterministic bound on work, reached
+    /// before the clock on programs whose diagrams grow slowly but cost much (see
+    /// [`crate::bpf::symbolic::bdd::Limits::max_steps`]).
+    pub max_bdd_steps: u64,
     /// Most estimated bytes of BDD tables.
     pub max_memory_bytes: usize,
     /// Most symbolic `(instruction, state)` steps per program.
@@ -101,6 +105,9 @@ impl Default for Budget {
         Budget {
             // Real filters need well under a million; 16M nodes is ~600 MB of tables.
             max_bdd_nodes: 1 << 24,
+            // Libseccomp's Docker filter for three ABIs against ours takes ~1.5M steps; 2^28
+            // is ~20 s on this project's CI machine, within the 60 s below.
+            max_bdd_steps: 1 << 28,
             max_memory_bytes: 1 << 30,
             max_states: 2_000_000,
             time_limit: Some(Duration::from_secs(60)),
@@ -133,6 +140,8 @@ pub struct Counterexample {
 pub enum UnknownReason {
     /// The BDD node budget ran out.
     BddNodes { limit: usize },
+    /// The BDD step budget ran out.
+    BddSteps { limit: u64 },
     /// The estimated memory of the BDD tables reached the budget.
     Memory { limit_bytes: usize },
     /// The time budget ran out.
@@ -147,6 +156,10 @@ impl fmt::Display for UnknownReason {
             UnknownReason::BddNodes { limit } => write!(
                 f,
                 "the decision diagrams needed more than {limit} nodes (raise --max-nodes)"
+            ),
+            UnknownReason::BddSteps { limit } => write!(
+                f,
+                "the decision diagrams needed more than {limit} steps (raise --max-steps)"
             ),
             UnknownReason::Memory { limit_bytes } => write!(
                 f,
@@ -309,6 +322,7 @@ impl<'p> Pair<'p> {
         let bdd = Bdd::with_limits(BddLimits {
             max_nodes: budget.max_bdd_nodes,
             max_bytes: Some(budget.max_memory_bytes),
+            max_steps: Some(budget.max_bdd_steps),
             deadline,
         });
         let mut pair = Pair {
@@ -381,6 +395,7 @@ impl<'p> Pair<'p> {
             (Some(Stopped::Time), _) | (_, Some(Limit::Time)) => time(),
             (_, Some(Limit::Memory(limit_bytes))) => UnknownReason::Memory { limit_bytes },
             (_, Some(Limit::Nodes(limit))) => UnknownReason::BddNodes { limit },
+            (_, Some(Limit::Steps(limit))) => UnknownReason::BddSteps { limit },
             // Strict exploration only approximates when a BDD budget ran out.
             (_, None) => UnknownReason::BddNodes {
                 limit: self.budget.max_bdd_nodes,

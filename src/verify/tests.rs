@@ -165,6 +165,22 @@ fn budgets_give_unknown_with_the_reason() {
             reason: UnknownReason::BddNodes { limit: 5000 }
         }
     );
+    // The step budget stops the same proof whatever the node budget, on every machine.
+    let few_steps = VerifyOptions {
+        budget: Budget {
+            max_bdd_steps: 5000,
+            time_limit: None,
+            ..Budget::default()
+        },
+        ..VerifyOptions::default()
+    };
+    let v = equivalent(&asm(product), &asm("ret ALLOW"), &few_steps).unwrap();
+    assert_eq!(
+        v,
+        Verdict::Unknown {
+            reason: UnknownReason::BddSteps { limit: 5000 }
+        }
+    );
     let no_time = VerifyOptions {
         budget: Budget {
             time_limit: Some(Duration::ZERO),

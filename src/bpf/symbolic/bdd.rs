@@ -4,7 +4,7 @@
 //!
 //! Hand-written rather than a crate because the needs are narrow (ITE with a bounded cache,
 //! existential quantification, cofactors, witnesses) and because every operation must be able
-//! to give up cleanly when a budget (nodes, estimated memory, wall-clock time) runs out: callers
+//! to give up cleanly when a budget (nodes, steps, estimated memory, wall-clock time) runs out: callers
 //! turn [`OutOfNodes`] into an over-approximation (analysis) or an `unknown` verdict (verify),
 //! never into a wrong answer.
 
@@ -30,7 +30,8 @@ const MEMO_LIMIT: usize = 1 << 20;
 /// Slots of a new manager's operation cache and unique table: small, because the analyzer
 /// makes a manager per syscall and most of them stay small; both grow with the node table.
 const INITIAL_SLOTS: usize = 1 << 6;
-/// Nodes created between two checks of the clock and the memory estimate.
+/// Nodes created, or steps taken, between two checks of the clock (and, for nodes, of the
+/// memory estimate).
 const CHECK_EVERY: usize = 1 << 14;
 
 /// A budget ran out; [`Bdd::exhausted`] says which.
@@ -44,6 +45,8 @@ pub enum Limit {
     Nodes(usize),
     /// The estimated memory reached the limit (bytes).
     Memory(usize),
+    /// The operations took more steps than the limit.
+    Steps(u64),
     /// The deadline passed.
     Time,
 }
@@ -55,6 +58,11 @@ pub struct Limits {
     pub max_nodes: usize,
     /// Most estimated bytes of tables ([`Bdd::memory_estimate`]).
     pub max_bytes: Option<usize>,
+    /// Most steps: recursive `ite` calls the operation cache did not answer. Unlike the
+    /// node count this bounds the work when the cache thrashes (a multiplication of two
+    /// input words makes a few thousand nodes cost tens of millions of steps), and unlike
+    /// the deadline it gives the same answer on every machine.
+    pub max_steps: Option<u64>,
     /// When to give up.
     pub deadline: Option<Instant>,
 }
@@ -68,6 +76,8 @@ pub struct Bdd {
     limits: Limits,
     memo_limit: usize,
     exhausted: Option<Limit>,
+    /// Steps taken so far (see [`Limits::max_steps`]).
+    steps: u64,
 }
 
 /// Bytes one node costs in the node table.
@@ -201,6 +211,7 @@ impl Bdd {
         Self::with_limits(Limits {
             max_nodes: limit,
             max_bytes: None,
+            max_steps: None,
             deadline: None,
         })
     }
@@ -221,6 +232,7 @@ impl Bdd {
                 .clamp(1 << 12, MEMO_LIMIT)
                 .next_power_of_two(),
             exhausted: None,
+            steps: 0,
         }
     }
 
@@ -228,6 +240,11 @@ impl Bdd {
     /// fails too).
     pub fn exhausted(&self) -> Option<Limit> {
         self.exhausted
+    }
+
+    /// Steps taken so far: recursive `ite` calls the operation cache did not answer.
+    pub fn steps(&self) -> u64 {
+        self.steps
     }
 
     /// Number of nodes, including the two leaves.
@@ -328,6 +345,7 @@ impl Bdd {
         if let Some(r) = self.memo.get(f, g, h) {
             return Ok(r);
         }
+        self.step()?;
         let v = self.top(f).min(self.top(g)).min(self.top(h));
         let (f0, f1) = self.cofactors(f, v);
         let (g0, g1) = self.cofactors(g, v);
@@ -343,6 +361,22 @@ impl Bdd {
         }
         self.memo.insert(f, g, h, r);
         Ok(r)
+    }
+
+    /// Counts one step against [`Limits::max_steps`] and, now and then, the deadline.
+    fn step(&mut self) -> Result<(), OutOfNodes> {
+        self.steps += 1;
+        if let Some(max) = self.limits.max_steps {
+            if self.steps > max {
+                return Err(self.fail(Limit::Steps(max)));
+            }
+        }
+        if self.steps % CHECK_EVERY as u64 == 0
+            && self.limits.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            return Err(self.fail(Limit::Time));
+        }
+        Ok(())
     }
 
     pub fn not(&mut self, f: Node) -> Result<Node, OutOfNodes> {
@@ -578,5 +612,36 @@ mod tests {
         assert_eq!(b.exhausted(), Some(Limit::Nodes(4)));
         // Existing nodes are still found.
         assert_eq!(b.var(0), Ok(x));
+    }
+
+    #[test]
+    fn the_step_budget_counts_work_the_cache_does_not_answer() {
+        let mut b = Bdd::with_limits(Limits {
+            max_nodes: 1 << 20,
+            max_bytes: None,
+            max_steps: Some(40),
+            deadline: None,
+        });
+        let vars: Vec<Node> = (0..16).map(|v| b.var(v).unwrap()).collect();
+        assert_eq!(b.steps(), 0, "making variables is no ite step");
+        let x01 = b.and(vars[0], vars[1]).unwrap();
+        let taken = b.steps();
+        assert!(taken >= 1);
+        // The same operation again is answered by the cache: no step.
+        assert_eq!(b.and(vars[0], vars[1]), Ok(x01));
+        assert_eq!(b.steps(), taken);
+        // The parity of 16 variables needs about 2i steps for the i-th `xor`, ~250 in all,
+        // and only ~30 nodes: the step budget, not the node budget, stops it.
+        let mut parity = FALSE;
+        let stopped = vars.iter().try_for_each(|&v| {
+            parity = b.xor(parity, v)?;
+            Ok::<_, OutOfNodes>(())
+        });
+        assert_eq!(stopped, Err(OutOfNodes));
+        assert_eq!(b.exhausted(), Some(Limit::Steps(40)));
+        assert!(b.len() < 100);
+        // Existing nodes are still found; new work fails at once.
+        assert_eq!(b.var(15), Ok(vars[15]));
+        assert_eq!(b.and(vars[14], vars[15]), Err(OutOfNodes));
     }
 }
