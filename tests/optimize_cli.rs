@@ -432,6 +432,39 @@ fn measured_without_cache(filter: &std::path::Path, workload: &str) -> (f64, u64
     )
 }
 
+/// Without a workload there is nothing to favour (the default weights are a guess): `--favor
+/// speed` writes the same bytes as the default, says so, and the report names what was used.
+#[test]
+fn favor_speed_without_a_workload_is_balanced_and_says_so() {
+    let input = docker_default(2).program;
+    let inp = temp_file("docker-favor.bpf", &input.to_raw());
+    let mut outputs = Vec::new();
+    for favor in ["balanced", "speed"] {
+        let out = temp_dir().join(format!("docker-favor-{favor}.bpf"));
+        let (code, stdout, stderr) = secopt(&[
+            "optimize",
+            s(&inp),
+            "-o",
+            s(&out),
+            "--favor",
+            favor,
+            "--report",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        assert_eq!(doc["report"]["favor"], "balanced", "{favor}");
+        assert_eq!(
+            stderr.contains("favouring speed needs a workload (--weights)"),
+            favor == "speed",
+            "{stderr}"
+        );
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}
+
 /// `--favor speed` buys cost with size and worst path: on the corpus's aarch64 filters under
 /// the shared workloads (without the cache, the model optimized for) it never costs more per
 /// call than the default `balanced` (as `secopt analyze` measures both), it costs less

@@ -127,7 +127,7 @@ pub struct CompileArgs {
     pub max_path: Option<usize>,
     /// What the dispatch favours when the workload (`--weights`) leaves it a choice. With
     /// `speed` the worst path stays within 5 tests of a balanced tree, and `--max-path` still
-    /// holds. Without `--weights` both are the same.
+    /// holds. Without `--weights` both are the same (`speed` then warns and is balanced).
     #[arg(
         long,
         value_enum,

@@ -65,7 +65,7 @@ pub struct OptimizeArgs {
     pub max_path: Option<usize>,
     /// What the dispatch favours when the workload (`--weights`) leaves it a choice. With
     /// `speed` the worst path stays within 5 tests of a balanced tree, and `--max-path` still
-    /// holds. Without `--weights` both are the same.
+    /// holds. Without `--weights` both are the same (`speed` then warns and is balanced).
     #[arg(long, value_enum, default_value_t = Favor::Balanced)]
     pub favor: Favor,
     /// Kernel whose allow cache to model (e.g. `6.18`, `5.10` for none). Default: 6.18.

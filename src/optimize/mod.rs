@@ -134,6 +134,17 @@ impl Favor {
     }
 }
 
+impl OptimizeOptions {
+    /// The [`Favor`] the dispatch uses: the one asked for with a workload, and `Balanced`
+    /// with the default weights, which are a guess with nothing to favour.
+    pub fn favor_in_effect(&self) -> Favor {
+        match self.weights {
+            Some(_) => self.favor,
+            None => Favor::Balanced,
+        }
+    }
+}
+
 impl Default for OptimizeOptions {
     fn default() -> Self {
         OptimizeOptions {
@@ -211,7 +222,7 @@ pub struct Report {
     pub after: ProgramStats,
     pub method: Method,
     pub cost_model: CostModel,
-    /// What the dispatch favoured ([`OptimizeOptions::favor`]).
+    /// What the dispatch favoured ([`OptimizeOptions::favor_in_effect`]).
     pub favor: Favor,
     /// What the weights are (`workload` or the documented default) and their size.
     pub weights: String,
@@ -267,6 +278,12 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         }
     };
     let mut notes = Vec::new();
+    if opts.favor_in_effect() != opts.favor {
+        notes.push(
+            "favouring speed needs a workload (--weights): without one the default weights are a guess, and the dispatch is balanced"
+                .to_string(),
+        );
+    }
     let before_caches = opts.verify.then(|| Caches::new(prog, &arches, opts.kernel));
 
     // Candidates, best first.
@@ -277,11 +294,7 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         kernel: opts.kernel,
         weights_are_default: opts.weights.is_none(),
         max_path: opts.max_path,
-        // The default weights are a guess: nothing to favour (`Favor`'s promise).
-        tuning: match opts.weights {
-            None => dispatch::Tuning::BALANCED,
-            Some(_) => opts.favor.tuning(),
-        },
+        tuning: opts.favor_in_effect().tuning(),
     };
     // The shortest worst path among candidates dropped for `max_path`.
     let mut shortest_path: Option<usize> = None;
@@ -552,7 +565,7 @@ fn make_report(
         after: stats(after, weights, arches, opts.kernel),
         method,
         cost_model: opts.cost_model,
-        favor: opts.favor,
+        favor: opts.favor_in_effect(),
         weights: what,
         assumption: if weights.sampled_syscalls().next().is_some() {
             ASSUMPTION_WITH_ARGUMENTS
