@@ -14,6 +14,10 @@
 //! optimized filter, with and without the optimizer's self-check (issue 5's 2 ms / 50 ms);
 //! `pipeline phases` splits the first into its parts.
 //!
+//! `dispatch 128 random ranges` is the largest dispatch the exact bounded trees take, with a
+//! measured workload, under `--favor balanced` and `--favor speed` (whose `jeq` tables may
+//! have 2^20 cells): the worst case of the dispatch search, not a real filter.
+//!
 //! `cargo bench --bench compile`. Figures are in docs/benchmarks.md.
 
 #[path = "../tests/common/libseccomp_profiles.rs"]
@@ -25,6 +29,7 @@ use secopt::arch::Arch;
 use secopt::bpf::analysis::{Analyzer, Budget};
 use secopt::bpf::cache::{CacheBitmap, KernelCache};
 use secopt::compile::{compile_firecracker, compile_oci, CompileOptions};
+use secopt::optimize::dispatch;
 use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::{KernelVersion, ResolveOptions};
 use std::hint::black_box;
@@ -200,8 +205,70 @@ fn bench_analysis(c: &mut Criterion) {
     g.finish();
 }
 
+/// A deterministic dispatch as large as [`dispatch::EXACT_BOUNDED_MAX_LEAVES`] allows: 128
+/// ranges (half single numbers, half up to 20 wide) with weights from 0 to 10^5, alternating
+/// among 12 targets whose own paths are 1 to 4 instructions long, and 20 hot values inside
+/// the wide ranges.
+fn random_dispatch() -> (Vec<dispatch::Leaf>, Vec<(u32, dispatch::Cost)>) {
+    use dispatch::{Cost, Leaf};
+    let mut rng = secopt::bpf::testing::Rng::new(1);
+    let m = dispatch::EXACT_BOUNDED_MAX_LEAVES;
+    let mut leaves: Vec<Leaf> = Vec::with_capacity(m);
+    let mut lo = 0u32;
+    for i in 0..m {
+        let width = if rng.below(2) == 0 {
+            1
+        } else {
+            1 + rng.below(20) as u32
+        };
+        let hi = if i + 1 == m { u32::MAX } else { lo + width - 1 };
+        let w = [0.0, 1.0, 10.0, 1000.0, 100_000.0][rng.below(5)];
+        let mut target = rng.below(12) as u32;
+        if leaves.last().is_some_and(|l| l.target == target) {
+            target = (target + 1) % 12;
+        }
+        leaves.push(Leaf {
+            lo,
+            hi,
+            target,
+            weight: Cost([w, w]),
+        });
+        lo = hi.wrapping_add(1);
+    }
+    let mut hot: Vec<(u32, Cost)> = Vec::new();
+    while hot.len() < 20 {
+        let l = &leaves[rng.below(m - 1)];
+        if l.hi > l.lo {
+            let v = l.lo + rng.below((l.hi - l.lo) as usize) as u32;
+            let w = [10.0, 1000.0, 50_000.0][rng.below(3)];
+            if !hot.iter().any(|h| h.0 == v) {
+                hot.push((v, Cost([w, w])));
+            }
+        }
+    }
+    hot.sort_by_key(|h| h.0);
+    (leaves, hot)
+}
+
+fn bench_dispatch(c: &mut Criterion) {
+    let mut g = c.benchmark_group("dispatch 128 random ranges");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    let (leaves, hot) = random_dispatch();
+    let len = |t: u32| 1 + t as usize % 4;
+    for (name, tuning) in [
+        ("balanced", dispatch::Tuning::BALANCED),
+        ("speed", dispatch::Tuning::SPEED),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| dispatch::best_tree_bounded(black_box(&leaves), &hot, &len, false, &tuning))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    bench_dispatch,
     bench_compile,
     bench_pipeline,
     bench_pipeline_phases,
