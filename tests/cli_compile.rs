@@ -652,10 +652,32 @@ fn weights_from_another_architecture_need_skip_unknown() {
         "-o",
         out.to_str().unwrap(),
     ];
+    let refused = secopt(&args);
     bad_input(
-        &secopt(&args),
+        &refused,
         &["nginx-wrk.strace-c.txt", "epoll_wait", "--skip-unknown"],
     );
+    assert!(!out.exists());
+    // The weights file is checked before the profile is read: its error is all there is to
+    // read, not the last of the profile's notes. So is a count no arch can mend.
+    let only_the_error = |out: &Output| {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            stderr.starts_with("secopt: error:") && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+    };
+    only_the_error(&refused);
+    let negative = d.join("negative.json");
+    std::fs::write(&negative, r#"{"read": 5, "write": -2}"#).unwrap();
+    let mut with_negative = args;
+    with_negative[5] = negative.to_str().unwrap();
+    let refused = secopt(&with_negative);
+    bad_input(
+        &refused,
+        &["negative.json", "$.write", "negative call count -2"],
+    );
+    only_the_error(&refused);
     assert!(!out.exists());
     let stderr = ok(&secopt(&[&args[..], &["--skip-unknown"]].concat()));
     assert!(

@@ -3,7 +3,7 @@
 
 use super::asm_cmd::parse_arch;
 use super::io::{display_name, read_input, write_output};
-use super::optimize::{read_weights, report_text};
+use super::optimize::{parse_weights, read_weights, report_text};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo};
@@ -182,6 +182,15 @@ pub enum FirecrackerDialect {
 }
 
 pub fn run(args: CompileArgs) -> Result<i32, Failure> {
+    // A weights file that cannot be read, parsed or resolved fails before the profile says
+    // anything. Its names resolve on the native arch: the first --arch, else the host's, as
+    // for the profile (stdin can be read only once: it is checked where it is used).
+    let native = args.arches.first().copied().or_else(Arch::host);
+    if let Some(path) = args.weights.as_ref().filter(|p| p.as_os_str() != "-") {
+        if native.is_some() {
+            parse_weights(path, native, args.skip_unknown)?;
+        }
+    }
     let bytes = read_input(&args.profile)?;
     let source = display_name(&args.profile);
     let caps = CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;
