@@ -190,53 +190,29 @@ fn unknown_and_bad_input_exit_codes() {
         b"ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW\n",
     );
     let allow = temp_file("allow.s", b"ret ALLOW\n");
-    let (code, out, _) = secopt(&["verify", &product, &allow, "--max-nodes", "1000"]);
-    assert_eq!(code, 3, "{out}");
-    assert!(
-        out.starts_with("unknown: the decision diagrams needed more than 1000 nodes"),
-        "{out}"
-    );
-    let (code, out, _) = secopt(&[
-        "verify",
-        &product,
-        &allow,
-        "--max-nodes",
-        "1000",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 3);
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
-        (v["verdict"].as_str(), v["budget"]["limit"].as_u64()),
-        (Some("unknown"), Some(1000))
-    );
-
-    // The step budget: the same verdict on any machine, named in text and JSON.
-    let (code, out, _) = secopt(&["verify", &product, &allow, "--max-steps", "5000"]);
-    assert_eq!(code, 3, "{out}");
-    assert!(
-        out.starts_with("unknown: the decision diagrams needed more than 5000 steps"),
-        "{out}"
-    );
-    let (code, out, _) = secopt(&[
-        "verify",
-        &product,
-        &allow,
-        "--max-steps",
-        "5000",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 3);
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
-        (
-            v["budget"]["budget"].as_str(),
-            v["budget"]["limit"].as_u64()
-        ),
-        (Some("bdd_steps"), Some(5000))
-    );
+    // The node budget, and the step budget (the same verdict on any machine): each named in
+    // text and JSON.
+    for (flag, limit, unit, budget) in [
+        ("--max-nodes", 1000, "nodes", "bdd_nodes"),
+        ("--max-steps", 5000, "steps", "bdd_steps"),
+    ] {
+        let n = limit.to_string();
+        let (code, out, _) = secopt(&["verify", &product, &allow, flag, &n]);
+        assert_eq!(code, 3, "{out}");
+        let said = format!("unknown: the decision diagrams needed more than {limit} {unit}");
+        assert!(out.starts_with(&said), "{out}");
+        let (code, out, _) = secopt(&["verify", &product, &allow, flag, &n, "--format", "json"]);
+        assert_eq!(code, 3);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            (
+                v["verdict"].as_str(),
+                v["budget"]["budget"].as_str(),
+                v["budget"]["limit"].as_u64()
+            ),
+            (Some("unknown"), Some(budget), Some(limit))
+        );
+    }
 
     // Invalid filter (load offset 2): rejected with the validator's message, exit 2.
     let bad = temp_file(

@@ -151,36 +151,28 @@ fn domain_restrictions_are_honoured() {
 fn budgets_give_unknown_with_the_reason() {
     // Comparing a product of two arguments needs exponentially many nodes.
     let product = "ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW";
-    let small = VerifyOptions {
-        budget: Budget {
-            max_bdd_nodes: 5000,
-            ..Budget::default()
-        },
-        ..VerifyOptions::default()
+    // The node budget, and the step budget, which stops the same proof whatever the node
+    // budget, on every machine (no clock).
+    let nodes = Budget {
+        max_bdd_nodes: 5000,
+        ..Budget::default()
     };
-    let v = equivalent(&asm(product), &asm("ret ALLOW"), &small).unwrap();
-    assert_eq!(
-        v,
-        Verdict::Unknown {
-            reason: UnknownReason::BddNodes { limit: 5000 }
-        }
-    );
-    // The step budget stops the same proof whatever the node budget, on every machine.
-    let few_steps = VerifyOptions {
-        budget: Budget {
-            max_bdd_steps: 5000,
-            time_limit: None,
-            ..Budget::default()
-        },
-        ..VerifyOptions::default()
+    let steps = Budget {
+        max_bdd_steps: 5000,
+        time_limit: None,
+        ..Budget::default()
     };
-    let v = equivalent(&asm(product), &asm("ret ALLOW"), &few_steps).unwrap();
-    assert_eq!(
-        v,
-        Verdict::Unknown {
-            reason: UnknownReason::BddSteps { limit: 5000 }
-        }
-    );
+    for (budget, reason) in [
+        (nodes, UnknownReason::BddNodes { limit: 5000 }),
+        (steps, UnknownReason::BddSteps { limit: 5000 }),
+    ] {
+        let opts = VerifyOptions {
+            budget,
+            ..VerifyOptions::default()
+        };
+        let v = equivalent(&asm(product), &asm("ret ALLOW"), &opts).unwrap();
+        assert_eq!(v, Verdict::Unknown { reason });
+    }
     let no_time = VerifyOptions {
         budget: Budget {
             time_limit: Some(Duration::ZERO),
