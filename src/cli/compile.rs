@@ -3,11 +3,11 @@
 
 use super::asm_cmd::parse_arch;
 use super::io::{display_name, read_input, write_output};
-use super::optimize::{parse_weights, read_weights, report_text};
+use super::optimize::{read_weights, report_text};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo};
-use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report};
+use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
     self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
@@ -182,15 +182,29 @@ pub enum FirecrackerDialect {
 }
 
 pub fn run(args: CompileArgs) -> Result<i32, Failure> {
-    // A weights file that cannot be read, parsed or resolved fails before the profile says
-    // anything. Its names resolve on the native arch: the first --arch, else the host's, as
-    // for the profile (stdin can be read only once: it is checked where it is used).
-    let native = args.arches.first().copied().or_else(Arch::host);
-    if let Some(path) = args.weights.as_ref().filter(|p| p.as_os_str() != "-") {
-        if native.is_some() {
-            parse_weights(path, native, args.skip_unknown)?;
+    // The weights file is read once, before the profile: one that cannot be read, parsed or
+    // resolved fails before the profile says anything, and its warnings come once, not once
+    // per Firecracker thread. Its names resolve on the native arch: the first --arch, else
+    // the host's, as for the profile.
+    let weights = match &args.weights {
+        Some(path) if !args.no_optimize => {
+            if path == &args.profile && path.as_os_str() == "-" {
+                return Err(Failure::input(
+                    "the profile and --weights cannot both be stdin (`-`)",
+                ));
+            }
+            let native = args
+                .arches
+                .first()
+                .copied()
+                .or_else(Arch::host)
+                .ok_or_else(|| {
+                    Failure::input("this host's architecture has no syscall table; give --arch")
+                })?;
+            Some(read_weights(path, Some(native), args.skip_unknown)?)
         }
-    }
+        _ => None,
+    };
     let bytes = read_input(&args.profile)?;
     let source = display_name(&args.profile);
     let caps = CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;
@@ -223,7 +237,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         settings,
         ..Default::default()
     };
-    let optimizer = Optimizer::new(&args, kernel);
+    let optimizer = Optimizer::new(&args, kernel, weights);
 
     let filters: Vec<(Option<String>, Built)> =
         if args.firecracker || looks_like_firecracker(&bytes) {
@@ -266,11 +280,21 @@ type Built = (CompiledFilter, Option<Optimized>);
 struct Optimizer<'a> {
     args: &'a CompileArgs,
     kernel: Option<KernelVersion>,
+    /// `--weights`, read on the native arch.
+    weights: Option<Weights>,
 }
 
 impl Optimizer<'_> {
-    fn new(args: &CompileArgs, kernel: Option<KernelVersion>) -> Optimizer<'_> {
-        Optimizer { args, kernel }
+    fn new(
+        args: &CompileArgs,
+        kernel: Option<KernelVersion>,
+        weights: Option<Weights>,
+    ) -> Optimizer<'_> {
+        Optimizer {
+            args,
+            kernel,
+            weights,
+        }
     }
 
     fn build(&self, resolved: &Resolved, options: &CompileOptions) -> Result<Built, Failure> {
@@ -278,16 +302,8 @@ impl Optimizer<'_> {
             let filter = compile::compile(resolved, options).map_err(input_error)?;
             return Ok((filter, None));
         }
-        let weights = match &self.args.weights {
-            None => None,
-            Some(path) => Some(read_weights(
-                path,
-                Some(resolved.native),
-                self.args.skip_unknown,
-            )?),
-        };
         let opts = OptimizeOptions {
-            weights,
+            weights: self.weights.clone(),
             cost_model: self.args.cost_model,
             kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
             verify: !self.args.no_verify,

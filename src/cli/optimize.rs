@@ -4,7 +4,7 @@
 use super::io::{display_name, load_program, read_input, write_output, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
-use crate::bench::workload::{parse_file, Workload, WorkloadOptions};
+use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
 use crate::bpf::disasm;
 use crate::optimize::{self, CostModel, Favor, OptimizeOptions, Optimized, Report, Weights};
@@ -143,26 +143,6 @@ pub(super) fn read_weights(
     arch: Option<Arch>,
     skip_unknown: bool,
 ) -> Result<Weights, Failure> {
-    let (name, workload) = parse_weights(path, arch, skip_unknown)?;
-    for note in &workload.notes {
-        eprintln!("secopt: warning: {name}: {note}");
-    }
-    let mut w = Weights::new();
-    for e in &workload.entries {
-        w.add_call(e.arch.token(), e.nr, e.count as f64, e.args)
-            .map_err(|err| Failure::input(format!("{name}: {}: {err}", e.origin)))?;
-    }
-    Ok(w)
-}
-
-/// The weights file parsed, without a word on stderr: `compile` checks it this way before it
-/// reads the profile (whose notes would otherwise come before the file's error), with
-/// `skip_unknown` so that only what no arch can mend (syntax, counts) fails there.
-pub(super) fn parse_weights(
-    path: &Path,
-    arch: Option<Arch>,
-    skip_unknown: bool,
-) -> Result<(String, Workload), Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
     let mut wopts = WorkloadOptions {
@@ -173,7 +153,15 @@ pub(super) fn parse_weights(
         wopts.native = a;
     }
     let workload = parse_file(&bytes, &name, &wopts).map_err(|e| Failure::input(e.to_string()))?;
-    Ok((name, workload))
+    for note in &workload.notes {
+        eprintln!("secopt: warning: {name}: {note}");
+    }
+    let mut w = Weights::new();
+    for e in &workload.entries {
+        w.add_call(e.arch.token(), e.nr, e.count as f64, e.args)
+            .map_err(|err| Failure::input(format!("{name}: {}: {err}", e.origin)))?;
+    }
+    Ok(w)
 }
 
 fn print_report(
