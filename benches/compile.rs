@@ -18,13 +18,16 @@
 //! measured workload, under `--favor balanced` and `--favor speed` (whose `jeq` tables may
 //! have 2^20 cells): the worst case of the dispatch search, not a real filter.
 //!
+//! `pathological product` is the worst input the fuzzer found for the decision diagrams:
+//! what the step budgets (docs/design-notes.md) cost on it.
+//!
 //! `cargo bench --bench compile`. Figures are in docs/benchmarks.md.
 
 #[path = "../tests/common/libseccomp_profiles.rs"]
 #[allow(dead_code)]
 mod libseccomp_profiles;
 
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion, SamplingMode};
 use secopt::arch::Arch;
 use secopt::bpf::analysis::{Analyzer, Budget};
 use secopt::bpf::cache::{CacheBitmap, KernelCache};
@@ -195,13 +198,51 @@ fn bench_analysis(c: &mut Criterion) {
     g.bench_function("allow-cache bitmap", |b| {
         b.iter(|| CacheBitmap::new(kernel.clone()).attach(black_box(&prog)))
     });
-    let analyzer = Analyzer::new(&prog).unwrap();
     let budget = Budget::default();
     for arch in [Arch::X86_64, Arch::X86, Arch::X32] {
+        // A fresh analyzer per iteration: one analyzer's step budget spans all its analyses
+        // (`Budget::max_total_bdd_steps`), so a reused one would starve after enough runs.
         g.bench_function(format!("paths of every {arch} syscall"), |b| {
-            b.iter(|| analyzer.arch_summary(black_box(arch), &budget))
+            b.iter_batched(
+                || Analyzer::new(&prog).unwrap(),
+                |analyzer| analyzer.arch_summary(black_box(arch), &budget),
+                BatchSize::SmallInput,
+            )
         });
     }
+    g.finish();
+}
+
+/// The `optimize` fuzz target's input 0xa6 (tests/data/product-proof.s): a product of
+/// argument words whose proof the decision diagrams cannot finish. The self-check gives up
+/// on its step budget and keeps the input; `secopt analyze` settles for sound
+/// approximations once its analyzer's total step budget is spent.
+fn bench_pathological(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pathological product (fuzz input 0xa6)");
+    // Iterations of about a second: flat sampling, ten of them.
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(15));
+    let prog = secopt::bpf::asm::assemble(include_str!("../tests/data/product-proof.s")).unwrap();
+    let opts = secopt::optimize::OptimizeOptions {
+        report: false,
+        ..Default::default()
+    };
+    g.bench_function("optimize (the self-check stops on steps)", |b| {
+        b.iter(|| {
+            let out = secopt::optimize::optimize(black_box(&prog), &opts).unwrap();
+            assert_eq!(out.method, secopt::optimize::Method::Unchanged);
+        })
+    });
+    let budget = Budget::default();
+    // The program checks no arch: `secopt analyze` on an x86_64 host analyses x86_64.
+    g.bench_function("paths of every x86_64 syscall (secopt analyze)", |b| {
+        b.iter_batched(
+            || Analyzer::new(&prog).unwrap(),
+            |analyzer| analyzer.arch_summary(black_box(Arch::X86_64), &budget),
+            BatchSize::SmallInput,
+        )
+    });
     g.finish();
 }
 
@@ -273,7 +314,8 @@ criterion_group!(
     bench_pipeline,
     bench_pipeline_phases,
     bench_optimize,
-    bench_analysis
+    bench_analysis,
+    bench_pathological
 );
 
 fn main() {

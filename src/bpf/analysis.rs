@@ -98,9 +98,10 @@ impl Default for Budget {
             max_states: 200_000,
             // Real filters need a few thousand nodes.
             max_bdd_nodes: 1 << 18,
-            // The test suite's programs need at most ~40 000 steps for one syscall, and
-            // secopt's Docker filter ~15 000 for all its 1 219 (x86_64+x86+x32) together.
-            // 2^20 steps are ~0.05 s, 2^24 ~1 s.
+            // Measured once (temporary instrumentation): the test suite's programs need at
+            // most ~41 000 steps for one syscall, secopt's Docker filter ~15 000 for all its
+            // 1 219 (x86_64+x86+x32) together. Spending 2^24 and then starving takes ~0.73 s
+            // on the worst input found (`cargo bench --bench compile -- pathological`).
             max_bdd_steps: 1 << 20,
             max_total_bdd_steps: 1 << 24,
             max_ret_a_values: 256,
@@ -187,7 +188,9 @@ pub struct ArchSummary {
     pub unnamed: SyscallPaths,
 }
 
-/// Analyses one validated program many times (validation is done once).
+/// Analyses one validated program many times (validation is done once). Its step budget
+/// spans all its analyses ([`Budget::max_total_bdd_steps`]): make one per pass over a
+/// program, not one for a process's lifetime.
 #[derive(Debug, Clone)]
 pub struct Analyzer<'p> {
     prog: &'p Program,
