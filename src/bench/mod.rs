@@ -18,7 +18,7 @@
 //!    probe is checked against the decision the interpreter predicts.
 //! 5. [`Report`] ([`report`]): per-syscall and workload-weighted medians with bootstrap 95%
 //!    intervals ([`stats`]), overhead against both baselines from the same run, the
-//!    environment ([`env`]), and text, JSON and SVG renderings.
+//!    environment ([`env`](mod@env)), and text, JSON and SVG renderings.
 //!
 //! ```no_run
 //! use secopt::bench::{self, BenchOptions, Variant, workload};

@@ -540,7 +540,7 @@ impl CacheBitmap {
     }
 }
 
-/// A short name for an instruction, for reasons ("ALU ADD K", "RET A", "LDX M[3]").
+/// A short name for an instruction, for reasons (`ALU ADD K`, `RET A`, `LDX M[3]`).
 fn mnemonic(insn: &Insn) -> String {
     let c = insn.code;
     let src_name = |c: u16| if src(c) == BPF_X { "X" } else { "K" };

@@ -272,7 +272,7 @@ pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
 /// measured workload) the 1/64 floor is there from the first search.
 ///
 /// The slack is then given back where it buys little. With a measured workload and at most
-/// [`EXACT_BOUNDED_MAX_LEAVES`] leaves, [`exact_give_back`] finds the exact best tree under
+/// [`EXACT_BOUNDED_MAX_LEAVES`] leaves, `exact_give_back` finds the exact best tree under
 /// every bound (behind each prefix of the hot chain) and takes the shortest bound whose tree
 /// costs at most [`SLACK_TOLERANCE`] more per call than the best. Otherwise the floored
 /// searches are repeated with the bound 1, 2, … tests above the balanced one, and the first
@@ -399,7 +399,7 @@ fn pays_for_its_tests(
 }
 
 /// What a test added to the dispatch must save, in instructions per call, for
-/// [`pays_for_its_tests`]: the exchange rate between the filter's size and its speed. One
+/// `pays_for_its_tests`: the exchange rate between the filter's size and its speed. One
 /// instruction of size is worth 1/20 of an instruction on every call.
 ///
 /// Measured on the comparison bench (`cargo bench --bench compare`, 48 rows), against the
@@ -657,9 +657,9 @@ pub struct Tuning {
     pub jeq_min_gain: f64,
     /// What [`BoundedTrees`] charges every test ([`SIZE_PRICE`]).
     pub size_price: f64,
-    /// Most `jeq` candidates ([`MAX_JEQ_CANDIDATES`]).
+    /// Most `jeq` candidates (`MAX_JEQ_CANDIDATES`).
     pub max_jeq_candidates: usize,
-    /// Most states × bounds for them ([`JEQ_TABLE_BUDGET`]).
+    /// Most states × bounds for them (`JEQ_TABLE_BUDGET`).
     pub jeq_table_budget: usize,
 }
 
@@ -1116,7 +1116,7 @@ pub const GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD: usize = 100;
 
 /// How much more a tree with a shorter worst path may cost than the best one (which may use
 /// the whole [`WORST_PATH_SLACK`]) and still be preferred, in instructions per call (see
-/// [`within_tolerance`]; see [`best_tree_bounded`]).
+/// `within_tolerance`; see [`best_tree_bounded`]).
 ///
 /// Measured on the comparison bench (`cargo bench --bench compare`, 48 profile × arch ×
 /// workload rows), with the exact bounded trees of [`BoundedTrees`]: at 2% the worst path is

@@ -43,7 +43,7 @@ pub const MIN_GAIN: usize = 2;
 
 /// Rewrites every equality chain reachable from the bodies of `lifted` (see the module
 /// documentation). With `weights` that carry argument values, chains whose values the sampled
-/// calls hit are laid out for those calls ([`chain_value_counts`]).
+/// calls hit are laid out for those calls (`chain_value_counts`).
 pub fn rewrite_chains(lifted: &mut Lifted, weights: Option<&Weights>) {
     let roots: Vec<NodeId> = lifted
         .classes

@@ -1,6 +1,6 @@
 //! Exact semantic equivalence of two seccomp filters over all of `seccomp_data`, with a
 //! concrete counterexample when they differ ([`equivalent`]) and a per-arch, per-syscall
-//! account of every difference ([`diff`]).
+//! account of every difference ([`diff()`]).
 //!
 //! # How equivalence is decided
 //!
@@ -232,7 +232,7 @@ pub enum VerifyError {
 /// Decides whether `a` and `b` return the same value for every input of `opts.domain`.
 ///
 /// Both programs are checked first with
-/// [`validate_structure`](crate::bpf::validate::validate_structure) ([`VerifyError::Invalid`]):
+/// [`validate_structure`] ([`VerifyError::Invalid`]):
 /// every kernel rule but the length limit, so an over-long reference (a profile's plain
 /// lowering) can be compared with its optimized form. A [`Verdict::Different`]
 /// counterexample has been reproduced by the interpreter on both programs.
