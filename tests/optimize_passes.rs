@@ -135,6 +135,39 @@ fn redundant_load() {
     );
 }
 
+/// The self-check's budget is the caller's: with too few decision-diagram steps to prove the
+/// smaller program above equal, the optimizer keeps the input and says why; it never returns
+/// a candidate it could not prove.
+#[test]
+fn a_self_check_out_of_budget_keeps_the_input() {
+    let input = asm("
+        ld [args[0].lo]
+        jeq #1, a, next
+        ld [args[0].lo]
+        jeq #2, a, b
+    a:  ret ALLOW
+    b:  ret ERRNO(1)
+    ");
+    let opts = OptimizeOptions {
+        self_check_budget: secopt::verify::Budget {
+            max_bdd_steps: 2,
+            ..secopt::optimize::SELF_CHECK_BUDGET
+        },
+        ..default_opts()
+    };
+    let out = optimize(&input, &opts).unwrap();
+    assert_eq!(out.method, Method::Unchanged);
+    assert_eq!(out.verification, Verification::Skipped);
+    assert_eq!(out.program, input);
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.contains("2 decision-diagram steps")),
+        "{:?}",
+        out.notes
+    );
+}
+
 /// libseccomp checks a 64-bit argument one rule at a time, each rule loading and testing the
 /// high half again. Lifting knows the high half is 0 after the first rule's test, so the
 /// other rules' high-half tests fold away: the halves are split and the high one is shared.

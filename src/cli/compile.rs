@@ -310,6 +310,7 @@ impl Optimizer<'_> {
             report: self.args.report,
             max_path: self.args.max_path,
             favor: self.args.favor,
+            ..OptimizeOptions::default()
         };
         let (filter, out) =
             compile::compile_optimized(resolved, options, &opts).map_err(input_error)?;

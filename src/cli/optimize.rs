@@ -100,6 +100,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         report: args.report,
         max_path: args.max_path,
         favor: args.favor,
+        ..OptimizeOptions::default()
     };
     let out = optimize::optimize(&prog, &opts)
         .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;

@@ -99,6 +99,11 @@ pub struct OptimizeOptions {
     /// Prove the output equal to the input with [`crate::verify`] and check that no cacheable
     /// syscall became uncacheable, before returning it.
     pub verify: bool,
+    /// What that proof may spend ([`SELF_CHECK_BUDGET`] by default). A candidate whose proof
+    /// runs out is dropped with a note, never kept unproved: a smaller budget trades
+    /// optimization of hard programs for a bound on the time (a runtime compiling filters at
+    /// container start, a fuzzer), a larger one proves more.
+    pub self_check_budget: crate::verify::Budget,
     /// Compute the [`Report`] (path lengths of every weighted syscall: not free).
     pub report: bool,
     /// The longest path any input may take through the output, in instructions (a promise
@@ -152,6 +157,7 @@ impl Default for OptimizeOptions {
             cost_model: CostModel::default(),
             kernel: KernelVersion::MODELLED,
             verify: true,
+            self_check_budget: SELF_CHECK_BUDGET,
             report: true,
             max_path: None,
             favor: Favor::Balanced,
@@ -374,7 +380,7 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
                 notes.push(format!("{method:?} output dropped: {lost}"));
                 continue;
             }
-            match check_equal(prog, &candidate) {
+            match check_equal(prog, &candidate, &opts.self_check_budget) {
                 Ok(()) => verification = Verification::Equal,
                 Err(why) => {
                     notes.push(format!("{method:?} output dropped: {why}"));
@@ -429,10 +435,10 @@ fn single_body(lifted: &mut Lifted) -> Result<Program, layout::LayoutError> {
 }
 
 /// The self-check's proof obligation: `a` and `b` decide every input the same.
-fn check_equal(a: &Program, b: &Program) -> Result<(), String> {
+fn check_equal(a: &Program, b: &Program, budget: &crate::verify::Budget) -> Result<(), String> {
     use crate::verify::{equivalent, Verdict, VerifyOptions};
     let opts = VerifyOptions {
-        budget: SELF_CHECK_BUDGET,
+        budget: budget.clone(),
         ..VerifyOptions::default()
     };
     match equivalent(a, b, &opts) {
@@ -451,7 +457,7 @@ fn check_equal(a: &Program, b: &Program) -> Result<(), String> {
                 R::States { limit } => format!("{limit} symbolic states"),
             };
             Err(format!(
-                "could not be proved equal within the self-check's budget ({ran_out}); `secopt verify` with a larger budget may prove it"
+                "could not be proved equal within the self-check's budget ({ran_out}); `--no-verify` writes it unproved, and `secopt verify` with a larger budget (`--max-steps`, `--max-nodes`) may then prove it"
             ))
         }
         Err(e) => Err(format!("could not be verified: {e}")),
