@@ -217,7 +217,7 @@ fn hand_written_filter_and_json_workload_cost_what_was_counted_by_hand() {
         text.contains("with the allow cache (Linux 6.18): 5.14"),
         "{text}"
     );
-    assert!(text.contains("every first call): 8.14"), "{text}");
+    assert!(text.contains("(kernels before 5.11): 8.14"), "{text}");
     assert!(
         text.contains("worst-case path of the program: 11 instructions"),
         "{text}"

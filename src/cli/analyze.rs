@@ -54,7 +54,8 @@ pub struct AnalyzeArgs {
     /// Each entry is charged the instructions the filter runs for it: exactly, when its path
     /// reads no argument or the workload gives the arguments it reads; otherwise the longest
     /// path over the values not given (strace -c records none). With the allow cache (Linux
-    /// 5.11+), a syscall the kernel caches costs 0 after its first call. Prints one row per
+    /// 5.11+), a syscall the kernel caches costs 0: the kernel computes its bitmap when the
+    /// filter is attached, and never runs the filter for a cached number. Prints one row per
     /// entry and the expected instructions per syscall with and without the cache.
     ///
     /// JSON output (`--format json`): `input`, `length`, `kernel`, `allow_cache`, `assumption`
@@ -418,7 +419,7 @@ fn cache_cell(kernel: Option<KernelVersion>, status: CacheStatus, arch: Arch) ->
         CacheStatus::Cached { .. } | CacheStatus::NoFilter => cell(
             "cached",
             "yes".into(),
-            format!("{status}: the filter runs on the first call only"),
+            format!("{status}: the kernel never runs the filter for it (the bitmap is computed when the filter is attached)"),
         ),
         CacheStatus::NotCached { reason, .. } => match reason {
             NotCacheable::Load { field, offset, pc } => {
@@ -762,7 +763,7 @@ fn print_workload_text(t: &WorkloadText) {
     );
     match t.kernel {
         Some(k) if k.has_allow_cache() => println!(
-            "kernel: Linux {k}: allow cache modelled (a cached syscall costs 0 after its first call)"
+            "kernel: Linux {k}: allow cache modelled (a cached syscall costs 0: the filter never runs for it)"
         ),
         Some(k) => println!("kernel: Linux {k}: no allow cache (before 5.11): every call runs the filter"),
         None => println!("kernel: allow cache not modelled (--kernel none): every call runs the filter"),
@@ -850,7 +851,7 @@ fn print_workload_text(t: &WorkloadText) {
         ),
     }
     println!(
-        "  expected instructions per syscall without it (before 5.11, and every first call): {:.2}",
+        "  expected instructions per syscall without it (kernels before 5.11): {:.2}",
         t.without_cache
     );
     println!("  worst-case path of the program: {} instructions", t.worst);

@@ -8,10 +8,11 @@
 //!   unknown word are assumed possible unless the bits that can still be set decide it
 //!   (`and #0` makes 0, `and #m` keeps `m`'s bits), so the figure is an upper bound when two
 //!   tests contradict each other (filters from compilers do not do that).
-//! - **Expected cost without the cache** (kernels before 5.11, or every first call):
+//! - **Expected cost without the cache** (kernels before 5.11):
 //!   `Σ weight × path length / Σ weight`.
 //! - **Expected cost with the cache** (5.11+): the same, but a syscall the kernel caches costs 0
-//!   (the filter never runs for it after the first call).
+//!   (the kernel builds its bitmap when the filter is attached, by emulating the filter for
+//!   every number, and never runs the filter for a cached one: not even its first call).
 //! - **Worst-case path**: the longest path over every input, found by evaluating one input per
 //!   range of `(arch, nr)` values on which every comparison of `arch` and `nr` with a constant
 //!   goes the same way (so every input of the range runs the same instructions up to its

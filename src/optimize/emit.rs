@@ -33,8 +33,9 @@ use rustc_hash::FxHashMap as HashMap;
 /// How much an instruction saved in the cost model *not* being optimized counts, relative to
 /// one saved in the optimized model. Not zero: with the allow cache a web server's hot
 /// syscalls are all cached, and a strictly lexicographic order would let two `clone` calls
-/// veto putting 100 000 `writev` calls one test closer (which every first call and every
-/// pre-5.11 kernel pays). A power of two keeps integer weights exact.
+/// veto putting 100 000 `writev` calls one test closer (which the same filter pays on a
+/// pre-5.11 kernel; on 5.11+ a cached syscall never runs the filter, not even its first call).
+/// A power of two keeps integer weights exact.
 pub const OTHER_MODEL_SHARE: f64 = 1.0 / 4.0;
 
 /// Most heavy single values considered for `jeq` tests in front of a dispatch tree.

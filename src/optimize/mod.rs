@@ -80,10 +80,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum CostModel {
-    /// Linux 5.11+: syscalls the kernel caches cost nothing after their first call.
+    /// Linux 5.11+: syscalls the kernel caches cost nothing (it never runs the filter for them).
     #[default]
     AllowCache,
-    /// Every syscall runs the whole filter (older kernels, or every first call).
+    /// Every syscall runs the whole filter (kernels before 5.11).
     NoCache,
 }
 
