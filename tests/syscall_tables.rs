@@ -11,6 +11,9 @@
 //! must be one of the explained, named exceptions below, and (for the libseccomp version these
 //! were written against) every exception must actually occur, so the lists cannot go stale.
 
+mod common;
+
+use common::libseccomp_names::scmp_arch;
 use libseccomp::{ScmpArch, ScmpSyscall, ScmpVersion};
 use secopt::arch::Arch;
 use std::collections::BTreeSet;
@@ -114,28 +117,6 @@ const N64_N32: &[Arch] = &[
 
 /// The libseccomp version the exception lists above were checked against exactly.
 const CHECKED_LIBSECCOMP: (u32, u32, u32) = (2, 5, 4);
-
-fn scmp_arch(a: Arch) -> ScmpArch {
-    match a {
-        Arch::X86_64 => ScmpArch::X8664,
-        Arch::X86 => ScmpArch::X86,
-        Arch::X32 => ScmpArch::X32,
-        Arch::Aarch64 => ScmpArch::Aarch64,
-        Arch::Arm => ScmpArch::Arm,
-        Arch::Riscv64 => ScmpArch::Riscv64,
-        Arch::S390x => ScmpArch::S390X,
-        Arch::Ppc64le => ScmpArch::Ppc64Le,
-        Arch::Ppc64 => ScmpArch::Ppc64,
-        Arch::Ppc => ScmpArch::Ppc,
-        Arch::Mips => ScmpArch::Mips,
-        Arch::Mipsel => ScmpArch::Mipsel,
-        Arch::Mips64 => ScmpArch::Mips64,
-        Arch::Mipsel64 => ScmpArch::Mipsel64,
-        Arch::Mips64n32 => ScmpArch::Mips64N32,
-        Arch::Mipsel64n32 => ScmpArch::Mipsel64N32,
-        Arch::Loongarch64 => ScmpArch::Loongarch64,
-    }
-}
 
 /// Where the syscall numbers of `a` start as `seccomp_data.nr` sees them.
 fn base(a: Arch) -> u32 {

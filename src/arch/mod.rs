@@ -70,6 +70,32 @@ pub enum Arch {
 }
 
 impl Arch {
+    /// libseccomp's name for this arch (the `libseccomp` feature: runc's name resolution and
+    /// the `bench` peers use the linked library).
+    #[cfg(feature = "libseccomp")]
+    pub fn libseccomp(self) -> libseccomp::ScmpArch {
+        use libseccomp::ScmpArch;
+        match self {
+            Arch::X86_64 => ScmpArch::X8664,
+            Arch::X86 => ScmpArch::X86,
+            Arch::X32 => ScmpArch::X32,
+            Arch::Aarch64 => ScmpArch::Aarch64,
+            Arch::Arm => ScmpArch::Arm,
+            Arch::Riscv64 => ScmpArch::Riscv64,
+            Arch::S390x => ScmpArch::S390X,
+            Arch::Ppc64le => ScmpArch::Ppc64Le,
+            Arch::Ppc64 => ScmpArch::Ppc64,
+            Arch::Ppc => ScmpArch::Ppc,
+            Arch::Mips => ScmpArch::Mips,
+            Arch::Mipsel => ScmpArch::Mipsel,
+            Arch::Mips64 => ScmpArch::Mips64,
+            Arch::Mipsel64 => ScmpArch::Mipsel64,
+            Arch::Mips64n32 => ScmpArch::Mips64N32,
+            Arch::Mipsel64n32 => ScmpArch::Mipsel64N32,
+            Arch::Loongarch64 => ScmpArch::Loongarch64,
+        }
+    }
+
     /// Every architecture secopt knows.
     pub const ALL: [Arch; 17] = [
         Arch::X86_64,

@@ -30,7 +30,7 @@ pub fn libseccomp_variants(
     policy: &Policy,
     resolved: &Resolved,
 ) -> Result<Vec<Variant>, BenchError> {
-    let version = imp::version();
+    let version = crate::policy::SyscallResolver::libseccomp_version();
     LIBSECCOMP_LAYOUTS
         .iter()
         .map(|&(optimize, name)| {
@@ -76,38 +76,9 @@ mod imp {
     use crate::policy::{Action, ArgCondition, ArgWidth, CmpOp, Policy, Resolved};
     use libseccomp::{
         ScmpAction, ScmpArch, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall,
-        ScmpVersion,
     };
     use std::io::{Read, Seek, SeekFrom};
     use std::os::fd::FromRawFd;
-
-    pub fn version() -> String {
-        ScmpVersion::current()
-            .map(|v| format!("{}.{}.{}", v.major, v.minor, v.micro))
-            .unwrap_or_else(|_| "(unknown version)".into())
-    }
-
-    fn arch(a: Arch) -> ScmpArch {
-        match a {
-            Arch::X86_64 => ScmpArch::X8664,
-            Arch::X86 => ScmpArch::X86,
-            Arch::X32 => ScmpArch::X32,
-            Arch::Aarch64 => ScmpArch::Aarch64,
-            Arch::Arm => ScmpArch::Arm,
-            Arch::Riscv64 => ScmpArch::Riscv64,
-            Arch::S390x => ScmpArch::S390X,
-            Arch::Ppc64le => ScmpArch::Ppc64Le,
-            Arch::Ppc64 => ScmpArch::Ppc64,
-            Arch::Ppc => ScmpArch::Ppc,
-            Arch::Mips => ScmpArch::Mips,
-            Arch::Mipsel => ScmpArch::Mipsel,
-            Arch::Mips64 => ScmpArch::Mips64,
-            Arch::Mipsel64 => ScmpArch::Mipsel64,
-            Arch::Mips64n32 => ScmpArch::Mips64N32,
-            Arch::Mipsel64n32 => ScmpArch::Mipsel64N32,
-            Arch::Loongarch64 => ScmpArch::Loongarch64,
-        }
-    }
 
     fn action(a: Action) -> ScmpAction {
         match a {
@@ -176,7 +147,7 @@ mod imp {
             .map_err(|err| e("seccomp_init", err))?;
         for a in &resolved.arches {
             if a.arch != native {
-                ctx.add_arch(arch(a.arch))
+                ctx.add_arch(a.arch.libseccomp())
                     .map_err(|err| e(a.arch.name(), err))?;
             }
         }

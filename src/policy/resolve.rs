@@ -46,8 +46,9 @@ impl SyscallResolver {
     #[cfg(feature = "libseccomp")]
     pub fn libseccomp() -> Self {
         SyscallResolver::new(|arch, name| {
-            let nr =
-                i32::from(libseccomp::ScmpSyscall::from_name_by_arch(name, scmp_arch(arch)).ok()?);
+            let nr = i32::from(
+                libseccomp::ScmpSyscall::from_name_by_arch(name, arch.libseccomp()).ok()?,
+            );
             if nr >= 0 {
                 u32::try_from(nr).ok()
             } else if (-120..=-101).contains(&nr) || (-224..=-201).contains(&nr) {
@@ -64,31 +65,6 @@ impl SyscallResolver {
         libseccomp::ScmpVersion::current()
             .map(|v| format!("{}.{}.{}", v.major, v.minor, v.micro))
             .unwrap_or_else(|_| "(unknown version)".into())
-    }
-}
-
-/// libseccomp's name for an arch.
-#[cfg(feature = "libseccomp")]
-fn scmp_arch(arch: Arch) -> libseccomp::ScmpArch {
-    use libseccomp::ScmpArch;
-    match arch {
-        Arch::X86_64 => ScmpArch::X8664,
-        Arch::X86 => ScmpArch::X86,
-        Arch::X32 => ScmpArch::X32,
-        Arch::Aarch64 => ScmpArch::Aarch64,
-        Arch::Arm => ScmpArch::Arm,
-        Arch::Riscv64 => ScmpArch::Riscv64,
-        Arch::S390x => ScmpArch::S390X,
-        Arch::Ppc64le => ScmpArch::Ppc64Le,
-        Arch::Ppc64 => ScmpArch::Ppc64,
-        Arch::Ppc => ScmpArch::Ppc,
-        Arch::Mips => ScmpArch::Mips,
-        Arch::Mipsel => ScmpArch::Mipsel,
-        Arch::Mips64 => ScmpArch::Mips64,
-        Arch::Mipsel64 => ScmpArch::Mipsel64,
-        Arch::Mips64n32 => ScmpArch::Mips64N32,
-        Arch::Mipsel64n32 => ScmpArch::Mipsel64N32,
-        Arch::Loongarch64 => ScmpArch::Loongarch64,
     }
 }
 
