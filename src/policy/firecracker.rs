@@ -175,9 +175,7 @@ fn read_filter(
     let default_action = read_action(r, dv, &dp, dialect)?;
     let (fv, fp) = either(r, &mut obj, "filter_action", "match_action", dialect)?;
     let filter_action = read_action(r, fv, &fp, dialect)?;
-    let (rv, rp) = obj
-        .get("filter")
-        .ok_or_else(|| r.error(&path.key("filter"), "missing; expected an array of rules"))?;
+    let (rv, rp) = obj.require(r, "filter", "an array of rules")?;
     let entries = r.array(rv, &rp)?;
     unknown_keys(r, &obj, dialect)?;
 
@@ -196,9 +194,7 @@ fn read_filter(
     for (i, entry) in entries.iter().enumerate() {
         let ep = rp.index(i);
         let mut e = r.object(entry, &ep)?;
-        let (sv, sp) = e
-            .get("syscall")
-            .ok_or_else(|| r.error(&ep.key("syscall"), "missing; expected a syscall name"))?;
+        let (sv, sp) = e.require(r, "syscall", "a syscall name")?;
         let name = r.string(sv, &sp)?;
         if table.nr(name).is_none() {
             return Err(r.error(&sp, format!("unknown syscall {name:?} on {}", options.arch)));
@@ -349,25 +345,8 @@ fn read_condition(
     dialect: Dialect,
 ) -> Result<ArgCondition, PolicyError> {
     let mut obj = r.object(v, path)?;
-    let (iv, ip) = obj.get("index").ok_or_else(|| {
-        r.error(
-            &path.key("index"),
-            "missing; expected an argument index 0..=5",
-        )
-    })?;
-    let index = r.u64(iv, &ip)?;
-    if index > 5 {
-        return Err(r.error(
-            &ip,
-            format!("argument index {index} is out of range; a syscall has 6 arguments (0..=5)"),
-        ));
-    }
-    let (tv, tp) = obj.get("type").ok_or_else(|| {
-        r.error(
-            &path.key("type"),
-            "missing; expected \"dword\" or \"qword\"",
-        )
-    })?;
+    let index = r.arg_index(&mut obj)?;
+    let (tv, tp) = obj.require(r, "type", "\"dword\" or \"qword\"")?;
     let width = match r.string(tv, &tp)? {
         "dword" => ArgWidth::Dword,
         "qword" => ArgWidth::Qword,
@@ -378,19 +357,13 @@ fn read_condition(
             ))
         }
     };
-    let (ov, op_path) = obj.get("op").ok_or_else(|| {
-        r.error(
-            &path.key("op"),
-            "missing; expected \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\" or {\"masked_eq\": MASK}",
-        )
-    })?;
+    let (ov, op_path) = obj.require(
+        r,
+        "op",
+        "\"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\" or {\"masked_eq\": MASK}",
+    )?;
     let op = read_op(r, ov, &op_path)?;
-    let (vv, vp) = obj.get("val").ok_or_else(|| {
-        r.error(
-            &path.key("val"),
-            "missing; expected an unsigned 64-bit integer",
-        )
-    })?;
+    let (vv, vp) = obj.require(r, "val", "an unsigned 64-bit integer")?;
     let value = r.u64(vv, &vp)?;
     if let Some((cv, cp)) = obj.get("comment") {
         if dialect == Dialect::RustVmmSeccompiler {
@@ -398,7 +371,6 @@ fn read_condition(
         }
     }
     unknown_keys(r, &obj, dialect)?;
-    let index = index as u8;
     Ok(match dialect {
         Dialect::RustVmmSeccompiler => ArgCondition {
             index,

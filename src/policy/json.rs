@@ -249,6 +249,21 @@ impl<'f> Reader<'f> {
         }
     }
 
+    /// Member `index` of a condition: which of the syscall's six arguments it tests. (runc
+    /// would index out of bounds past 5; Firecracker's compiler refuses it.)
+    pub(crate) fn arg_index(&self, obj: &mut Obj) -> Result<u8, PolicyError> {
+        let (v, path) = obj.require(self, "index", "an argument index 0..=5")?;
+        match self.u64(v, &path)? {
+            index @ 0..=5 => Ok(index as u8),
+            index => Err(self.error(
+                &path,
+                format!(
+                    "argument index {index} is out of range; a syscall has 6 arguments (0..=5)"
+                ),
+            )),
+        }
+    }
+
     /// An array of strings, each with its own path.
     pub(crate) fn strings<'j>(
         &self,
@@ -286,6 +301,19 @@ impl<'j> Obj<'j> {
             Json::Null => None,
             v => Some((v, self.path.key(key))),
         }
+    }
+
+    /// Member `key` as [`Obj::get`] gives it, or the error "missing; expected {expected}" at
+    /// its path.
+    pub(crate) fn require(
+        &mut self,
+        r: &Reader,
+        key: &str,
+        expected: &str,
+    ) -> Result<(&'j Json, JPath), PolicyError> {
+        let path = self.path.key(key);
+        self.get(key)
+            .ok_or_else(|| r.error(&path, format!("missing; expected {expected}")))
     }
 
     /// Whether member `key` is present, even as `null`.

@@ -388,12 +388,7 @@ fn read_architectures(r: &mut Reader, top: &mut Obj) -> Result<Architectures, Po
         for (i, item) in r.array(v, &p)?.iter().enumerate() {
             let ep = p.index(i);
             let mut entry = r.object(item, &ep)?;
-            let (av, ap) = entry.get("architecture").ok_or_else(|| {
-                r.error(
-                    &ep.key("architecture"),
-                    "missing; expected an SCMP_ARCH_* name",
-                )
-            })?;
+            let (av, ap) = entry.require(r, "architecture", "an SCMP_ARCH_* name")?;
             let arch = scmp_arch(r, av, &ap)?;
             let mut sub_arches = Vec::new();
             if let Some((sv, sp)) = entry.get("subArchitectures") {
@@ -542,25 +537,8 @@ fn read_syscall_entry(
 
 fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, PolicyError> {
     let mut obj = r.object(v, path)?;
-    let (iv, ip) = obj.get("index").ok_or_else(|| {
-        r.error(
-            &path.key("index"),
-            "missing; expected an argument index 0..=5",
-        )
-    })?;
-    let index = r.u64(iv, &ip)?;
-    if index > 5 {
-        return Err(r.error(
-            &ip,
-            format!("argument index {index} is out of range; a syscall has 6 arguments (0..=5)"),
-        ));
-    }
-    let (vv, vp) = obj.get("value").ok_or_else(|| {
-        r.error(
-            &path.key("value"),
-            "missing; expected an unsigned 64-bit integer",
-        )
-    })?;
+    let index = r.arg_index(&mut obj)?;
+    let (vv, vp) = obj.require(r, "value", "an unsigned 64-bit integer")?;
     let value = r.u64(vv, &vp)?;
     let value_two = match obj.get("valueTwo") {
         Some((v2, p2)) => Some((r.u64(v2, &p2)?, p2)),
@@ -588,7 +566,6 @@ fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, Poli
     for (key, p) in obj.unused() {
         r.warn(&p, format!("unknown field {key:?} ignored"));
     }
-    let index = index as u8;
     Ok(match op {
         // OCI: (arg & value) == valueTwo.
         None => ArgCondition::new(
