@@ -250,23 +250,7 @@ unsafe fn child_main(
     cfg: &ChildConfig,
 ) -> ! {
     libc::alarm(cfg.timeout_secs);
-    let no_core = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-    for sig in [
-        libc::SIGSYS,
-        libc::SIGTRAP,
-        libc::SIGSEGV,
-        libc::SIGBUS,
-        libc::SIGALRM,
-    ] {
-        libc::signal(sig, libc::SIG_DFL);
-    }
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    crate::kernel::child::reset_signals_in_child();
     let fail = |step: u32| -> ! {
         let errno = *libc::__errno_location();
         std::ptr::write_volatile(

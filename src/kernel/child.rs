@@ -19,6 +19,35 @@ pub fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
     }
 }
 
+/// In a forked child that installs filters: a child killed by SIGSYS, ended by SIGTRAP or
+/// dead of a fault dumps no core into the working directory, the signals its parent reads
+/// from the wait status (and SIGALRM, its timeout) have their default action, and none is
+/// blocked (the parent may have blocked some).
+///
+/// # Safety
+/// Only libc calls that are async-signal-safe, so it may run between `fork` and `_exit` in a
+/// multithreaded parent's child.
+pub unsafe fn reset_signals_in_child() {
+    let no_core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+    for sig in [
+        libc::SIGSYS,
+        libc::SIGTRAP,
+        libc::SIGILL,
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGALRM,
+    ] {
+        libc::signal(sig, libc::SIG_DFL);
+    }
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+}
+
 /// How a child with wait status `status` ended, with the usual reason for each signal a
 /// filter-installing child dies of.
 pub fn describe_wait_status(status: libc::c_int) -> String {

@@ -581,25 +581,8 @@ unsafe fn child_main(
     // A stuck child must not hang the caller.
     libc::alarm(CHILD_TIMEOUT_SECS);
     // SIGSYS (kill), SIGTRAP (done) and faults would dump core into the working directory.
-    let no_core = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+    super::child::reset_signals_in_child();
     libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0);
-    for sig in [
-        libc::SIGSYS,
-        libc::SIGTRAP,
-        libc::SIGILL,
-        libc::SIGSEGV,
-        libc::SIGBUS,
-        libc::SIGALRM,
-    ] {
-        libc::signal(sig, libc::SIG_DFL);
-    }
-    let mut none: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut none);
-    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
 
     let fail = |step: u32| -> ! {
         let errno = *libc::__errno_location();
