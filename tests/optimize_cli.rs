@@ -135,6 +135,15 @@ fn output_format_follows_the_extension() {
     for out in [&asm_out, &raw_out] {
         let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(out)]);
         assert_eq!(code, 0, "{stderr}");
+        // One summary line, as `compile` writes it: 6 instructions in, 4 out (checked below).
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "secopt: {}: 4 instructions, optimized from 6, proved equal -> {}",
+                inp.display(),
+                out.display()
+            ),
+        );
     }
     let text = std::fs::read_to_string(&asm_out).expect("assembly is text");
     let from_asm = secopt::bpf::asm::assemble(&text).unwrap();
@@ -238,7 +247,8 @@ fn a_proof_the_diagrams_cannot_finish_keeps_the_input_on_the_step_budget() {
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("could not be proved equal within the self-check's budget")
-            && stderr.contains("decision-diagram steps"),
+            && stderr.contains("decision-diagram steps")
+            && stderr.contains(": 40 instructions, the input unchanged"),
         "{stderr}"
     );
     let (code, assembled, stderr) = secopt(&["asm", s(&inp), "-o", "-"]);

@@ -7,7 +7,9 @@ use crate::arch::Arch;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
 use crate::bpf::disasm;
-use crate::optimize::{self, CostModel, Favor, OptimizeOptions, Optimized, Report, Weights};
+use crate::optimize::{
+    self, CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Verification, Weights,
+};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -131,10 +133,32 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         OutputFormat::Asm => disasm::disassemble(&out.program, &Default::default()).into_bytes(),
     };
     write_output(&output, &bytes)?;
+    if !to_stdout {
+        eprintln!(
+            "secopt: {}: {} instructions{} -> {}",
+            display_name(&args.input),
+            out.program.len(),
+            outcome_summary(prog.len(), &out),
+            output.display()
+        );
+    }
     if let Some(report) = &out.report {
         print_report(&args, &out, report, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+/// `, optimized from 1083, proved equal` for the summary line (as `compile` words it).
+fn outcome_summary(input_len: usize, out: &Optimized) -> String {
+    match (out.method, &out.verification) {
+        (Method::Unchanged, _) => {
+            ", the input unchanged (no smaller equivalent program was found and proved)".into()
+        }
+        (_, Verification::Equal) => format!(", optimized from {input_len}, proved equal"),
+        (_, Verification::Skipped) => {
+            format!(", optimized from {input_len}, not verified (--no-verify)")
+        }
+    }
 }
 
 /// Reads a weights file through the benchmark's workload reader (strace -c or JSON); its notes
