@@ -111,19 +111,22 @@ fn same_target_conditional_and_ja_zero() {
     );
 }
 
+/// Two tests of `args[0].lo`, the second after a load of the word A already holds.
+const RELOADS_ARG0: &str = "
+    ld [args[0].lo]
+    jeq #1, a, next
+    ld [args[0].lo]
+    jeq #2, a, b
+a:  ret ALLOW
+b:  ret ERRNO(1)
+";
+
 /// A load of the word A already holds on every path is dropped (the second `ld`): after
 /// `jeq #1` fails, A still holds `args[0].lo`.
 #[test]
 fn redundant_load() {
     check(
-        "
-            ld [args[0].lo]
-            jeq #1, a, next
-            ld [args[0].lo]
-            jeq #2, a, b
-        a:  ret ALLOW
-        b:  ret ERRNO(1)
-        ",
+        RELOADS_ARG0,
         "
             ld [args[0].lo]
             jeq #1, a, next
@@ -140,14 +143,7 @@ fn redundant_load() {
 /// a candidate it could not prove.
 #[test]
 fn a_self_check_out_of_budget_keeps_the_input() {
-    let input = asm("
-        ld [args[0].lo]
-        jeq #1, a, next
-        ld [args[0].lo]
-        jeq #2, a, b
-    a:  ret ALLOW
-    b:  ret ERRNO(1)
-    ");
+    let input = asm(RELOADS_ARG0);
     let opts = OptimizeOptions {
         self_check_budget: secopt::verify::Budget {
             max_bdd_steps: 2,
