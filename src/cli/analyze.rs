@@ -416,7 +416,8 @@ fn cache_cell(kernel: Option<KernelVersion>, status: CacheStatus, arch: Arch) ->
             "yes (never filtered)".into(),
             "the kernel lets this syscall through before any filter runs".into(),
         ),
-        CacheStatus::Cached { .. } | CacheStatus::NoFilter => cell(
+        CacheStatus::NoFilter => cell("cached", "yes".into(), status.to_string()),
+        CacheStatus::Cached { .. } => cell(
             "cached",
             "yes".into(),
             format!("{status}: the kernel never runs the filter for it (the bitmap is computed when the filter is attached)"),
