@@ -7,9 +7,9 @@ use secopt::bpf::analysis::{Analyzer, Budget, NrSet};
 use secopt::bpf::{interp, Program, RetVal, SeccompData};
 use secopt::optimize::Weights;
 
-/// A floor under the no-cache cost of every correct program, for an allow-list filter on one
-/// arch whose weighted syscalls are decided by number alone. `None` when the argument below
-/// does not apply.
+/// A floor under the no-cache cost of every correct program, for an allow-list filter and a
+/// workload whose calls are all of `arch` (the filter may cover other arches too) and decided
+/// by number alone. `None` when the argument below does not apply.
 ///
 /// Every path loads `arch` and `nr`, tests each and returns (the decision depends on both:
 /// another token gets the bad-arch action, which no weighted syscall gets; other numbers are
