@@ -2061,31 +2061,21 @@ mod tests {
         // The rule at its edge: a test added must save 0.05 · 19 = 0.95 tests.
         let with_cost = |t: &Tree, c: f64| (t.clone(), Cost([c, 0.0]));
         let p = with_cost(&plain, 36.0);
-        assert!(pays_for_its_tests(
-            &with_cost(&nested, 35.0),
-            &p,
-            &leaves,
-            TEST_PRICE
-        ));
-        assert!(!pays_for_its_tests(
-            &with_cost(&nested, 35.1),
-            &p,
-            &leaves,
-            TEST_PRICE
-        ));
-        // No test added: cheaper is enough; never when dearer.
-        assert!(pays_for_its_tests(
-            &with_cost(&plain, 35.9),
-            &p,
-            &leaves,
-            TEST_PRICE
-        ));
-        assert!(!pays_for_its_tests(
-            &with_cost(&plain, 36.1),
-            &p,
-            &leaves,
-            TEST_PRICE
-        ));
+        // (candidate, its cost, whether it replaces `p`). With no test added, cheaper is
+        // enough, and dearer never is.
+        for (candidate, cost, pays) in [
+            (&nested, 35.0, true),
+            (&nested, 35.1, false),
+            (&plain, 35.9, true),
+            (&plain, 36.1, false),
+        ] {
+            let n = with_cost(candidate, cost);
+            assert_eq!(
+                pays_for_its_tests(&n, &p, &leaves, TEST_PRICE),
+                pays,
+                "{cost}"
+            );
+        }
     }
 
     #[test]
