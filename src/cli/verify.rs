@@ -87,8 +87,8 @@ pub struct PairArgs {
     #[arg(long, default_value_t = Budget::default().max_states)]
     pub max_states: usize,
     /// Seconds before answering unknown (0: no limit). A proof the decision diagrams cannot
-    /// finish usually reaches --max-steps first, which gives
-    /// the same verdict on every machine.
+    /// finish usually reaches --max-steps first, which gives the same verdict on every
+    /// machine.
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
     /// `text` or `json`.
