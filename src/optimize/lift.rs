@@ -480,7 +480,12 @@ struct Specializer<'a> {
     dag: &'a mut Dag,
     ctxs: Vec<(u32, Ctx)>,
     steps: Vec<Option<Step>>,
-    by_pc: Vec<Vec<CtxId>>,
+    /// The contexts of each instruction, in creation order, as linked lists (one allocation
+    /// for the whole program instead of one per instruction): the first and last context of
+    /// each instruction, and each context's successor at its instruction.
+    first_at: Vec<CtxId>,
+    last_at: Vec<CtxId>,
+    next_at: Vec<CtxId>,
     /// Contexts by the hash of `(pc, ctx)`: the first context with that hash; `same_hash`
     /// links the others. Contexts are stored once, in `ctxs`.
     index: FxHashMap<u64, CtxId>,
@@ -507,7 +512,9 @@ impl<'a> Specializer<'a> {
             dag,
             ctxs: Vec::with_capacity(2 * prog.len()),
             steps: Vec::with_capacity(2 * prog.len()),
-            by_pc: vec![Vec::new(); prog.len()],
+            first_at: vec![NO_CTX; prog.len()],
+            last_at: vec![NO_CTX; prog.len()],
+            next_at: Vec::with_capacity(2 * prog.len()),
             index: FxHashMap::with_capacity_and_hasher(2 * prog.len(), Default::default()),
             same_hash: Vec::with_capacity(2 * prog.len()),
             readers: Vec::new(),
@@ -531,12 +538,11 @@ impl<'a> Specializer<'a> {
         // Forward: contexts only lead to later instructions, so visiting instructions in order
         // sees every context of an instruction before stepping any of them.
         for pc in 0..self.prog.len() {
-            let mut i = 0;
-            while i < self.by_pc[pc].len() {
-                let id = self.by_pc[pc][i];
+            let mut id = self.first_at[pc];
+            while id != NO_CTX {
                 let step = self.step(id)?;
                 self.steps[id as usize] = Some(step);
-                i += 1;
+                id = self.next_at[id as usize];
             }
         }
         // Backward: results of later contexts first.
@@ -553,10 +559,11 @@ impl<'a> Specializer<'a> {
         }
         let mut results: Vec<Option<Res>> = vec![None; self.ctxs.len()];
         for pc in (0..self.prog.len()).rev() {
-            for i in 0..self.by_pc[pc].len() {
-                let id = self.by_pc[pc][i];
+            let mut id = self.first_at[pc];
+            while id != NO_CTX {
                 let res = self.result(id, &mut results);
                 results[id as usize] = Some(res);
+                id = self.next_at[id as usize];
             }
         }
         let full = IntervalSet::full();
@@ -611,7 +618,12 @@ impl<'a> Specializer<'a> {
         let id = self.ctxs.len() as CtxId;
         self.ctxs.push(key);
         self.steps.push(None);
-        self.by_pc[pc].push(id);
+        self.next_at.push(NO_CTX);
+        match self.last_at[pc] {
+            NO_CTX => self.first_at[pc] = id,
+            last => self.next_at[last as usize] = id,
+        }
+        self.last_at[pc] = id;
         let previous = self.index.insert(hash, id);
         self.same_hash.push(previous.unwrap_or(NO_CTX));
         Ok(id)
@@ -909,8 +921,9 @@ impl<'a> Specializer<'a> {
             };
             res.expect("successor computed first")
         };
+        // Each context's result is computed once: its step is not needed afterwards.
         let step = self.steps[id as usize]
-            .clone()
+            .take()
             .expect("every context stepped");
         match step {
             Step::Ret(node) => Res::Uniform(node),
@@ -928,7 +941,6 @@ impl<'a> Specializer<'a> {
                         for &(a, b) in taken.ranges() {
                             paste(list, a, b, &rt);
                         }
-                        merge_adjacent(list);
                         return Res::Pieces(pieces);
                     }
                     other => other,
@@ -1017,11 +1029,18 @@ fn restrict(res: &Res, lo: u32, hi: u32, out: &mut Vec<Piece>) {
     }
 }
 
-/// Replaces what `pieces` says for `lo..=hi` (which it covers) by what `res` says there.
+/// Replaces what `pieces` says for `lo..=hi` (which it covers) by what `res` says there, and
+/// joins the pasted pieces with their neighbours where the bodies agree (only there: the rest
+/// of the list was already merged, and a chain of `jeq` forks pastes once per test, so merging
+/// the whole list each time would be quadratic).
 fn paste(pieces: &mut Vec<Piece>, lo: u32, hi: u32, res: &Res) {
     let first = pieces.partition_point(|p| p.hi < lo);
     let end = pieces.partition_point(|p| p.lo <= hi);
-    let mut new: Vec<Piece> = Vec::with_capacity(4);
+    // The replaced pieces, plus the untouched neighbour on each side for the merge.
+    let from = first.saturating_sub(1);
+    let to = (end + 1).min(pieces.len());
+    let mut new: Vec<Piece> = Vec::with_capacity(to - from + 4);
+    new.extend_from_slice(&pieces[from..first]);
     let head = pieces[first];
     if head.lo < lo {
         new.push(Piece { hi: lo - 1, ..head });
@@ -1031,7 +1050,9 @@ fn paste(pieces: &mut Vec<Piece>, lo: u32, hi: u32, res: &Res) {
     if tail.hi > hi {
         new.push(Piece { lo: hi + 1, ..tail });
     }
-    pieces.splice(first..end, new);
+    new.extend_from_slice(&pieces[end..to]);
+    merge_adjacent(&mut new);
+    pieces.splice(from..to, new);
 }
 
 /// The pieces of a result over `domain`.
