@@ -70,11 +70,17 @@ type ClassDispatch = (Vec<Leaf>, Vec<(u32, Cost)>);
 /// part leaves it: `max_path − 1 (ld [arch]) − the class's arch tests − 1 (ld [nr])`.
 pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<NodeId, LayoutError> {
     let allow = lifted.dag.ret(SECCOMP_RET_ALLOW);
-    let covered = |token: u32, nr: u32| -> bool {
+    // The kernel's cache per kernel arch, built once (every weighted syscall asks).
+    let mut kernel_caches: HashMap<Arch, Option<KernelCache>> = HashMap::default();
+    let mut covered = |token: u32, nr: u32| -> bool {
         let Some(arch) = Arch::of_data(token, nr) else {
             return false;
         };
-        KernelCache::for_kernel(super::cost::kernel_arch(arch), opts.kernel)
+        let kernel_arch = super::cost::kernel_arch(arch);
+        kernel_caches
+            .entry(kernel_arch)
+            .or_insert_with(|| KernelCache::for_kernel(kernel_arch, opts.kernel))
+            .as_ref()
             .and_then(|k| k.target_for(token).map(|t| t.covers(nr)))
             .unwrap_or(false)
     };
