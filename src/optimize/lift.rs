@@ -940,18 +940,37 @@ impl<'a> Specializer<'a> {
             Step::Split(taken, t, f) => {
                 let (lo, hi) = self.ctxs[id as usize].1.nr.expect("a fork has nr bounds");
                 let (rt, rf) = (get(t), get(f));
-                let f_bounds = self.ctxs[f as usize].1.nr;
-                // A `jeq` fork inside the bounds: the other side covers them all, and the taken
-                // value is pasted over it (in place when nobody else holds that result).
-                let rf = match rf {
-                    Res::Pieces(mut pieces) if f_bounds == Some((lo, hi)) => {
+                // The other side's pieces cover its bounds, and every value of ours outside
+                // them is taken: extend them with the taken side's pieces at either end and
+                // paste the taken values inside over them (in place when nobody else holds
+                // that result). A `jeq` inside the bounds only pastes; a `jge` only appends.
+                let rf = match (rf, self.ctxs[f as usize].1.nr) {
+                    (Res::Pieces(mut pieces), Some((flo, fhi)))
+                        if pieces.first().is_some_and(|p| p.lo == flo)
+                            && pieces.last().is_some_and(|p| p.hi == fhi) =>
+                    {
                         let list = Rc::make_mut(&mut pieces);
+                        if flo > lo {
+                            let mut front = Vec::new();
+                            restrict(&rt, lo, flo - 1, &mut front);
+                            let junction = front.len();
+                            list.splice(0..0, front);
+                            merge_at(list, junction);
+                        }
+                        if fhi < hi {
+                            let junction = list.len();
+                            restrict(&rt, fhi + 1, hi, list);
+                            merge_at(list, junction);
+                        }
                         for &(a, b) in taken.ranges() {
-                            paste(list, a, b, &rt);
+                            let (a, b) = (a.max(flo), b.min(fhi));
+                            if a <= b {
+                                paste(list, a, b, &rt);
+                            }
                         }
                         return Res::Pieces(pieces);
                     }
-                    other => other,
+                    (other, _) => other,
                 };
                 let mut pieces = Vec::new();
                 let mut next = Some(lo);
@@ -1143,6 +1162,19 @@ fn overlay(a: &[Piece], b: &[Piece], mut f: impl FnMut(NodeId, NodeId) -> NodeId
         }
     }
     out
+}
+
+/// Joins pieces `i - 1` and `i` if they are consecutive with the same body: where two merged
+/// lists meet (neither side has two such neighbours, so nothing else can join).
+fn merge_at(pieces: &mut Vec<Piece>, i: usize) {
+    if i == 0 || i >= pieces.len() {
+        return;
+    }
+    let (last, next) = (pieces[i - 1], pieces[i]);
+    if last.body == next.body && last.hi.checked_add(1) == Some(next.lo) {
+        pieces[i - 1].hi = next.hi;
+        pieces.remove(i);
+    }
 }
 
 /// Joins neighbouring pieces (consecutive values) with the same body.
