@@ -493,6 +493,8 @@ struct Specializer<'a> {
     /// How many steps still have to read each context's result (it is moved out, not cloned,
     /// by the last one).
     readers: Vec<u32>,
+    /// Scratch space for [`paste`], kept so that a chain of forks allocates it once.
+    paste_scratch: Vec<Piece>,
     /// The `arch` values of this run, when runs are per arch range: the same in every context
     /// (every test of `arch` is decided by it, or kept whole), so it is not part of contexts.
     arch: Option<IntervalSet>,
@@ -518,6 +520,7 @@ impl<'a> Specializer<'a> {
             index: FxHashMap::with_capacity_and_hasher(2 * prog.len(), Default::default()),
             same_hash: Vec::with_capacity(2 * prog.len()),
             readers: Vec::new(),
+            paste_scratch: Vec::new(),
             arch: None,
         }
     }
@@ -965,7 +968,7 @@ impl<'a> Specializer<'a> {
                         for &(a, b) in taken.ranges() {
                             let (a, b) = (a.max(flo), b.min(fhi));
                             if a <= b {
-                                paste(list, a, b, &rt);
+                                paste(list, a, b, &rt, &mut self.paste_scratch);
                             }
                         }
                         return Res::Pieces(pieces);
@@ -1097,26 +1100,28 @@ fn restrict(res: &Res, lo: u32, hi: u32, out: &mut Vec<Piece>) {
 /// joins the pasted pieces with their neighbours where the bodies agree (only there: the rest
 /// of the list was already merged, and a chain of `jeq` forks pastes once per test, so merging
 /// the whole list each time would be quadratic).
-fn paste(pieces: &mut Vec<Piece>, lo: u32, hi: u32, res: &Res) {
+///
+/// `new` is scratch space (its contents are replaced), kept by the caller between pastes.
+fn paste(pieces: &mut Vec<Piece>, lo: u32, hi: u32, res: &Res, new: &mut Vec<Piece>) {
     let first = pieces.partition_point(|p| p.hi < lo);
     let end = pieces.partition_point(|p| p.lo <= hi);
     // The replaced pieces, plus the untouched neighbour on each side for the merge.
     let from = first.saturating_sub(1);
     let to = (end + 1).min(pieces.len());
-    let mut new: Vec<Piece> = Vec::with_capacity(to - from + 4);
+    new.clear();
     new.extend_from_slice(&pieces[from..first]);
     let head = pieces[first];
     if head.lo < lo {
         new.push(Piece { hi: lo - 1, ..head });
     }
-    restrict(res, lo, hi, &mut new);
+    restrict(res, lo, hi, new);
     let tail = pieces[end - 1];
     if tail.hi > hi {
         new.push(Piece { lo: hi + 1, ..tail });
     }
     new.extend_from_slice(&pieces[end..to]);
-    merge_adjacent(&mut new);
-    pieces.splice(from..to, new);
+    merge_adjacent(new);
+    pieces.splice(from..to, new.drain(..));
 }
 
 /// The pieces of a result over `domain`.
