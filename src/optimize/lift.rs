@@ -460,9 +460,26 @@ enum Step {
     /// `nr` fork: the exact set of the context's `nr` bounds for which the jump is taken, the
     /// taken side and the other side. The result takes the taken side's pieces on that set
     /// and the other side's everywhere else in the bounds.
-    Split(IntervalSet, CtxId, CtxId),
+    Split(Taken, CtxId, CtxId),
     /// A residual conditional jump.
     Test(Insn, CtxId, CtxId),
+}
+
+/// The values an `nr` fork sends to its taken side: one range for `jeq`, `jgt` and `jge` (kept
+/// inline: a linear filter forks once per syscall), a set for `jset`.
+#[derive(Debug, Clone)]
+enum Taken {
+    Range(Range),
+    Set(IntervalSet),
+}
+
+impl Taken {
+    fn ranges(&self) -> &[Range] {
+        match self {
+            Taken::Range(r) => std::slice::from_ref(r),
+            Taken::Set(s) => s.ranges(),
+        }
+    }
 }
 
 /// The residual of a context: one body for every `nr` it can see, or pieces of its `nr` set.
@@ -845,7 +862,7 @@ impl<'a> Specializer<'a> {
                     Some((None, _, _)) => Ok(Step::Skip(self.context(jf, ctx.clone())?)),
                     Some((_, None, _)) => Ok(Step::Skip(self.context(jt, ctx.clone())?)),
                     Some((Some(t), Some(f), set)) => {
-                        let taken = set.unwrap_or_else(|| IntervalSet::range(t.0, t.1));
+                        let taken = set.map_or(Taken::Range(t), Taken::Set);
                         let ct = self.context(
                             jt,
                             Ctx {
