@@ -420,6 +420,43 @@ fn favor_speed_without_a_workload_is_balanced_and_says_so() {
     assert_eq!(outputs[0], outputs[1]);
 }
 
+/// `--favor size` needs no workload: on libseccomp's binary tree for Docker's profile it
+/// writes a smaller program than the default, without the warning `speed` gives, the report
+/// names it, and `secopt verify` proves it equal to libseccomp's linear program (another
+/// layout of the same profile, by the reference library).
+#[test]
+fn favor_size_without_a_workload_is_smaller_and_equal() {
+    let input = docker_default(2).program;
+    let linear = temp_file(
+        "docker-size-linear.bpf",
+        &docker_default(1).program.to_raw(),
+    );
+    let inp = temp_file("docker-size.bpf", &input.to_raw());
+    let mut lengths = Vec::new();
+    for favor in ["balanced", "size"] {
+        let out = temp_dir().join(format!("docker-size-{favor}.bpf"));
+        let (code, stdout, stderr) = secopt(&[
+            "optimize",
+            s(&inp),
+            "-o",
+            s(&out),
+            "--favor",
+            favor,
+            "--report",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("warning"), "{stderr}");
+        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        assert_eq!(doc["report"]["favor"], favor);
+        let (code, _, stderr) = secopt(&["verify", s(&linear), s(&out)]);
+        assert_eq!(code, 0, "{favor}: {stderr}");
+        lengths.push(std::fs::read(&out).unwrap().len() / 8);
+    }
+    assert!(lengths[1] < lengths[0], "{lengths:?}");
+}
+
 /// `--favor speed` buys cost with size and worst path: on the corpus's aarch64 filters under
 /// the shared workloads (without the cache, the model optimized for) it never costs more per
 /// call than the default `balanced` (as `secopt analyze` measures both), it costs less

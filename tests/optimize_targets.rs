@@ -36,7 +36,7 @@ use secopt::bpf::validate::validate;
 use secopt::bpf::{interp, Program, RetVal, SeccompData};
 use secopt::compile::{compile_firecracker, compile_oci, CompileOptions};
 use secopt::optimize::cost::Caches;
-use secopt::optimize::{optimize, stats, CostModel, OptimizeOptions, Verification, Weights};
+use secopt::optimize::{optimize, stats, CostModel, Favor, OptimizeOptions, Verification, Weights};
 use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::{CapSet, KernelVersion as PolicyKernel, ResolveOptions};
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,6 +111,8 @@ struct Case {
     values: BTreeMap<(u32, u32), ArgValues>,
     /// Without a workload.
     unweighted: Output,
+    /// `--favor size`, without a workload.
+    smallest: Output,
     /// Per workload: the weights, the output optimized for the allow cache and for no cache.
     workloads: Vec<(String, Weights, [Output; 2])>,
 }
@@ -131,9 +133,9 @@ fn optimized_within(
     model: CostModel,
     max_path: Option<usize>,
 ) -> Output {
-    let out = optimize(
+    optimized_with(
         reference,
-        &OptimizeOptions {
+        OptimizeOptions {
             weights: weights.cloned(),
             cost_model: model,
             report: false,
@@ -141,7 +143,10 @@ fn optimized_within(
             ..OptimizeOptions::default()
         },
     )
-    .unwrap();
+}
+
+fn optimized_with(reference: &Program, options: OptimizeOptions) -> Output {
+    let out = optimize(reference, &options).unwrap();
     Output {
         program: out.program,
         verification: out.verification,
@@ -172,6 +177,14 @@ impl Case {
             tree,
             values,
             unweighted: optimized(&reference, None, CostModel::AllowCache),
+            smallest: optimized_with(
+                &reference,
+                OptimizeOptions {
+                    favor: Favor::Size,
+                    report: false,
+                    ..OptimizeOptions::default()
+                },
+            ),
             workloads,
             reference,
         }
@@ -434,12 +447,14 @@ fn cache_bounds(case: &Case) -> Vec<(&'static str, u32, Vec<u32>)> {
         .collect()
 }
 
-/// Proved equal, valid, decides like libseccomp on the sweep, caches exactly the bound.
+/// Proved equal, valid, decides like libseccomp on the sweep, caches exactly the bound: every
+/// output, and the `--favor size` one.
 fn check_equality_and_caching(cases: &[Case]) {
     let mut swept = 0;
     for case in cases {
         let bounds = cache_bounds(case);
-        for (label, out) in case.outputs() {
+        let smallest = (format!("{} (favor size)", case.label), &case.smallest);
+        for (label, out) in case.outputs().into_iter().chain([smallest]) {
             assert_eq!(
                 out.verification,
                 Verification::Equal,
@@ -639,6 +654,42 @@ fn firecracker_outputs_are_proved_equal_decide_like_firecrackers_compiler_and_ca
 fn firecracker_outputs_are_smaller_than_libseccomps_with_no_longer_worst_path() {
     let misses = size_and_path_misses(firecracker_cases());
     assert!(misses.is_empty(), "{misses:#?}");
+}
+
+/// `--favor size` (without a workload) is never larger than any other output of its filter
+/// (with or without a workload, either cost model), and smaller than all of them on
+/// `at_least` filters. Returns the sizes, for the message.
+fn assert_favor_size_is_smallest(cases: &[Case], at_least: usize) -> Vec<String> {
+    let mut smaller = 0;
+    let mut sizes = Vec::new();
+    for case in cases {
+        let n = case.smallest.program.len();
+        let others: Vec<usize> = case
+            .outputs()
+            .iter()
+            .map(|(_, o)| o.program.len())
+            .collect();
+        let least = *others.iter().min().unwrap();
+        assert!(n <= least, "{}: size {n}, others {others:?}", case.label);
+        if n < least {
+            smaller += 1;
+        }
+        sizes.push(format!("{}: {n} (others {others:?})", case.label));
+    }
+    assert!(smaller >= at_least, "{smaller} smaller: {sizes:#?}");
+    sizes
+}
+
+#[test]
+fn aarch64_favor_size_is_never_larger_and_usually_smaller() {
+    // Smaller on docker-default, podman, runc's test profile, seccompagent and spo-nginx.
+    assert_favor_size_is_smallest(aarch64_cases(), 5);
+}
+
+#[test]
+fn firecracker_favor_size_is_never_larger_and_usually_smaller() {
+    // Smaller on the three production threads.
+    assert_favor_size_is_smallest(firecracker_cases(), 3);
 }
 
 /// The api and vmm threads with the "common" mix, the probes' argument values included (so

@@ -74,8 +74,8 @@ fuzz_target!(|data: &[u8]| {
         let count = [1.0, 10.0, 1000.0][rng.below(3)];
         weights.add_call(d.arch, d.nr as u32, count, args).unwrap();
     }
-    // Either setting of `--favor`: `speed` takes other trees, held to the same rules.
-    let favor = [Favor::Balanced, Favor::Speed][rng.below(2)];
+    // Any setting of `--favor`: `speed` and `size` take other trees, held to the same rules.
+    let favor = [Favor::Balanced, Favor::Speed, Favor::Size][rng.below(3)];
     let sampled = OptimizeOptions {
         weights: Some(weights),
         favor,

@@ -125,9 +125,12 @@ pub struct CompileArgs {
         conflicts_with = "no_optimize"
     )]
     pub max_path: Option<usize>,
-    /// What the dispatch favours when the workload (`--weights`) leaves it a choice. With
-    /// `speed` the worst path stays within 5 tests of a balanced tree, and `--max-path` still
-    /// holds. Without `--weights` both are the same (`speed` then warns and is balanced).
+    /// What the dispatch favours. `balanced` and `speed` choose by the workload (`--weights`):
+    /// with `speed` the worst path stays within 5 tests of a balanced tree; without
+    /// `--weights` they are the same (`speed` then warns and is balanced). `size` gives the
+    /// fewest instructions, with or without a workload (long exception chains, no test added
+    /// for speed), for more instructions per call and often a longer worst path. `--max-path`
+    /// holds with all three.
     #[arg(
         long,
         value_enum,

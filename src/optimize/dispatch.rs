@@ -254,7 +254,21 @@ const MAX_HOT: usize = 8;
 /// The best tree for `leaves` (sorted, covering the word, neighbours with different targets)
 /// and its cost.
 pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
-    let (tree, cost) = split_or_chain_tree(leaves);
+    best_tree_tuned(leaves, hot, &Tuning::BALANCED)
+}
+
+/// [`best_tree`] with `tuning`'s shape of tree ([`Tuning::size_first`],
+/// [`Tuning::max_exceptions`]).
+pub(crate) fn best_tree_tuned(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    tuning: &Tuning,
+) -> (Tree, Cost) {
+    let (tree, cost) = split_or_chain_tree(leaves, tuning);
+    if tuning.size_first {
+        // A hot chain adds tests.
+        return (tree, cost);
+    }
     hot_chain(leaves, hot, tree, cost)
 }
 
@@ -286,6 +300,24 @@ pub fn best_tree_bounded(
     balance_from_start: bool,
     tuning: &Tuning,
 ) -> (Tree, Cost) {
+    if tuning.size_first {
+        // The fewest tests whatever the worst path (`--max-path` bounds it where asked). With
+        // exception chains Knuth's bounds are a heuristic: the exact trees under a few more
+        // tests of worst path than the searched tree's may have fewer tests.
+        let (mut tree, _) = best_tree_tuned(leaves, hot, tuning);
+        let bound = tree.worst_path(len) + SIZE_SEARCH_SLACK;
+        let exact = BoundedTrees::with_candidates(leaves, Vec::new(), len, bound, tuning);
+        if let Some((t, _)) = (0..=bound)
+            .filter_map(|b| exact.best(b))
+            .min_by_key(|(t, _)| t.tests())
+        {
+            if t.tests() < tree.tests() {
+                tree = t;
+            }
+        }
+        let cost = cost_with_hot(&tree, leaves, hot);
+        return (tree, cost);
+    }
     let kraft: f64 = leaves.iter().map(|l| (len(l.target) as f64).exp2()).sum();
     let balanced_bound = kraft.log2().ceil() as usize + 1;
     let search = |bound: usize| search_within(leaves, hot, len, balance_from_start, bound);
@@ -661,6 +693,13 @@ pub struct Tuning {
     pub max_jeq_candidates: usize,
     /// Most states × bounds for them (`JEQ_TABLE_BUDGET`).
     pub jeq_table_budget: usize,
+    /// Fewest tests first (`--favor size`): every test of the dispatch costs more than any
+    /// tree's weighted cost, so the cost only decides between trees of the same size; no hot
+    /// chain, and no worst-path give-back (the searched tree, or an exact bounded tree with
+    /// fewer tests, see [`best_tree_bounded`]).
+    pub size_first: bool,
+    /// Most exceptions in one exception chain (`MAX_EXCEPTIONS`, 4; 64 for size).
+    pub max_exceptions: usize,
 }
 
 impl Tuning {
@@ -672,6 +711,8 @@ impl Tuning {
         size_price: SIZE_PRICE,
         max_jeq_candidates: MAX_JEQ_CANDIDATES,
         jeq_table_budget: JEQ_TABLE_BUDGET,
+        size_first: false,
+        max_exceptions: MAX_EXCEPTIONS,
     };
 
     /// The least expected cost the exact trees find: no tolerance for a shorter worst path
@@ -687,8 +728,34 @@ impl Tuning {
         size_price: SIZE_PRICE,
         max_jeq_candidates: 8,
         jeq_table_budget: 1 << 20,
+        size_first: false,
+        max_exceptions: MAX_EXCEPTIONS,
+    };
+
+    /// The fewest dispatch tests (`--favor size`): exception chains of up to
+    /// `MAX_SIZE_EXCEPTIONS` (64) single values between ranges with one target (one test each,
+    /// where a split tree spends two), no hot chain, no `jeq` candidates; the weights only
+    /// order trees of the same size. Under `--max-path`, the exact bounded trees charge each
+    /// test far more than any saving.
+    pub const SIZE: Tuning = Tuning {
+        slack_tolerance: 0.0,
+        test_price: 1e6,
+        jeq_min_gain: 1e6,
+        size_price: 1e6,
+        max_jeq_candidates: 0,
+        jeq_table_budget: JEQ_TABLE_BUDGET,
+        size_first: true,
+        max_exceptions: MAX_SIZE_EXCEPTIONS,
     };
 }
+
+/// How much longer than the searched tree's worst path the exact trees of [`Tuning::SIZE`]
+/// may be.
+const SIZE_SEARCH_SLACK: usize = 4;
+
+/// Longest exception chain with [`Tuning::SIZE`] (the chains of a range are listed for each
+/// start: O(leaves × this) of them).
+const MAX_SIZE_EXCEPTIONS: usize = 64;
 
 /// Most `jeq` candidates of [`BoundedTrees`] (its table grows as `2^k`).
 const MAX_JEQ_CANDIDATES: usize = 6;
@@ -838,7 +905,7 @@ impl<'a> BoundedTrees<'a> {
         let m = leaves.len();
         let nb = max_bound + 1;
         let chains = if has_exception_pattern(leaves) {
-            exception_chains(leaves)
+            exception_chains(leaves, tuning.max_exceptions, Cost::ZERO)
         } else {
             vec![Vec::new(); m]
         };
@@ -1171,7 +1238,7 @@ fn search_within(
             ..*l
         })
         .collect();
-    let (tree, _) = split_or_chain_tree(&balanced);
+    let (tree, _) = split_or_chain_tree(&balanced, &Tuning::BALANCED);
     let cost = cost_with_hot(&tree, leaves, hot);
     (tree, cost)
 }
@@ -1203,8 +1270,9 @@ pub fn leaf_balance(h: usize) -> f64 {
 /// The cheaper of the exact optimal split tree and the tree that may also use exception
 /// chains (searched within Knuth's bounds, which are exact only for pure split trees, so the
 /// exact split tree is kept when it is better).
-fn split_or_chain_tree(leaves: &[Leaf]) -> (Tree, Cost) {
-    let ((ts, cs), chained) = optimal_trees(leaves, true, has_exception_pattern(leaves));
+fn split_or_chain_tree(leaves: &[Leaf], tuning: &Tuning) -> (Tree, Cost) {
+    let chains = has_exception_pattern(leaves);
+    let ((ts, cs), chained) = optimal_trees(leaves, true, chains, tuning);
     let Some((tc, cc)) = chained else {
         return (ts, cs);
     };
@@ -1268,7 +1336,7 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
                 cost = cost + w * (h + 1.0 + n as f64);
                 passed = passed + w * -1.0;
             }
-            let (t, c) = split_or_chain_tree(&reduced);
+            let (t, c) = split_or_chain_tree(&reduced, &Tuning::BALANCED);
             let total_cost = cost + passed * (h + picked.len() as f64) + c;
             let better_than_seen = improved.as_ref().map_or(true, |b| total_cost.lt(&b.2));
             if total_cost.lt(&best_cost) && better_than_seen {
@@ -1354,7 +1422,7 @@ fn without_leaf(leaves: &[Leaf], i: usize) -> Vec<Leaf> {
 /// searched only between the best split roots of the two one-shorter subranges (Knuth 1971:
 /// exact for split trees).
 fn optimal_tree(leaves: &[Leaf], knuth: bool, chains: bool) -> (Tree, Cost) {
-    let (split_only, with_chains) = optimal_trees(leaves, knuth, chains);
+    let (split_only, with_chains) = optimal_trees(leaves, knuth, chains, &Tuning::BALANCED);
     with_chains.unwrap_or(split_only)
 }
 
@@ -1364,6 +1432,7 @@ fn optimal_trees(
     leaves: &[Leaf],
     knuth: bool,
     chains: bool,
+    tuning: &Tuning,
 ) -> ((Tree, Cost), Option<(Tree, Cost)>) {
     let m = leaves.len();
     if m == 0 {
@@ -1374,10 +1443,20 @@ fn optimal_trees(
     for i in 0..m {
         prefix[i + 1] = prefix[i] + leaves[i].weight;
     }
-    let w = |i: usize, j: usize| prefix[j + 1] + prefix[i] * -1.0;
+    // With `size_first`, a price per test above any tree's weighted cost (every leaf is at
+    // depth below m): a tree with fewer tests always wins, the weights break ties. Adding the
+    // same amount to every range keeps Knuth's bounds exact (it cancels in the quadrangle
+    // inequality).
+    let test_price = if tuning.size_first {
+        Cost([prefix[m].0[0] * m as f64 + 1.0, 0.0])
+    } else {
+        Cost::ZERO
+    };
+    let w = |i: usize, j: usize| prefix[j + 1] + prefix[i] * -1.0 + test_price;
     // Exception chains starting at each i: (j, cost, order of exceptions).
+    let max_exceptions = tuning.max_exceptions;
     let chain_list = if chains {
-        exception_chains(leaves)
+        exception_chains(leaves, max_exceptions, test_price)
     } else {
         vec![Vec::new(); m]
     };
@@ -1439,8 +1518,8 @@ fn optimal_trees(
                     }
                     let mut c = best.0 + w(i, j);
                     let mut s = best.1 as u32;
-                    // A chain spans at most 2 × MAX_EXCEPTIONS + 1 leaves.
-                    if t == 1 && d < 2 * MAX_EXCEPTIONS + 1 {
+                    // A chain spans at most 2 × max_exceptions + 1 leaves.
+                    if t == 1 && d < 2 * max_exceptions + 1 {
                         if let Some(&(_, cc, _)) = chain_list[i].iter().find(|ch| ch.0 == j) {
                             if cc.lt(&c) {
                                 c = cc;
@@ -1496,9 +1575,11 @@ fn has_exception_pattern(leaves: &[Leaf]) -> bool {
 }
 
 /// For each start `i`, the runs `i..=j` of the form `X s X s … X` (same target on every `X`,
-/// single values `s`) with at most [`MAX_EXCEPTIONS`] exceptions, their cost as a chain, and
-/// the exceptions in test order (heaviest first).
-fn exception_chains(leaves: &[Leaf]) -> Chains {
+/// single values `s`) with at most `max_exceptions` exceptions ([`MAX_EXCEPTIONS`], or
+/// [`MAX_SIZE_EXCEPTIONS`] with `--favor size`), their cost as a chain, and the exceptions in
+/// test order (heaviest first). Each chain costs `test_price` per exception on top of its
+/// weighted depths.
+fn exception_chains(leaves: &[Leaf], max_exceptions: usize, test_price: Cost) -> Chains {
     let m = leaves.len();
     let mut out: Chains = vec![Vec::new(); m];
     for (i, chains) in out.iter_mut().enumerate() {
@@ -1507,7 +1588,7 @@ fn exception_chains(leaves: &[Leaf]) -> Chains {
         let mut x_weight = leaves[i].weight;
         let mut j = i;
         while j + 2 < m
-            && exceptions.len() < MAX_EXCEPTIONS
+            && exceptions.len() < max_exceptions
             && leaves[j + 1].lo == leaves[j + 1].hi
             && leaves[j + 2].target == x
         {
@@ -1516,7 +1597,7 @@ fn exception_chains(leaves: &[Leaf]) -> Chains {
             j += 2;
             let mut order = exceptions.clone();
             order.sort_by(|&a, &b| leaves[b].weight.cmp_total(&leaves[a].weight));
-            let mut c = x_weight * order.len() as f64;
+            let mut c = (x_weight + test_price) * order.len() as f64;
             for (p, &e) in order.iter().enumerate() {
                 c = c + leaves[e].weight * (p as f64 + 1.0);
             }
@@ -1575,6 +1656,41 @@ mod tests {
             hi,
             target,
             weight: Cost([w, 1.0]),
+        }
+    }
+
+    /// `--favor size` on `X s X s … X`: six single values (target 2) between wide ranges
+    /// (target 1). Each single value needs a leaf of its own (a leaf is a range less the values
+    /// tested with `jeq` on its path, and the wide ranges between two of them cannot be
+    /// tested away), so a tree has at least 7 leaves and 6 tests; one chain of six `jeq`s has
+    /// exactly 6. The default chains stop at four exceptions, and two chains need a split
+    /// between them: at least 7.
+    #[test]
+    fn favor_size_takes_one_long_exception_chain() {
+        let mut leaves = Vec::new();
+        for q in 0..13u32 {
+            let (lo, hi, target) = if q % 2 == 1 {
+                (50 * q, 50 * q, 2)
+            } else {
+                let lo = if q == 0 { 0 } else { 50 * q - 49 };
+                let hi = if q == 12 { u32::MAX } else { 50 * q + 49 };
+                (lo, hi, 1)
+            };
+            leaves.push(leaf(lo, hi, target, 1.0));
+        }
+        let len = |_: NodeId| 1;
+        let (size, _) = best_tree_bounded(&leaves, &[], &len, false, &Tuning::SIZE);
+        assert_eq!(size.tests(), 6, "{size:?}");
+        assert!(matches!(size, Tree::Chain { .. }), "{size:?}");
+        let (balanced, _) = best_tree_bounded(&leaves, &[], &len, false, &Tuning::BALANCED);
+        assert!(balanced.tests() >= 7, "{balanced:?}");
+        // Both decide every value as the leaves say.
+        for tree in [&size, &balanced] {
+            for l in &leaves {
+                for v in [l.lo, l.hi, l.lo + (l.hi - l.lo) / 2] {
+                    assert_eq!(route(tree, v), l.target, "{v} in {tree:?}");
+                }
+            }
         }
     }
 
@@ -1698,7 +1814,7 @@ mod tests {
             assert_eq!(ck, ce, "round {round}: {leaves:?}");
             // With exception chains: never worse than the exact split tree, never better than
             // the exhaustive search over both.
-            let (tb, cb) = split_or_chain_tree(&leaves);
+            let (tb, cb) = split_or_chain_tree(&leaves, &Tuning::BALANCED);
             let (_, cx) = optimal_tree_exhaustive(&leaves, true);
             assert_eq!(cb, tree_cost(&tb, &leaves));
             assert!(

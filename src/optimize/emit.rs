@@ -207,10 +207,11 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
 /// Emits a lifted program (see the module documentation).
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
     drop_body_reloads(lifted);
-    super::value_tree::rewrite_chains(lifted, Some(opts.weights));
+    super::value_tree::rewrite_chains(lifted, Some(opts.weights), opts.tuning.size_first);
     // A shortcut lengthens its body's longest path; under a path promise the dispatch search
     // keeps every body as it is.
-    if opts.max_path.is_none() {
+    // Shortcuts add instructions for speed: not when favouring size.
+    if opts.max_path.is_none() && !opts.tuning.size_first {
         super::hot_args::add_shortcuts(lifted, opts.weights);
     }
     let root = dispatch_root(lifted, opts)?;

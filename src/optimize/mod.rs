@@ -116,8 +116,9 @@ pub struct OptimizeOptions {
 }
 
 /// What the dispatch favours when a measured workload leaves it a choice (without one, the
-/// weights are a guess and both are the same): the parameters are
-/// [`dispatch::Tuning::BALANCED`] and [`dispatch::Tuning::SPEED`].
+/// weights are a guess and `speed` is the same as `balanced`), or the fewest instructions
+/// whatever the workload (`size`): the parameters are [`dispatch::Tuning::BALANCED`],
+/// [`dispatch::Tuning::SPEED`] and [`dispatch::Tuning::SIZE`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Favor {
@@ -127,6 +128,9 @@ pub enum Favor {
     Balanced,
     /// The least expected cost found, for a larger filter and a longer worst path
     Speed,
+    /// The fewest instructions: long exception chains, no test added for speed (a slower
+    /// filter, and often a longer worst path)
+    Size,
 }
 
 impl Favor {
@@ -135,17 +139,20 @@ impl Favor {
         match self {
             Favor::Balanced => dispatch::Tuning::BALANCED,
             Favor::Speed => dispatch::Tuning::SPEED,
+            Favor::Size => dispatch::Tuning::SIZE,
         }
     }
 }
 
 impl OptimizeOptions {
-    /// The [`Favor`] the dispatch uses: the one asked for with a workload, and `Balanced`
-    /// with the default weights, which are a guess with nothing to favour.
+    /// The [`Favor`] the dispatch uses: the one asked for with a workload or for size, and
+    /// `Balanced` for speed with the default weights, which are a guess with nothing to
+    /// favour.
     pub fn favor_in_effect(&self) -> Favor {
-        match self.weights {
-            Some(_) => self.favor,
-            None => Favor::Balanced,
+        match (self.weights.as_ref(), self.favor) {
+            // Size needs no workload: the weights only order trees of the same size.
+            (_, Favor::Size) | (Some(_), _) => self.favor,
+            (None, _) => Favor::Balanced,
         }
     }
 }

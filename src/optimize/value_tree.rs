@@ -25,7 +25,7 @@
 //! the optimizer's self-check proves that anyway.
 
 use super::dag::{held_words, taken, Dag, Held, Node, NodeId};
-use super::dispatch::{best_tree, leaf_balance, Cost, Leaf};
+use super::dispatch::{best_tree, best_tree_tuned, leaf_balance, Cost, Leaf, Tuning};
 use super::lift::Lifted;
 use super::value_sets::{find_cubes, Cube};
 use super::weights::Weights;
@@ -43,8 +43,10 @@ pub const MIN_GAIN: usize = 2;
 
 /// Rewrites every equality chain reachable from the bodies of `lifted` (see the module
 /// documentation). With `weights` that carry argument values, chains whose values the sampled
-/// calls hit are laid out for those calls (`chain_value_counts`).
-pub fn rewrite_chains(lifted: &mut Lifted, weights: Option<&Weights>) {
+/// calls hit are laid out for those calls (`chain_value_counts`). With `size_first`
+/// (`--favor size`) a chain only becomes what has fewer tests (masks, or a tree over runs of
+/// consecutive values), whatever the paths and the samples.
+pub fn rewrite_chains(lifted: &mut Lifted, weights: Option<&Weights>, size_first: bool) {
     let roots: Vec<NodeId> = lifted
         .classes
         .iter()
@@ -102,7 +104,7 @@ pub fn rewrite_chains(lifted: &mut Lifted, weights: Option<&Weights>) {
             Node::Test { insn, t, f } => {
                 let counts = counts.get(&(id as NodeId)).map(Vec::as_slice);
                 match head
-                    .then(|| chain_tree(dag, id as NodeId, &map, counts))
+                    .then(|| chain_tree(dag, id as NodeId, &map, counts, size_first))
                     .flatten()
                 {
                     Some(tree) => {
@@ -319,6 +321,7 @@ fn chain_tree(
     head: NodeId,
     map: &[NodeId],
     counts: Option<&[(u32, f64)]>,
+    size_first: bool,
 ) -> Option<NodeId> {
     let mut links: Vec<(u32, NodeId)> = Vec::new();
     let mut node = head;
@@ -355,6 +358,7 @@ fn chain_tree(
         cubes.extend(find_cubes(&group).into_iter().map(|c| (c, t)));
     }
     let unchanged = values.len() == links.len();
+    let counts = counts.filter(|_| !size_first);
     if let Some(counts) = counts.filter(|c| c.iter().any(|e| e.1 > 0.0)) {
         return Some(weighted_chain(
             dag, &links, &values, &cubes, fallback, counts,
@@ -362,7 +366,7 @@ fn chain_tree(
     }
 
     // Without cubes: the values as a chain, or a tree.
-    let (plain, plain_tests, plain_tree) = tree_or_chain(dag, &values, fallback);
+    let (plain, plain_tests, plain_tree) = tree_or_chain(dag, &values, fallback, size_first);
     let plain_worst = dag.longest_path(plain) as usize;
     if cubes.is_empty() {
         return (!unchanged || plain_tree).then_some(plain);
@@ -373,7 +377,7 @@ fn chain_tree(
         .copied()
         .filter(|&(v, t)| !cubes.iter().any(|(c, ct)| *ct == t && c.contains(v)))
         .collect();
-    let (mut masked, mut masked_tests, _) = tree_or_chain(dag, &rest, fallback);
+    let (mut masked, mut masked_tests, _) = tree_or_chain(dag, &rest, fallback, size_first);
     for &(cube, t) in cubes.iter().rev() {
         masked = cube.emit(dag, t, masked);
         masked_tests += cube.tests();
@@ -382,7 +386,14 @@ fn chain_tree(
     // A value tree over ranges of consecutive values can beat masks that break the ranges
     // apart (x86 `socketcall`'s call numbers): keep the one with the smaller worst path plus
     // size, the shorter worst path on a tie.
-    let score = |worst: usize, tests: usize| (worst + tests, worst);
+    // With `size_first`, the fewer tests.
+    let score = |worst: usize, tests: usize| {
+        if size_first {
+            (tests, worst)
+        } else {
+            (worst + tests, worst)
+        }
+    };
     if score(masked_worst, masked_tests) < score(plain_worst, plain_tests) {
         Some(masked)
     } else {
@@ -392,14 +403,26 @@ fn chain_tree(
 
 /// `values` (each to its target, anything else to `fallback`) as a chain of `jeq` in their
 /// order, or as a search tree when there are at least [`MIN_CHAIN`] of them and the tree's
-/// longest path is shorter by [`MIN_GAIN`]. Returns the node, its number of tests and whether
-/// it is a tree.
+/// longest path is shorter by [`MIN_GAIN`] (with `size_first`: when the tree of fewest tests
+/// has fewer than the chain, as runs of consecutive values make it). Returns the node, its
+/// number of tests and whether it is a tree.
 fn tree_or_chain(
     dag: &mut Dag,
     values: &[(u32, NodeId)],
     fallback: NodeId,
+    size_first: bool,
 ) -> (NodeId, usize, bool) {
     let len = |id: NodeId| dag.longest_path(id) as usize;
+    if size_first && values.len() >= 2 {
+        let mut sorted = values.to_vec();
+        sorted.sort_unstable_by_key(|&(v, _)| v);
+        let leaves = value_leaves(&sorted, fallback, &len);
+        let (tree, _) = best_tree_tuned(&leaves, &[], &Tuning::SIZE);
+        let tests = tree.tests();
+        if tests < values.len() {
+            return (tree.emit(dag), tests, true);
+        }
+    }
     let chain_worst = values
         .iter()
         .enumerate()
@@ -407,7 +430,7 @@ fn tree_or_chain(
         .max()
         .unwrap_or(0)
         .max(values.len() + len(fallback));
-    if values.len() >= MIN_CHAIN {
+    if values.len() >= MIN_CHAIN && !size_first {
         let mut sorted = values.to_vec();
         sorted.sort_unstable_by_key(|&(v, _)| v);
         let leaves = value_leaves(&sorted, fallback, &len);
@@ -485,7 +508,7 @@ mod tests {
         let mut lifted =
             crate::optimize::lift::lift(prog, &crate::optimize::lift::LiftConfig::FULL)
                 .expect("lifts");
-        rewrite_chains(&mut lifted, None);
+        rewrite_chains(&mut lifted, None, false);
         let body = lifted.classes[0].pieces[0].body;
         assert_eq!(lifted.classes.len(), 1);
         layout(&lifted.dag, body).expect("lays out")
