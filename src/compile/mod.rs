@@ -121,13 +121,16 @@ pub enum CompileError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     /// The program is longer than one filter may be.
-    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures)", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, max = BPF_MAXINSNS)]
+    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures{})", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, if *.size_untried { "; optimizing with `--favor size` may also help" } else { "" }, max = BPF_MAXINSNS)]
     TooLarge {
         file: String,
         /// The smallest size reached.
         len: usize,
         /// The reference lowering's size, when optimizing was tried.
         reference: Option<usize>,
+        /// The optimizer ran without [`optimize::Favor::Size`], which gives fewer
+        /// instructions.
+        size_untried: bool,
     },
     /// The program is not one the kernel would accept (for generated code: a secopt bug).
     #[error("{file}: the filter would be rejected by the kernel: {error}")]
@@ -285,6 +288,7 @@ impl CompiledFilter {
                 file: info.source.clone(),
                 len: program.len(),
                 reference: None,
+                size_untried: false,
             });
         }
         validate(&program).map_err(|error| CompileError::Invalid {
@@ -351,6 +355,7 @@ fn optimize_reference(
             file: info.source.clone(),
             len: reached.unwrap_or(input).min(input),
             reference: Some(input),
+            size_untried: opts.favor != optimize::Favor::Size,
         },
         OptimizeError::PathBound {
             bound,
