@@ -111,7 +111,8 @@ pub struct OptimizeOptions {
     /// one within it ([`dispatch::best_tree_within`]); a program that cannot meet it is
     /// [`OptimizeError::PathBound`], never an output that breaks it.
     pub max_path: Option<usize>,
-    /// What the dispatch favours when a measured workload leaves it a choice.
+    /// What the dispatch favours: cost against size and worst path when a measured workload
+    /// leaves it a choice, or the fewest instructions ([`Favor::Size`]).
     pub favor: Favor,
 }
 
