@@ -299,6 +299,7 @@ fn bench_dispatch(c: &mut Criterion) {
     for (name, tuning) in [
         ("balanced", dispatch::Tuning::BALANCED),
         ("speed", dispatch::Tuning::SPEED),
+        ("size", dispatch::Tuning::SIZE),
     ] {
         g.bench_function(name, |b| {
             b.iter(|| dispatch::best_tree_bounded(black_box(&leaves), &hot, &len, false, &tuning))

@@ -305,14 +305,16 @@ pub fn best_tree_bounded(
         // exception chains Knuth's bounds are a heuristic: the exact trees under a few more
         // tests of worst path than the searched tree's may have fewer tests.
         let (mut tree, _) = best_tree_tuned(leaves, hot, tuning);
-        let bound = tree.worst_path(len) + SIZE_SEARCH_SLACK;
-        let exact = BoundedTrees::with_candidates(leaves, Vec::new(), len, bound, tuning);
-        if let Some((t, _)) = (0..=bound)
-            .filter_map(|b| exact.best(b))
-            .min_by_key(|(t, _)| t.tests())
-        {
-            if t.tests() < tree.tests() {
-                tree = t;
+        if leaves.len() <= SIZE_EXACT_MAX_LEAVES {
+            let bound = tree.worst_path(len) + SIZE_SEARCH_SLACK;
+            let exact = BoundedTrees::with_candidates(leaves, Vec::new(), len, bound, tuning);
+            if let Some((t, _)) = (0..=bound)
+                .filter_map(|b| exact.best(b))
+                .min_by_key(|(t, _)| t.tests())
+            {
+                if t.tests() < tree.tests() {
+                    tree = t;
+                }
             }
         }
         let cost = cost_with_hot(&tree, leaves, hot);
@@ -752,6 +754,10 @@ impl Tuning {
 /// How much longer than the searched tree's worst path the exact trees of [`Tuning::SIZE`]
 /// may be.
 const SIZE_SEARCH_SLACK: usize = 4;
+
+/// Most ranges [`Tuning::SIZE`] runs the exact bounded trees on: they are cubic in the ranges
+/// (Docker's x86_64 + x32 class has 163: about 50 ms); beyond, Knuth's program decides alone.
+const SIZE_EXACT_MAX_LEAVES: usize = 256;
 
 /// Longest exception chain with [`Tuning::SIZE`] (the chains of a range are listed for each
 /// start: O(leaves × this) of them).
