@@ -387,28 +387,36 @@ fn measured_without_cache(filter: &std::path::Path, workload: &str) -> (f64, u64
     )
 }
 
+/// `secopt optimize` of libseccomp's binary tree for Docker's profile with `--favor FAVOR`
+/// and a JSON report (no workload): the report, stderr and the output file.
+fn optimize_docker_tree(tag: &str, favor: &str) -> (Value, String, PathBuf) {
+    let inp = temp_file(
+        &format!("docker-{tag}.bpf"),
+        &docker_default(2).program.to_raw(),
+    );
+    let out = temp_dir().join(format!("docker-{tag}-{favor}.bpf"));
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&out),
+        "--favor",
+        favor,
+        "--report",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    (serde_json::from_slice(&stdout).unwrap(), stderr, out)
+}
+
 /// Without a workload there is nothing to favour (the default weights are a guess): `--favor
 /// speed` writes the same bytes as the default, says so, and the report names what was used.
 #[test]
 fn favor_speed_without_a_workload_is_balanced_and_says_so() {
-    let input = docker_default(2).program;
-    let inp = temp_file("docker-favor.bpf", &input.to_raw());
     let mut outputs = Vec::new();
     for favor in ["balanced", "speed"] {
-        let out = temp_dir().join(format!("docker-favor-{favor}.bpf"));
-        let (code, stdout, stderr) = secopt(&[
-            "optimize",
-            s(&inp),
-            "-o",
-            s(&out),
-            "--favor",
-            favor,
-            "--report",
-            "--format",
-            "json",
-        ]);
-        assert_eq!(code, 0, "{stderr}");
-        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        let (doc, stderr, out) = optimize_docker_tree("favor", favor);
         assert_eq!(doc["report"]["favor"], "balanced", "{favor}");
         assert_eq!(
             stderr.contains("favouring speed needs a workload (--weights)"),
@@ -426,29 +434,14 @@ fn favor_speed_without_a_workload_is_balanced_and_says_so() {
 /// layout of the same profile, by the reference library).
 #[test]
 fn favor_size_without_a_workload_is_smaller_and_equal() {
-    let input = docker_default(2).program;
     let linear = temp_file(
         "docker-size-linear.bpf",
         &docker_default(1).program.to_raw(),
     );
-    let inp = temp_file("docker-size.bpf", &input.to_raw());
     let mut lengths = Vec::new();
     for favor in ["balanced", "size"] {
-        let out = temp_dir().join(format!("docker-size-{favor}.bpf"));
-        let (code, stdout, stderr) = secopt(&[
-            "optimize",
-            s(&inp),
-            "-o",
-            s(&out),
-            "--favor",
-            favor,
-            "--report",
-            "--format",
-            "json",
-        ]);
-        assert_eq!(code, 0, "{stderr}");
+        let (doc, stderr, out) = optimize_docker_tree("size", favor);
         assert!(!stderr.contains("warning"), "{stderr}");
-        let doc: Value = serde_json::from_slice(&stdout).unwrap();
         assert_eq!(doc["report"]["favor"], favor);
         let (code, _, stderr) = secopt(&["verify", s(&linear), s(&out)]);
         assert_eq!(code, 0, "{favor}: {stderr}");
