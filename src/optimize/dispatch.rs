@@ -258,7 +258,8 @@ pub fn best_tree(leaves: &[Leaf], hot: &[(u32, Cost)]) -> (Tree, Cost) {
 }
 
 /// [`best_tree`] with `tuning`'s shape of tree ([`Tuning::size_first`],
-/// [`Tuning::max_exceptions`]).
+/// [`Tuning::max_exceptions`]). With `size_first` the cost returned includes the price of
+/// every test; callers that need the weighted cost recompute it ([`best_tree_bounded`] does).
 pub(crate) fn best_tree_tuned(
     leaves: &[Leaf],
     hot: &[(u32, Cost)],
