@@ -246,14 +246,12 @@ fn bench_pathological(c: &mut Criterion) {
     g.finish();
 }
 
-/// A deterministic dispatch as large as [`dispatch::EXACT_BOUNDED_MAX_LEAVES`] allows: 128
-/// ranges (half single numbers, half up to 20 wide) with weights from 0 to 10^5, alternating
-/// among 12 targets whose own paths are 1 to 4 instructions long, and 20 hot values inside
-/// the wide ranges.
-fn random_dispatch() -> (Vec<dispatch::Leaf>, Vec<(u32, dispatch::Cost)>) {
+/// A deterministic dispatch of `m` ranges (half single numbers, half up to 20 wide) with
+/// weights from 0 to 10^5, alternating among 12 targets whose own paths are 1 to 4
+/// instructions long, and 20 hot values inside the wide ranges.
+fn random_dispatch(m: usize) -> (Vec<dispatch::Leaf>, Vec<(u32, dispatch::Cost)>) {
     use dispatch::{Cost, Leaf};
     let mut rng = secopt::bpf::testing::Rng::new(1);
-    let m = dispatch::EXACT_BOUNDED_MAX_LEAVES;
     let mut leaves: Vec<Leaf> = Vec::with_capacity(m);
     let mut lo = 0u32;
     for i in 0..m {
@@ -291,21 +289,35 @@ fn random_dispatch() -> (Vec<dispatch::Leaf>, Vec<(u32, dispatch::Cost)>) {
     (leaves, hot)
 }
 
+/// The dispatch search's worst cases: 128 ranges, the most the exact bounded trees take with
+/// a workload ([`dispatch::EXACT_BOUNDED_MAX_LEAVES`]), under every `--favor`; and 256, the
+/// most `--favor size` runs them on whatever the workload (their cost is cubic).
 fn bench_dispatch(c: &mut Criterion) {
-    let mut g = c.benchmark_group("dispatch 128 random ranges");
-    g.sample_size(10).measurement_time(Duration::from_secs(5));
-    let (leaves, hot) = random_dispatch();
     let len = |t: u32| 1 + t as usize % 4;
-    for (name, tuning) in [
-        ("balanced", dispatch::Tuning::BALANCED),
-        ("speed", dispatch::Tuning::SPEED),
-        ("size", dispatch::Tuning::SIZE),
-    ] {
-        g.bench_function(name, |b| {
-            b.iter(|| dispatch::best_tree_bounded(black_box(&leaves), &hot, &len, false, &tuning))
-        });
+    let groups: [(usize, &[(&str, dispatch::Tuning)]); 2] = [
+        (
+            dispatch::EXACT_BOUNDED_MAX_LEAVES,
+            &[
+                ("balanced", dispatch::Tuning::BALANCED),
+                ("speed", dispatch::Tuning::SPEED),
+                ("size", dispatch::Tuning::SIZE),
+            ],
+        ),
+        (256, &[("size", dispatch::Tuning::SIZE)]),
+    ];
+    for (m, tunings) in groups {
+        let mut g = c.benchmark_group(format!("dispatch {m} random ranges"));
+        g.sample_size(10).measurement_time(Duration::from_secs(5));
+        let (leaves, hot) = random_dispatch(m);
+        for (name, tuning) in tunings {
+            g.bench_function(*name, |b| {
+                b.iter(|| {
+                    dispatch::best_tree_bounded(black_box(&leaves), &hot, &len, false, tuning)
+                })
+            });
+        }
+        g.finish();
     }
-    g.finish();
 }
 
 criterion_group!(

@@ -757,7 +757,8 @@ impl Tuning {
 const SIZE_SEARCH_SLACK: usize = 4;
 
 /// Most ranges [`Tuning::SIZE`] runs the exact bounded trees on: they are cubic in the ranges
-/// (Docker's x86_64 + x32 class has 163: about 50 ms); beyond, Knuth's program decides alone.
+/// (`cargo bench --bench compile -- "dispatch 256"`: about 0.1 s at this limit; Docker's
+/// x86_64 + x32 class has 163); beyond, Knuth's program decides alone.
 const SIZE_EXACT_MAX_LEAVES: usize = 256;
 
 /// Longest exception chain with [`Tuning::SIZE`] (the chains of a range are listed for each
