@@ -75,6 +75,12 @@
 //! - [`bench`](mod@bench): timing a workload's syscalls on this kernel under several filters side by side.
 //! - [`cli`]: the `secopt` command line.
 
+/// The README's Rust blocks, compiled and run as doctests so that they stay true (they run
+/// from the package root, where `examples/` is).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod arch;
 pub mod bench;
 pub mod bpf;
