@@ -6,7 +6,7 @@ Environment: SECOPT=path to the binary (default target/release/secopt); ARCH=the
 (default x86_64); TOPJEQ=K allows `jeq` tests of the K hottest numbers only (default: all), which
 makes the search feasible for workloads of many numbers but turns the result into an upper bound
 on the class's best (a tree that exists), not a lower one; TREE=1 prints that tree (subtrees
-no workload call reaches are left out).
+no workload call reaches are left out); JSET=1 (or JSET=2) also searches the wider class below.
 
 The class: every tree of `jge` splits between the filter's number ranges and `jeq` tests of
 the workload's numbers, a `jeq` allowed at any depth (after a `jeq` fails, its number is a
@@ -18,6 +18,11 @@ This is how docs/benchmarks.md bounds the Firecracker api thread's cost (20 test
 `common` calls), and how it shows a tree within half the tree's cost for seccompagent's filter
 on aarch64 under gVisor's workload (TOPJEQ=8). It is slow (seconds to minutes; exponential in
 the `jeq` candidates) and is not part of the test suite.
+
+JSET=1 then repeats the search over a wider class: `jset` tests of one bit of the number (JSET=2:
+of one or two bits) are allowed anywhere besides the `jge` splits and `jeq` tests, so a subtree
+holds any set of numbers, not only a range. That search runs over sets of numbers (branch and
+bound, memoized on the set); it shows whether testing bits could beat the ranges' bound.
 """
 import json
 import os
@@ -114,3 +119,82 @@ def show(i, j, tested, indent):
 
 if os.environ.get("TREE"):
     show(0, len(leaves) - 1, frozenset(), "")
+
+
+def bitset_bound(pairs):
+    """The least weighted tests over trees of `jge`, `jeq` (of the workload's numbers, or the
+    TOPJEQ hottest) and `jset` tests of one bit (and two with `pairs`); numbers past the table
+    are one element that a `jset` sends both ways (they have every low bit pattern)."""
+    n = len(values) - 1  # index n: "beyond the table"
+    members = {}
+    for x, v in enumerate(values):
+        members[v] = members.get(v, 0) | (1 << x)
+    beyond = 1 << n
+    masks = [1 << b for b in range(n.bit_length())]
+    if pairs:
+        masks += [m1 | m2 for i, m1 in enumerate(masks) for m2 in masks[:i]]
+    bit_sets = [(sum(1 << x for x in range(n) if x & m) | beyond,
+                 sum(1 << x for x in range(n) if not x & m) | beyond) for m in masks]
+    jeq_numbers = [leaves[x][0] for x in hot]
+    calls = sorted(weight.items())
+
+    def uniform(s):
+        return sum(1 for m in members.values() if s & m) <= 1
+
+    def weight_of(s):
+        return sum(c for x, c in calls if s >> x & 1)
+
+    known = {}  # set -> ("exact", cost) or ("above", least cost not excluded)
+
+    def best(s, budget):
+        """The least cost for set `s` if it is at most `budget`, else None."""
+        if uniform(s):
+            return 0
+        here = weight_of(s)
+        if here == 0:
+            return 0
+        seen = known.get(s)
+        if seen and seen[0] == "exact":
+            return seen[1] if seen[1] <= budget else None
+        if seen and seen[1] > budget or here > budget:
+            return None
+        splits = []
+        previous = None
+        for x in range(n + 1):
+            if s >> x & 1:
+                if previous is not None and (values[x] != values[previous]
+                                             or x in weight or previous in weight):
+                    low = s & ((1 << x) - 1)
+                    splits.append((low, s & ~low))
+                previous = x
+        splits += [(s & ~(1 << x), 1 << x) for x in jeq_numbers if s >> x & 1]
+        splits += [(s & a, s & b) for a, b in bit_sets if s & a != s and s & b != s]
+        found, limit = None, budget - here
+        for a, b in splits:
+            ca = best(a, limit)
+            if ca is None:
+                continue
+            cb = best(b, limit - ca)
+            if cb is None:
+                continue
+            if found is None or ca + cb < found:
+                found = ca + cb
+                limit = found - 1
+            if limit < 0:
+                break
+        if found is None:
+            known[s] = ("above", budget + 1)
+            return None
+        known[s] = ("exact", here + found)
+        return here + found
+
+    return best((1 << (n + 1)) - 1, best_ranges)
+
+
+if os.environ.get("JSET"):
+    best_ranges = best
+    with_bits = bitset_bound(os.environ["JSET"] == "2")
+    if with_bits is None:
+        print(f"with jset tests: no tree below {best_ranges}")
+    else:
+        print(f"with jset tests: {with_bits} ({with_bits / prefix[-1]:.4f} per call)")
