@@ -60,7 +60,7 @@ pub struct AnalyzeArgs {
     ///
     /// JSON output (`--format json`): `input`, `length`, `kernel`, `allow_cache`, `assumption`
     /// (the rule above, in words), `workload` {`source`, `format`, `native_abi`, `entries`,
-    /// `calls`}, `notes` [text], `entries` [{`label`, `syscall`, `abi`, `nr`, `origin`, `count`,
+    /// `calls`}, `notes` [text, …], `entries` [{`label`, `syscall`, `abi`, `nr`, `origin`, `count`,
     /// `share` (fraction of all calls), `args` [null or "0x…" as given], `decisions` [action
     /// text], `decisions_complete`, `cached`, `cache` {`kind`: cached | never_filtered |
     /// reads_arguments | not_allow | emulator_stops | outside_table | no_bitmap | no_allow_cache,
@@ -68,7 +68,7 @@ pub struct AnalyzeArgs {
     /// {`kind`: no_arguments_read | workload_arguments | longest_path, `text`, `unknown_fields`
     /// [read but not given]}, `decision_depends_on_args` (exact analysis of the syscall over all
     /// argument values)}], `totals` {`calls`, `expected_with_cache`, `expected_without_cache`,
-    /// `worst_case_path`, `argument_dependent_calls`, `argument_dependent_syscalls` [labels],
+    /// `worst_case_path`, `argument_dependent_calls`, `argument_dependent_syscalls` [label, …],
     /// `longest_path_calls`, `cached_calls`}.
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
