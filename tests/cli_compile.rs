@@ -275,6 +275,36 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
         &["unknown.json", "no_such_call", "strict"],
     );
     assert!(!target.exists());
+    // A name of another arch (x86's chown32, as Docker's profile lists it) is not unknown:
+    // --strict compiles it, with the note, and still names the typo beside it.
+    let other_arch = write(
+        "other-arch.json",
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+           {"names": ["read", "chown32"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    );
+    let stderr = ok(&secopt(&[
+        "compile",
+        &other_arch,
+        "--arch",
+        "aarch64",
+        "--strict",
+        "-o",
+        t,
+    ]));
+    assert!(
+        stderr.contains("1 name of other architectures skipped on aarch64: chown32"),
+        "{stderr}"
+    );
+    std::fs::remove_file(&target).unwrap();
+    let both = write(
+        "both.json",
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+           {"names": ["chown32", "no_such_call"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    );
+    let out = secopt(&["compile", &both, "--arch", "aarch64", "--strict", "-o", t]);
+    bad_input(&out, &["aarch64: no_such_call"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("chown32"));
+    assert!(!target.exists());
     let stderr = ok(&secopt(&[
         "compile", &unknown, "--arch", "aarch64", "-o", t,
     ]));

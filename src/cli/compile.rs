@@ -63,7 +63,8 @@ pub struct CompileArgs {
     #[arg(long)]
     pub kernel: Option<String>,
     /// Make unknown syscall names and unsupported architectures an error instead of
-    /// skipping them (as runc does).
+    /// skipping them (as runc does). A name of another architecture (`chown32` on x86_64 in
+    /// Docker's profile) is not unknown: it is skipped with a note either way.
     #[arg(long)]
     pub strict: bool,
     /// Prepend runc's ENOSYS stub (what runc actually loads): on the architectures the
@@ -475,10 +476,8 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
         // _llseek for arm and i386); those are expected on other arches and only summarized.
         // A name no arch has is likely a typo or newer than the syscall table in use (with
         // `--syscall-table libseccomp`, a name secopt knows for this arch): all listed.
-        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) = skipped.iter().partition(|n| {
-            a.arch.syscalls().nr(n).is_none()
-                && Arch::ALL.iter().any(|o| o.syscalls().nr(n).is_some())
-        });
+        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) =
+            skipped.iter().partition(|n| a.is_other_arch_name(n));
         if !nowhere.is_empty() {
             eprintln!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",

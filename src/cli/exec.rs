@@ -76,7 +76,8 @@ pub struct ExecArgs {
     /// Add runc's ENOSYS semantics for syscall numbers above the profile's highest.
     #[arg(long, requires = "profile")]
     pub runc_compat: bool,
-    /// Refuse profiles naming syscalls or architectures secopt does not know.
+    /// Refuse profiles naming syscalls or architectures secopt does not know (names of other
+    /// architectures are skipped, as without it).
     #[arg(long, requires = "profile")]
     pub strict: bool,
     /// A `seccomp(2)` filter flag (`log`, `spec_allow`, `tsync`, `wait_killable_recv`, or
