@@ -99,6 +99,22 @@ fn json_report_and_weights_file() {
     let before = r["before"]["cost_without_cache"].as_f64().unwrap();
     let after = r["after"]["cost_without_cache"].as_f64().unwrap();
     assert!(after * 2.0 <= before, "{after} vs {before}");
+    // The cacheable counts are the filter's, as `secopt analyze` counts them: the numbers of
+    // x86_64's bitmap whose path reads only `nr` and `arch` and returns ALLOW (by the
+    // interpreter), not the kernel's passthroughs uretprobe (335) and uprobe (336).
+    let x86_64 = 0xc000_003e_u32;
+    let by_interpreter = (0..471u32)
+        .filter(|nr| ![335, 336].contains(nr))
+        .filter(|&nr| {
+            let t = interp::trace(&input, &SeccompData::new(x86_64, nr as i32, [0; 6])).unwrap();
+            t.ret == secopt::bpf::RetVal::ALLOW && t.words_read & !0b11 == 0
+        })
+        .count();
+    for side in ["before", "after"] {
+        let counts = r[side]["cacheable"].as_array().unwrap();
+        let bitmap = counts.iter().find(|c| c["bitmap"] == "x86_64").unwrap();
+        assert_eq!(bitmap["count"], by_interpreter, "{side}");
+    }
     let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
     same_on_sweep(&input, &opt);
 }

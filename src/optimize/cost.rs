@@ -26,7 +26,7 @@
 use super::lift::word_cut_ranges;
 use super::weights::Weights;
 use crate::arch::Arch;
-use crate::bpf::cache::{CacheBitmap, CacheStatus, KernelCache, KernelVersion};
+use crate::bpf::cache::{CacheBitmap, CacheStatus, ConstAllow, KernelCache, KernelVersion};
 use crate::bpf::data::{Endian, Field, NUM_WORDS};
 use crate::bpf::insn::*;
 use crate::bpf::RetVal;
@@ -428,7 +428,26 @@ impl Caches {
             .map_or(CacheStatus::NoBitmap, |(_, b)| b.status(token, nr))
     }
 
-    /// Every bitmap: `(name, token, cached numbers)`.
+    /// Every bitmap: `(name, token, numbers the filter lets the kernel cache)`: as
+    /// [`sets`](Self::sets) without the kernel's passthroughs (`uretprobe`/`uprobe` on
+    /// x86_64, set whatever the filter does), so a count says what the filter does, as
+    /// `secopt analyze` counts it.
+    pub fn filter_sets(&self) -> Vec<(&'static str, u32, Vec<u32>)> {
+        let mut sets = self.sets();
+        for (_, token, numbers) in &mut sets {
+            numbers.retain(|&nr| {
+                !matches!(
+                    self.status(*token, nr),
+                    CacheStatus::Cached {
+                        how: ConstAllow::Passthrough
+                    }
+                )
+            });
+        }
+        sets
+    }
+
+    /// Every bitmap: `(name, token, cached numbers)`, as the kernel sets them.
     pub fn sets(&self) -> Vec<(&'static str, u32, Vec<u32>)> {
         self.bitmaps
             .iter()

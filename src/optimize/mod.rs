@@ -212,7 +212,8 @@ pub struct Optimized {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProgramStats {
     pub instructions: usize,
-    /// Cached syscall numbers per kernel bitmap (`name`, arch token, count).
+    /// Syscall numbers the program lets the kernel cache, per kernel bitmap (`name`, arch
+    /// token, count); the kernel's passthroughs (`uretprobe`/`uprobe`) are not counted.
     pub cacheable: Vec<CacheCount>,
     /// Expected instructions per weighted syscall with the allow cache.
     pub cost_with_cache: f64,
@@ -544,7 +545,7 @@ pub fn stats(
     ProgramStats {
         instructions: prog.len(),
         cacheable: caches
-            .sets()
+            .filter_sets()
             .into_iter()
             .map(|(bitmap, token, numbers)| CacheCount {
                 bitmap,
