@@ -234,3 +234,37 @@ fn unknown_and_bad_input_exit_codes() {
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/x.bpf: cannot read"), "{err}");
 }
+
+/// A profile on stdin is compiled like a profile file (`-` is any input), and one stdin
+/// cannot be both inputs.
+#[test]
+fn a_profile_on_stdin_is_read_as_a_profile() {
+    use std::io::Write;
+    let profile = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/web-server.json");
+    let compiled = temp_file("web-server.bpf", b"");
+    let (code, _, err) = secopt(&["compile", profile.to_str().unwrap(), "-o", &compiled]);
+    assert_eq!(code, 0, "{err}");
+    for verb in ["verify", "diff"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_secopt"))
+            .args([verb, "-", &compiled])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let json = std::fs::read(&profile).unwrap();
+        child.stdin.take().unwrap().write_all(&json).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{verb}: {stdout} {:?}",
+            out.stderr
+        );
+        assert!(stdout.contains("<stdin> and"), "{verb}: {stdout}");
+    }
+    let (code, _, err) = secopt(&["verify", "-", "-"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("both inputs are `-`"), "{err}");
+}

@@ -1,14 +1,15 @@
 //! The classic-BPF instruction, the opcode constants, and `Program` with raw I/O.
 //!
 //! A seccomp filter is an array of `struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }`,
-//! 8 bytes each, little-endian on every architecture secopt targets when stored in a file
-//! (the same bytes `bwrap --seccomp`, crun's `run.oci.seccomp_bpf_data` and
-//! `PTRACE_SECCOMP_GET_FILTER` use on a little-endian host).
+//! 8 bytes each in the host's byte order: little-endian on x86, arm and riscv (the bytes
+//! `bwrap --seccomp`, crun's `run.oci.seccomp_bpf_data` and `PTRACE_SECCOMP_GET_FILTER` use
+//! there), big-endian on s390x, ppc64 and mips ([`Program::from_raw_in`]).
 //!
 //! `Insn` keeps every field exactly as read, including fields the kernel ignores for a given
 //! opcode (e.g. `k` of `RET A`, `jt`/`jf` of `LD`), so a decode → encode round trip is the
 //! identity on bytes.
 
+use crate::arch::Endian;
 use std::fmt;
 
 /// Instruction classes (`code & 0x07`).
@@ -168,6 +169,23 @@ impl Insn {
     }
     /// Decodes 8 little-endian bytes of `struct sock_filter`.
     pub fn from_bytes(b: [u8; INSN_SIZE]) -> Self {
+        Self::from_bytes_in(b, Endian::Little)
+    }
+    /// Encodes as 8 bytes of `struct sock_filter` in `endian` order.
+    pub fn to_bytes_in(self, endian: Endian) -> [u8; INSN_SIZE] {
+        let mut b = self.to_bytes();
+        if endian == Endian::Big {
+            b[0..2].reverse();
+            b[4..8].reverse();
+        }
+        b
+    }
+    /// Decodes 8 bytes of `struct sock_filter` in `endian` order.
+    pub fn from_bytes_in(mut b: [u8; INSN_SIZE], endian: Endian) -> Self {
+        if endian == Endian::Big {
+            b[0..2].reverse();
+            b[4..8].reverse();
+        }
         Insn {
             code: u16::from_le_bytes([b[0], b[1]]),
             jt: b[2],
@@ -222,6 +240,12 @@ impl Program {
     /// Only the framing is checked here (length a non-zero multiple of 8); whether the kernel
     /// accepts the instructions is [`crate::bpf::validate`]'s job.
     pub fn from_raw(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::from_raw_in(bytes, Endian::Little)
+    }
+
+    /// [`from_raw`](Self::from_raw) for `struct sock_filter` in `endian` order (big-endian
+    /// for the filters of s390x, ppc64 and mips machines).
+    pub fn from_raw_in(bytes: &[u8], endian: Endian) -> Result<Self, DecodeError> {
         let rest = bytes.len() % INSN_SIZE;
         if rest != 0 {
             return Err(DecodeError::Truncated {
@@ -234,14 +258,24 @@ impl Program {
         }
         let insns = bytes
             .chunks_exact(INSN_SIZE)
-            .map(|c| Insn::from_bytes(c.try_into().expect("chunks_exact yields 8 bytes")))
+            .map(|c| {
+                Insn::from_bytes_in(c.try_into().expect("chunks_exact yields 8 bytes"), endian)
+            })
             .collect();
         Ok(Program { insns })
     }
 
     /// Encodes as raw little-endian `struct sock_filter` bytes.
     pub fn to_raw(&self) -> Vec<u8> {
-        self.insns.iter().flat_map(|i| i.to_bytes()).collect()
+        self.to_raw_in(Endian::Little)
+    }
+
+    /// Encodes as raw `struct sock_filter` bytes in `endian` order.
+    pub fn to_raw_in(&self, endian: Endian) -> Vec<u8> {
+        self.insns
+            .iter()
+            .flat_map(|i| i.to_bytes_in(endian))
+            .collect()
     }
 
     /// Targets of the instruction at `pc` as absolute indices: `(jt, jf)` for a

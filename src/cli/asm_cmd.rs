@@ -1,8 +1,8 @@
 //! `secopt disasm` and `secopt asm`.
 
-use super::io::{display_name, load_program, read_input, write_output, InputFormat};
-use super::{print_json, Failure, Format, EXIT_OK};
-use crate::arch::Arch;
+use super::io::{decode_program, display_name, read_input, write_output, InputFormat};
+use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
+use crate::arch::{Arch, Endian};
 use crate::bpf::{asm, disasm, validate};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -37,6 +37,10 @@ pub struct AsmArgs {
     /// Where to write the raw filter (`-` for stdout; refused when stdout is a terminal).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Write big-endian `struct sock_filter` (for s390x, ppc64 and mips machines; what
+    /// `secopt compile --emit raw` writes for them) instead of little-endian.
+    #[arg(long)]
+    pub big_endian: bool,
 }
 
 /// Parses an architecture name in any common spelling, for `--arch`.
@@ -51,7 +55,17 @@ pub fn parse_arch(s: &str) -> Result<Arch, String> {
 }
 
 pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
-    let prog = load_program(&args.input, args.input_format)?;
+    // An invalid filter is listed too (`.insn` for opcodes seccomp refuses, `+N` for jumps out
+    // of the program), with the kernel's objection on stderr and exit code 1.
+    let bytes = read_input(&args.input)?;
+    let (prog, rejected) = decode_program(&bytes, &display_name(&args.input), args.input_format)?;
+    let exit = match &rejected {
+        Some(why) => {
+            eprintln!("secopt: {} (listed anyway)", why.message);
+            EXIT_DIFFERENT
+        }
+        None => EXIT_OK,
+    };
     let opts = disasm::DisasmOptions {
         index_comments: !args.no_index,
         arch: args.arch,
@@ -71,18 +85,20 @@ pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
             let doc = serde_json::json!({
                 "input": display_name(&args.input),
                 "length": prog.len(),
+                "kernel_accepts": rejected.is_none(),
+                "rejected": rejected.as_ref().map(|f| &f.message),
                 "instructions": insns,
                 "assembly": text,
             });
             if args.output.is_none() {
                 print_json(&doc)?;
-                return Ok(EXIT_OK);
+                return Ok(exit);
             }
             serde_json::to_vec_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
         }
     };
     write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
-    Ok(EXIT_OK)
+    Ok(exit)
 }
 
 pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
@@ -100,6 +116,11 @@ pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
             "refusing to write a binary filter to a terminal; use -o FILE or redirect stdout",
         ));
     }
-    write_output(&output, &prog.to_raw())?;
+    let endian = if args.big_endian {
+        Endian::Big
+    } else {
+        Endian::Little
+    };
+    write_output(&output, &prog.to_raw_in(endian))?;
     Ok(EXIT_OK)
 }

@@ -2,6 +2,7 @@
 //! inputs are told apart, and files are written atomically.
 
 use super::Failure;
+use crate::arch::Endian;
 use crate::bpf::{asm, validate, Program};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -13,6 +14,9 @@ pub enum InputFormat {
     Auto,
     /// Raw little-endian `struct sock_filter` array (what `seccomp(2)` and `bwrap --seccomp` take).
     Raw,
+    /// Raw big-endian `struct sock_filter` array (what `seccomp(2)` takes on s390x, ppc64 and
+    /// mips; `secopt compile` writes it for those arches).
+    RawBe,
     /// secopt assembly text.
     Asm,
 }
@@ -49,23 +53,62 @@ pub fn looks_like_text(bytes: &[u8]) -> bool {
 /// Every failure names the file and the place (instruction index or line:column).
 pub fn load_program(path: &Path, format: InputFormat) -> Result<Program, Failure> {
     let bytes = read_input(path)?;
-    let name = display_name(path);
+    program_from_bytes(&bytes, &display_name(path), format)
+}
+
+/// [`load_program`] for bytes already read (stdin can be read only once); `name` is the
+/// input's name in messages.
+pub fn program_from_bytes(
+    bytes: &[u8],
+    name: &str,
+    format: InputFormat,
+) -> Result<Program, Failure> {
+    let (prog, rejected) = decode_program(bytes, name, format)?;
+    match rejected {
+        Some(why) => Err(why),
+        None => Ok(prog),
+    }
+}
+
+/// Decodes a program (raw or assembly) without refusing what the kernel would reject: the
+/// program, and the failure validation gives (`None`: the kernel accepts it). For
+/// `secopt disasm`, which lists invalid filters too.
+pub fn decode_program(
+    bytes: &[u8],
+    name: &str,
+    format: InputFormat,
+) -> Result<(Program, Option<Failure>), Failure> {
     let format = match format {
-        InputFormat::Auto if looks_like_text(&bytes) => InputFormat::Asm,
+        InputFormat::Auto if looks_like_text(bytes) => InputFormat::Asm,
         InputFormat::Auto => InputFormat::Raw,
         f => f,
     };
     let prog = match format {
         InputFormat::Asm => {
-            let text = std::str::from_utf8(&bytes)
+            let text = std::str::from_utf8(bytes)
                 .map_err(|e| Failure::input(format!("{name}: not UTF-8 text: {e}")))?;
             asm::assemble(text).map_err(|e| Failure::input(format!("{name}:{e}")))?
         }
-        _ => Program::from_raw(&bytes).map_err(|e| Failure::input(format!("{name}: {e}")))?,
+        InputFormat::RawBe => Program::from_raw_in(bytes, Endian::Big)
+            .map_err(|e| Failure::input(format!("{name}: {e}")))?,
+        _ => Program::from_raw(bytes).map_err(|e| Failure::input(format!("{name}: {e}")))?,
     };
-    validate::validate(&prog)
-        .map_err(|e| Failure::input(format!("{name}: the kernel would reject this filter: {e}")))?;
-    Ok(prog)
+    let rejected = validate::validate(&prog).err().map(|e| {
+        // A filter written for a big-endian machine reads as garbage little-endian: say so
+        // rather than guess the byte order (a program can be valid both ways).
+        let big_endian = format == InputFormat::Raw
+            && Program::from_raw_in(bytes, Endian::Big)
+                .is_ok_and(|p| validate::validate(&p).is_ok());
+        let hint = if big_endian {
+            " (read as big-endian it is a valid filter: pass `--input-format raw-be`)"
+        } else {
+            ""
+        };
+        Failure::input(format!(
+            "{name}: the kernel would reject this filter: {e}{hint}"
+        ))
+    });
+    Ok((prog, rejected))
 }
 
 /// Writes `data` to `path`, or to stdout for `-`.

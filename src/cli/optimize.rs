@@ -131,7 +131,13 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
                      --output-format asm, or redirect stdout",
                 ));
             }
-            out.program.to_raw()
+            // The input's byte order, for a big-endian machine's filter.
+            let endian = if args.input_format == InputFormat::RawBe {
+                crate::arch::Endian::Big
+            } else {
+                crate::arch::Endian::Little
+            };
+            out.program.to_raw_in(endian)
         }
         OutputFormat::Asm => disasm::disassemble(&out.program, &Default::default()).into_bytes(),
     };

@@ -4,7 +4,7 @@
 //! Exit codes: 0 equal, 1 different, 2 bad input (including a filter the kernel would
 //! reject), 3 unknown (a budget ran out, or an internal check failed; the message says which).
 
-use super::io::{display_name, load_program, InputFormat};
+use super::io::{display_name, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::parse_u32;
@@ -194,6 +194,12 @@ fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
 
 /// Loads both programs (validated).
 fn load(p: &PairArgs) -> Result<(crate::bpf::Program, crate::bpf::Program), Failure> {
+    let stdin = std::path::Path::new("-");
+    if p.a == stdin && p.b == stdin {
+        return Err(Failure::input(
+            "both inputs are `-`: stdin holds one filter; give the other as a file",
+        ));
+    }
     Ok((
         load_one(&p.a, p.input_format)?,
         load_one(&p.b, p.input_format)?,
@@ -202,21 +208,20 @@ fn load(p: &PairArgs) -> Result<(crate::bpf::Program, crate::bpf::Program), Fail
 
 /// A filter file, or an OCI/Docker profile compiled the way `secopt compile` does by default.
 fn load_one(path: &std::path::Path, format: InputFormat) -> Result<crate::bpf::Program, Failure> {
-    if format == InputFormat::Auto && path != std::path::Path::new("-") {
-        let bytes = super::io::read_input(path)?;
-        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
-            let name = display_name(path);
-            let filter = crate::compile::compile_oci(
-                &bytes,
-                &name,
-                &crate::policy::ResolveOptions::default(),
-                &crate::compile::CompileOptions::default(),
-            )
-            .map_err(|e| Failure::input(e.to_string()))?;
-            return Ok(filter.into_program());
-        }
+    let bytes = super::io::read_input(path)?;
+    let name = display_name(path);
+    let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if format == InputFormat::Auto && json {
+        let filter = crate::compile::compile_oci(
+            &bytes,
+            &name,
+            &crate::policy::ResolveOptions::default(),
+            &crate::compile::CompileOptions::default(),
+        )
+        .map_err(|e| Failure::input(e.to_string()))?;
+        return Ok(filter.into_program());
     }
-    load_program(path, format)
+    super::io::program_from_bytes(&bytes, &name, format)
 }
 
 /// An error of the library as a CLI failure.

@@ -14,7 +14,8 @@ pub enum EmitFormat {
     /// `struct sock_filter` array in the native arch's byte order (`bwrap --seccomp`,
     /// `seccomp(2)`).
     Raw,
-    /// secopt assembly (`secopt asm` turns it back into the same bytes).
+    /// secopt assembly (`secopt asm` turns it back into the same bytes; with `--big-endian`
+    /// for s390x, ppc64 and mips, as its header says).
     Asm,
     /// A C header: `static struct sock_filter NAME[]` and `NAME_LEN`.
     C,
@@ -74,21 +75,7 @@ pub fn emit(filter: &CompiledFilter, format: EmitFormat, name: &str) -> Vec<u8> 
 
 /// `struct sock_filter` bytes in `endian` order.
 pub(crate) fn raw_bytes(prog: &Program, endian: Endian) -> Vec<u8> {
-    match endian {
-        Endian::Little => prog.to_raw(),
-        Endian::Big => prog
-            .insns
-            .iter()
-            .flat_map(|i| {
-                let mut b = [0u8; 8];
-                b[0..2].copy_from_slice(&i.code.to_be_bytes());
-                b[2] = i.jt;
-                b[3] = i.jf;
-                b[4..8].copy_from_slice(&i.k.to_be_bytes());
-                b
-            })
-            .collect(),
-    }
+    prog.to_raw_in(endian)
 }
 
 /// Standard base64 with padding (RFC 4648 §4), as Go's `base64.StdEncoding` reads it.
@@ -203,6 +190,12 @@ fn asm_text(prog: &Program, info: &FilterInfo) -> String {
     let mut out = String::new();
     for line in description(info, prog.len()) {
         let _ = writeln!(out, "; {line}");
+    }
+    if info.native.endian() == Endian::Big {
+        let _ = writeln!(
+            out,
+            "; big-endian raw filter: `secopt asm --big-endian` assembles this into its bytes"
+        );
     }
     out.push_str(&disasm::disassemble(
         prog,
