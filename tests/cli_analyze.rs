@@ -201,6 +201,17 @@ fn worked_example_in_the_readme_runs_as_described() {
         (run["action"].as_str(), run["steps"].as_u64()),
         (Some("ERRNO(1)"), Some(18))
     );
+    // `--nr -1` (as the help spells it): nr 0xffffffff is at or above 0x40000000, so the x32
+    // check sends it to the default: arch (2), nr load, x32 check, RET: 5.
+    let (code, stdout, stderr) = secopt(&[
+        "emu", example, "--arch", "x86_64", "--nr", "-1", "--format", "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let run: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (run["action"].as_str(), run["steps"].as_u64()),
+        (Some("ERRNO(1)"), Some(5))
+    );
 
     // asm → raw → disasm → asm gives the same bytes through the CLI.
     let dir = std::env::temp_dir().join(format!("secopt-cli-roundtrip-{}", std::process::id()));

@@ -28,7 +28,7 @@ pub struct EmuArgs {
     #[arg(long, value_parser = parse_word)]
     pub arch_token: Option<u32>,
     /// Syscall name (resolved for --arch) or number (decimal, 0x hex, or negative like -1).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub nr: String,
     /// An argument as INDEX=VALUE (64-bit; repeat for several). Unset arguments are 0.
     #[arg(long = "arg", value_parser = parse_arg)]
