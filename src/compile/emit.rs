@@ -207,17 +207,132 @@ fn asm_text(prog: &Program, info: &FilterInfo) -> String {
     out
 }
 
-/// `name` as an identifier: letters, digits and `_`, not starting with a digit.
+/// `name` as an identifier: letters, digits and `_`, not starting with a digit, and not a
+/// keyword of C, Rust or Go (`int.json` would declare `static struct sock_filter int[…]`).
 pub(crate) fn identifier(name: &str) -> String {
     let mut id: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
+    if id.is_empty()
+        || id.starts_with(|c: char| c.is_ascii_digit())
+        || KEYWORDS.contains(&id.as_str())
+        || id == "_"
+    {
         id.insert_str(0, "filter_");
     }
     id
 }
+
+/// Reserved words of C (C23), Rust (2021, including reserved ones) and Go.
+const KEYWORDS: &[&str] = &[
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_BitInt",
+    "_Bool",
+    "_Complex",
+    "_Decimal128",
+    "_Decimal32",
+    "_Decimal64",
+    "_Generic",
+    "_Imaginary",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+    "abstract",
+    "alignas",
+    "alignof",
+    "as",
+    "async",
+    "auto",
+    "await",
+    "become",
+    "bool",
+    "box",
+    "break",
+    "case",
+    "chan",
+    "char",
+    "const",
+    "constexpr",
+    "continue",
+    "crate",
+    "default",
+    "defer",
+    "do",
+    "double",
+    "dyn",
+    "else",
+    "enum",
+    "extern",
+    "fallthrough",
+    "false",
+    "final",
+    "float",
+    "fn",
+    "for",
+    "func",
+    "go",
+    "goto",
+    "if",
+    "impl",
+    "import",
+    "in",
+    "inline",
+    "int",
+    "interface",
+    "let",
+    "long",
+    "loop",
+    "macro",
+    "map",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "nullptr",
+    "override",
+    "package",
+    "priv",
+    "pub",
+    "range",
+    "ref",
+    "register",
+    "restrict",
+    "return",
+    "select",
+    "self",
+    "Self",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "struct",
+    "super",
+    "switch",
+    "thread_local",
+    "trait",
+    "true",
+    "try",
+    "type",
+    "typedef",
+    "typeof",
+    "typeof_unqual",
+    "union",
+    "unsafe",
+    "unsigned",
+    "unsized",
+    "use",
+    "var",
+    "virtual",
+    "void",
+    "volatile",
+    "where",
+    "while",
+    "yield",
+];
 
 /// Comment text safe inside `/* */`.
 fn c_comment_safe(line: &str) -> String {

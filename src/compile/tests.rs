@@ -394,6 +394,11 @@ fn identifiers_for_source_formats() {
     assert_eq!(emit::identifier("docker-default"), "docker_default");
     assert_eq!(emit::identifier("9p"), "filter_9p");
     assert_eq!(emit::identifier(""), "filter_");
+    // Keywords of the languages emitted (C's `int`, Rust's `fn`, Go's `func`).
+    assert_eq!(emit::identifier("int"), "filter_int");
+    assert_eq!(emit::identifier("fn"), "filter_fn");
+    assert_eq!(emit::identifier("func"), "filter_func");
+    assert_eq!(emit::identifier("internal"), "internal");
 }
 
 /// Compiles an OCI profile for a `native` host with the profile's own architecture set.
