@@ -213,6 +213,21 @@ fn firecracker_writes_one_filter_per_thread() {
         &secopt(&["compile", &fc, "--arch", "x86_64", "--thread", "nope"]),
         &["no thread filter named \"nope\""],
     );
+    // A thread's failure names the thread: no filter that checks `arch` and `nr` returns
+    // within 3 instructions on every path.
+    let target = d.join("short-{thread}.bpf");
+    bad_input(
+        &secopt(&[
+            "compile",
+            &fc,
+            "--max-path",
+            "3",
+            "-o",
+            target.to_str().unwrap(),
+        ]),
+        &["(thread api): no equivalent filter keeps every path within 3"],
+    );
+    assert!(!d.join("short-api.bpf").exists());
 }
 
 #[test]

@@ -442,7 +442,13 @@ fn compile_firecracker(
         report_warnings(&policy);
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         report_unknown(&resolved, Some(&thread));
-        let (filter, optimized) = optimizer.build(&resolved, options)?;
+        // The library's errors name the file; with three threads in it, name the thread too.
+        let (filter, optimized) = optimizer.build(&resolved, options).map_err(|mut f| {
+            let file = format!("{}: ", resolved.source);
+            let here = format!("{} (thread {thread}): ", resolved.source);
+            f.message = f.message.replacen(&file, &here, 1);
+            f
+        })?;
         let mut info = filter.info().clone();
         info.thread = Some(thread.clone());
         let filter = CompiledFilter::new(filter.into_program(), info).map_err(input_error)?;
