@@ -230,6 +230,15 @@ fn unknown_and_bad_input_exit_codes() {
     let (code, _, err) = secopt(&["verify", &allow, &allow, "--nr", "socket"]);
     assert_eq!(code, 2);
     assert!(err.contains("needs an architecture"), "{err}");
+    // x32's numbers have bit 30 set: 39 selects no x32 input, and a vacuous "equal" would
+    // mislead; x32's getpid (0x40000027) is a domain.
+    let (code, _, err) = secopt(&["verify", &allow, &allow, "--arch", "x32", "--nr", "39"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no input is in the domain"), "{err}");
+    for nr in ["getpid", "0x40000027"] {
+        let (code, out, err) = secopt(&["verify", &allow, &allow, "--arch", "x32", "--nr", nr]);
+        assert_eq!(code, 0, "{nr}: {out} {err}");
+    }
     let (code, _, err) = secopt(&["diff", &allow, "/nonexistent/x.bpf"]);
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/x.bpf: cannot read"), "{err}");

@@ -80,6 +80,10 @@ pub enum DomainError {
     UnknownName { name: String, arches: String },
     #[error("empty number range {0}..={1} (the first number is above the last)")]
     EmptyRange(u32, u32),
+    /// Every selected number lies on the other side of bit 30 from its ABI (x32's numbers
+    /// have it set, x86_64's do not): nothing would be compared, and "equal" would say nothing.
+    #[error("no input is in the domain ({0}): x32 numbers have bit 30 set (0x40000000 + n; a syscall name resolves it) and x86_64's do not")]
+    Empty(String),
 }
 
 impl Domain {
@@ -120,6 +124,11 @@ impl Domain {
                 }
                 _ => {}
             }
+        }
+        // Only the two ABIs that split x86_64's token by bit 30 can select nothing.
+        let mut bdd = Bdd::new(1 << 16);
+        if let Ok(FALSE) = self.to_bdd(&mut bdd) {
+            return Err(DomainError::Empty(self.to_string()));
         }
         Ok(())
     }
