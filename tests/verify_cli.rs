@@ -190,6 +190,12 @@ fn unknown_and_bad_input_exit_codes() {
         b"ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW\n",
     );
     let allow = temp_file("allow.s", b"ret ALLOW\n");
+    // Against itself: equal, but beyond the budgets, and no input differs (the sampling
+    // after the proof runs out finds nothing, so the answer stays unknown).
+    let same = temp_file(
+        "product-again.s",
+        b"ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW\n",
+    );
     // The node budget, and the step budget (the same verdict on any machine): each named in
     // text and JSON.
     for (flag, limit, unit, budget) in [
@@ -197,11 +203,11 @@ fn unknown_and_bad_input_exit_codes() {
         ("--max-steps", 5000, "steps", "bdd_steps"),
     ] {
         let n = limit.to_string();
-        let (code, out, _) = secopt(&["verify", &product, &allow, flag, &n]);
+        let (code, out, _) = secopt(&["verify", &product, &same, flag, &n]);
         assert_eq!(code, 3, "{out}");
         let said = format!("unknown: the decision diagrams needed more than {limit} {unit}");
         assert!(out.starts_with(&said), "{out}");
-        let (code, out, _) = secopt(&["verify", &product, &allow, flag, &n, "--format", "json"]);
+        let (code, out, _) = secopt(&["verify", &product, &same, flag, &n, "--format", "json"]);
         assert_eq!(code, 3);
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
@@ -213,6 +219,41 @@ fn unknown_and_bad_input_exit_codes() {
             (Some("unknown"), Some(budget), Some(limit))
         );
     }
+
+    // Against `ret ALLOW` the proof runs out too, but an input made of the constants
+    // (args[0] * args[1] != 12345, e.g. all zero) tells them apart: different, exit 1, and
+    // the output says how it was found. Checked here by hand from the input.
+    let (code, out, _) = secopt(&[
+        "verify",
+        &product,
+        &allow,
+        "--max-nodes",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["verdict"].as_str(), v["found_by"].as_str()),
+        (Some("different"), Some("sampling"))
+    );
+    assert!(v["reason"].as_str().unwrap().contains("1000 nodes"), "{v}");
+    // `[args[i].lo]` is the word at 16 + 8i: the low half when the arch token says
+    // little-endian (bit 30), the high half otherwise.
+    let input = &v["counterexample"]["input"];
+    let little = input["arch"].as_u64().unwrap() & 0x4000_0000 != 0;
+    let word = |i: usize| {
+        let arg = input["args"][i].as_u64().unwrap();
+        if little {
+            arg as u32
+        } else {
+            (arg >> 32) as u32
+        }
+    };
+    assert_ne!(word(0).wrapping_mul(word(1)), 12345, "{v}");
+    assert_eq!(v["counterexample"]["a"]["text"], "ERRNO(1)");
+    assert_eq!(v["counterexample"]["b"]["text"], "ALLOW");
 
     // Invalid filter (load offset 2): rejected with the validator's message, exit 2.
     let bad = temp_file(

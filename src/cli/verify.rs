@@ -302,7 +302,16 @@ pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
     let opts = options(p)?;
     let (a, b) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
-    let verdict = verify::equivalent(&a, &b, &opts).map_err(|e| failure(p, e))?;
+    let mut verdict = verify::equivalent(&a, &b, &opts).map_err(|e| failure(p, e))?;
+    // When the proof runs out, inputs built from the filters' constants may still show a
+    // difference (never an equality): the budget's reason is kept to say how it was found.
+    let mut proof_ran_out = None;
+    if let Verdict::Unknown { reason } = &verdict {
+        if let Some(c) = verify::sample_difference(&a, &b, &opts.domain) {
+            proof_ran_out = Some(reason.to_string());
+            verdict = Verdict::Different(c);
+        }
+    }
     let domain = opts.domain.to_string();
     let mut out = String::new();
     match args.pair.format {
@@ -313,6 +322,15 @@ pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
                 Verdict::Different(c) => {
                     v["verdict"] = "different".into();
                     v["counterexample"] = counterexample_json(c);
+                    v["found_by"] = if proof_ran_out.is_some() {
+                        "sampling"
+                    } else {
+                        "proof"
+                    }
+                    .into();
+                    if let Some(why) = &proof_ran_out {
+                        v["reason"] = why.as_str().into();
+                    }
                 }
                 Verdict::Unknown { reason } => {
                     v["verdict"] = "unknown".into();
@@ -338,6 +356,12 @@ pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
                     out,
                     "  (both confirmed by running the filters on this input)"
                 );
+                if let Some(why) = &proof_ran_out {
+                    say!(
+                        out,
+                        "  (found by running both on inputs made of their constants after the proof ran out: {why})"
+                    );
+                }
                 say!(out, "domain: {domain}");
             }
             Verdict::Unknown { reason } => {

@@ -72,6 +72,15 @@
 mod diff;
 mod domain;
 mod render;
+mod sample;
+
+/// A concrete input of `domain` on which `a` and `b` differ, searched among inputs built from
+/// their constants and random words (deterministically: at most 200 000 inputs, fewer for
+/// long programs): what is worth trying when [`equivalent`] answers unknown. `None` proves
+/// nothing. Both returns come from the interpreter.
+pub fn sample_difference(a: &Program, b: &Program, domain: &Domain) -> Option<Counterexample> {
+    sample::difference(a, b, domain)
+}
 
 pub use diff::{diff, ArchDiff, ArchGroup, Change, Diff, DiffEntry, DiffOutcome, Ret};
 pub use domain::{ArchSel, Domain, DomainError, NrSel};
