@@ -745,6 +745,17 @@ fn bad_workloads_are_errors_naming_the_file_and_place() {
         &["analyze", f, "--workload", negative_json.to_str().unwrap()],
         &["negative.json: $.write", "negative"],
     );
+    // A JSON array is JSON (not an strace summary without its header); `{}` names nothing.
+    let array = temp_file("array.json", b"[1, 2]");
+    expect_input_error(
+        &["analyze", f, "--workload", array.to_str().unwrap()],
+        &["array.json: $: expected an object"],
+    );
+    let empty = temp_file("empty-object.json", b"{}");
+    expect_input_error(
+        &["analyze", f, "--workload", empty.to_str().unwrap()],
+        &["empty-object.json: whole file: the workload names no syscall"],
+    );
     let negative_strace = temp_file(
         "negative.txt",
         b"% time     seconds  usecs/call     calls    errors syscall\n  1.00    0.000001           1        -3           read\n",

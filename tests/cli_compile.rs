@@ -253,6 +253,20 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
             ),
             vec!["op.json", "$.syscalls[0].args[0].op", "unknown operator"],
         ),
+        // 2^64: not a 64-bit value (and not shown rounded, as an f64 would print it).
+        (
+            write(
+                "huge.json",
+                r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"],
+                   "action": "SCMP_ACT_ALLOW", "args": [{"index": 0,
+                   "value": 18446744073709551616, "op": "SCMP_CMP_EQ"}]}]}"#,
+            ),
+            vec![
+                "huge.json",
+                "$.syscalls[0].args[0].value",
+                "fits in 64 bits",
+            ],
+        ),
         (
             write(
                 "conflict.json",

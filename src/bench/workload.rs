@@ -120,7 +120,8 @@ pub fn parse_file(
         place: format!("byte {}", e.valid_up_to()),
         message: "not UTF-8 text (expected an strace -c summary or a JSON object)".into(),
     })?;
-    if text.trim_start().starts_with('{') {
+    // `[`: JSON too (its parser then says an object was expected, not an strace header).
+    if text.trim_start().starts_with(['{', '[']) {
         parse_json(bytes, source, options)
     } else {
         parse_strace_summary(text, source, options)
@@ -398,7 +399,7 @@ fn finish(
     if entries.is_empty() {
         return Err(BenchError::Workload {
             source_name: source.to_string(),
-            place: "-".into(),
+            place: "whole file".into(),
             message: "the workload names no syscall".into(),
         });
     }

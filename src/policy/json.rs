@@ -244,6 +244,11 @@ impl<'f> Reader<'f> {
             Json::Int(n) => {
                 Err(self.error(path, format!("expected a non-negative integer, found {n}")))
             }
+            // An integer beyond 64 bits parses as a float: say so, not its rounded value.
+            Json::Float(x) if x.fract() == 0.0 => Err(self.error(
+                path,
+                "expected an integer that fits in 64 bits, found a larger one",
+            )),
             Json::Float(x) => Err(self.error(path, format!("expected an integer, found {x}"))),
             other => Err(self.type_error(path, "a non-negative integer", other)),
         }
