@@ -402,6 +402,11 @@ fn errors_say_where_and_what() {
         );
     };
     let prologue = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\n";
+    // Classic BPF that seccomp refuses (kernel/seccomp.c `seccomp_check_filter`: no MOD, only
+    // 32-bit absolute loads) is named as such.
+    check("mod #3\nret ALLOW", 1, 1, "seccomp filters may not use it");
+    check("ldh [0]\nret ALLOW", 1, 1, "32-bit words only");
+    check("ld [x + 4]\nret ALLOW", 1, 5, "indirect loads");
     check(
         &format!("{prologue}jeq #reed, allow, kill\nkill: ret KILL_PROCESS\nallow: ret ALLOW"),
         4,

@@ -490,7 +490,16 @@ impl Parser {
                     ];
                     known.extend(ALU_OPS.iter().map(|(n, _)| *n));
                     known.extend(JUMP_OPS.iter().map(|(n, _)| *n));
-                    let hint = did_you_mean(&m, known.iter().copied());
+                    // Classic BPF that seccomp refuses: say why rather than guess.
+                    let hint = match m.as_str() {
+                        "mod" => "; classic BPF has it, but seccomp filters may not use it \
+                                  (`seccomp_check_filter`)"
+                            .to_string(),
+                        "ldh" | "ldb" | "ldxb" | "ldxh" => "; seccomp filters load 32-bit words \
+                                  only: `ld [offset]` with an offset that is a multiple of 4"
+                            .to_string(),
+                        _ => did_you_mean(&m, known.iter().copied()),
+                    };
                     return Err(mnemonic
                         .pos
                         .error(format!("unknown instruction `{}`{hint}", mnemonic.text)));
@@ -650,6 +659,12 @@ impl Parser {
                     index: index as u8,
                     high,
                 }
+            }
+            "x" => {
+                return Err(t.pos.error(format!(
+                    "indirect loads (`[x + k]`) are classic BPF that seccomp filters may not \
+                     use; expected {FIELD_NAMES}"
+                )))
             }
             _ => {
                 return Err(t.pos.error(format!(
