@@ -3,6 +3,8 @@
 //!
 //! Exit codes: 0 equal, 1 different, 2 bad input (including a filter the kernel would
 //! reject), 3 unknown (a budget ran out, or an internal check failed; the message says which).
+//! Before answering unknown, `verify` runs both filters on inputs made of their constants
+//! ([`crate::verify::sample_difference`]): a difference found so is a "different".
 
 use super::io::{display_name, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
@@ -98,7 +100,8 @@ pub struct PairArgs {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 equal, 1 different, 2 bad input, 3 unknown (budget exceeded).\n\n\
+    after_help = "Exit codes: 0 equal, 1 different, 2 bad input, 3 unknown (budget exceeded, and \
+no input made of the filters' constants, tried afterwards, tells them apart).\n\n\
 Examples:\n  \
 secopt verify docker.bpf optimized.bpf\n  \
 secopt verify a.bpf b.s --arch x86_64,x86 --nr 0..=500\n  \
