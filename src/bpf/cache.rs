@@ -434,6 +434,10 @@ impl CacheStatus {
 impl fmt::Display for CacheStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // Not "cached": the filter's decision plays no part (`analyze` counts it apart).
+            CacheStatus::Cached {
+                how: ConstAllow::Passthrough,
+            } => f.write_str("never filtered: the kernel allows it without running any filter"),
             CacheStatus::Cached { how } => write!(f, "cached: {how}"),
             CacheStatus::NotCached { filter, reason } => {
                 write!(f, "not cached: filter {filter} {reason}")
