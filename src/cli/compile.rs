@@ -382,7 +382,7 @@ fn input_error(e: impl std::fmt::Display) -> Failure {
 /// Only the top two levels are kept (the filters themselves are skipped, not built): the front
 /// end parses the file again, and building a whole `serde_json::Value` here cost as much as
 /// that parse.
-fn looks_like_firecracker(bytes: &[u8]) -> bool {
+pub(super) fn looks_like_firecracker(bytes: &[u8]) -> bool {
     use serde::de::IgnoredAny;
     use std::collections::HashMap;
     // Anything but an object of objects fails here, and is not a Firecracker file.
