@@ -245,6 +245,11 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
             write("syntax.json", "{\"defaultAction\": "),
             vec!["syntax.json", "invalid JSON at line 1"],
         ),
+        // Columns are 1-based everywhere, also at the start of an empty file.
+        (
+            write("empty.json", ""),
+            vec!["empty.json", "invalid JSON at line 1, column 1"],
+        ),
         (
             write(
                 "op.json",

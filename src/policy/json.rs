@@ -117,7 +117,9 @@ pub(crate) fn parse_document(bytes: &[u8], file: &str) -> Result<Json, PolicyErr
         PolicyError::Syntax {
             file: file.to_owned(),
             line: e.line(),
-            column: e.column(),
+            // serde_json says column 0 before a line's first character (an empty file);
+            // every other message here is 1-based.
+            column: e.column().max(1),
             message,
         }
     })
