@@ -407,6 +407,8 @@ fn errors_say_where_and_what() {
     check("mod #3\nret ALLOW", 1, 1, "seccomp filters may not use it");
     check("ldh [0]\nret ALLOW", 1, 1, "32-bit words only");
     check("ld [x + 4]\nret ALLOW", 1, 5, "indirect loads");
+    // A non-ASCII name is one bad word, not `l` followed by junk.
+    check("lábel: ret ALLOW", 1, 1, "`lábel` (names are ASCII");
     check(
         &format!("{prologue}jeq #reed, allow, kill\nkill: ret KILL_PROCESS\nallow: ret ALLOW"),
         4,

@@ -267,6 +267,10 @@ fn unknown_and_bad_input_exit_codes() {
         "{err}"
     );
     assert!(err.contains("multiple of 4"), "{err}");
+    // A node budget below the two constants and one test is a usage error.
+    let (code, _, err) = secopt(&["verify", &allow, &allow, "--max-nodes", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--max-nodes"), "{err}");
     // A syscall name without an arch to resolve it.
     let (code, _, err) = secopt(&["verify", &allow, &allow, "--nr", "socket"]);
     assert_eq!(code, 2);

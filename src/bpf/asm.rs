@@ -92,6 +92,10 @@ impl Token {
     }
     fn describe(&self) -> String {
         match self.kind {
+            Kind::Invalid if self.text.chars().count() > 1 => format!(
+                "`{}` (names are ASCII letters, digits, `_` and `.`)",
+                self.text.escape_debug()
+            ),
             Kind::Invalid => format!("character `{}`", self.text.escape_debug()),
             _ => format!("`{}`", self.text),
         }
@@ -123,7 +127,15 @@ fn tokenize(line: &str, line_no: usize) -> Vec<Token> {
             {
                 i += 1;
             }
-            Kind::Ident
+            if i < chars.len() && chars[i].is_alphanumeric() {
+                // `lábel`: one word the syntax cannot take, not `l` followed by junk.
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                Kind::Invalid
+            } else {
+                Kind::Ident
+            }
         } else if c.is_ascii_digit() {
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
                 i += 1;

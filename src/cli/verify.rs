@@ -75,8 +75,9 @@ pub struct PairArgs {
     /// names (need --arch). Default: all 2^32 numbers.
     #[arg(long, value_parser = parse_nr_sel, value_delimiter = ',')]
     pub nr: Vec<NrSel>,
-    /// Most BDD nodes before answering unknown.
-    #[arg(long, default_value_t = Budget::default().max_bdd_nodes)]
+    /// Most BDD nodes before answering unknown (at least 3: the two constants and one test).
+    #[arg(long, default_value_t = Budget::default().max_bdd_nodes,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(3..))]
     pub max_nodes: usize,
     /// Most BDD steps (operations the cache did not answer) before answering unknown: a bound
     /// on work that, unlike --timeout, gives the same verdict on every machine.
