@@ -440,16 +440,15 @@ fn compile_firecracker(
     let mut out = Vec::new();
     for (thread, policy) in policies {
         report_warnings(&policy);
-        let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         report_unknown(&resolved, Some(&thread));
-        // The library's errors name the file; with three threads in it, name the thread too.
-        let (filter, optimized) = optimizer.build(&resolved, options).map_err(|mut f| {
-            let file = format!("{}: ", resolved.source);
-            let here = format!("{} (thread {thread}): ", resolved.source);
-            f.message = f.message.replacen(&file, &here, 1);
-            f
-        })?;
+        // Every message of the build (errors, optimizer notes) names the source: with three
+        // threads in one file, it names the thread too; the filter's info keeps the file.
+        let labelled = format!("{} (thread {thread})", resolved.source);
+        let file = std::mem::replace(&mut resolved.source, labelled);
+        let (filter, optimized) = optimizer.build(&resolved, options)?;
         let mut info = filter.info().clone();
+        info.source = file;
         info.thread = Some(thread.clone());
         let filter = CompiledFilter::new(filter.into_program(), info).map_err(input_error)?;
         out.push((Some(thread), (filter, optimized)));
