@@ -215,13 +215,13 @@ fn load_one(path: &std::path::Path, format: InputFormat) -> Result<crate::bpf::P
     let bytes = super::io::read_input(path)?;
     let name = display_name(path);
     let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    if format == InputFormat::Auto && json && super::compile::looks_like_firecracker(&bytes) {
-        return Err(Failure::input(format!(
-            "{name}: a Firecracker seccompiler file holds one filter per thread; compile the \
-             thread to compare first (`secopt compile {name} --thread vcpu -o vcpu.bpf`)"
-        )));
-    }
     if format == InputFormat::Auto && json {
+        if super::compile::looks_like_firecracker(&bytes) {
+            return Err(Failure::input(format!(
+                "{name}: a Firecracker seccompiler file holds one filter per thread; compile \
+                 the thread to compare first (`secopt compile {name} --thread vcpu -o vcpu.bpf`)"
+            )));
+        }
         let filter = crate::compile::compile_oci(
             &bytes,
             &name,

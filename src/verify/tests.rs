@@ -325,3 +325,24 @@ fn a_test_with_equal_targets_builds_no_condition() {
     opts.budget.max_bdd_nodes = 100_000;
     assert_eq!(equivalent(&asm(a), &asm(b), &opts).unwrap(), Verdict::Equal);
 }
+
+/// The sampling fallback finds a difference the constants make (args[0] == 7), minimizes the
+/// other words to 0, and takes a domain nobody checked (`lo > hi`) without panicking.
+#[test]
+fn sampling_finds_a_constant_difference_and_survives_unchecked_domains() {
+    let a = asm("ld [args[0].lo]\njeq #7, e, next\nret ALLOW\ne: ret ERRNO(1)");
+    let b = asm("ret ALLOW");
+    let c = sample_difference(&a, &b, &Domain::all()).expect("7 is in the pool");
+    assert_eq!((c.a, c.b), (RetVal::errno(1), RetVal::ALLOW));
+    assert_eq!(c.data.words()[4], 7);
+    assert_eq!(
+        c.data.words().iter().filter(|&&w| w != 0).count(),
+        1,
+        "{c:?}"
+    );
+    let backwards = Domain {
+        arches: vec![],
+        nrs: vec![NrSel::Range(5, 3)],
+    };
+    assert_eq!(sample_difference(&a, &b, &backwards), None);
+}
