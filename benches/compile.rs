@@ -243,6 +243,14 @@ fn bench_pathological(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // What `secopt verify` adds when the proof of this program against itself runs out: the
+    // whole search for a difference by constant-made inputs (finds none; all of it runs).
+    let all = secopt::verify::Domain::all();
+    g.bench_function("verify's sampling after an unknown (against itself)", |b| {
+        b.iter(|| {
+            assert!(secopt::verify::sample_difference(black_box(&prog), &prog, &all).is_none())
+        })
+    });
     g.finish();
 }
 
