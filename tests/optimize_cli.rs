@@ -62,6 +62,13 @@ fn optimizes_dockers_filter_with_a_report() {
         text.contains("instructions") && text.contains("1001 ->"),
         "{text}"
     );
+    assert!(text.contains("lifted and re-emitted"), "{text}");
+    // The before/after columns line up: every figure's `->` in the same column, one line
+    // per kernel bitmap (libseccomp's filter covers x86_64, ia32 and x32).
+    let arrows: Vec<usize> = text.lines().filter_map(|l| l.find(" -> ")).collect();
+    assert_eq!(arrows.len(), 6, "{text}");
+    assert!(arrows.iter().all(|&c| c == arrows[0]), "{text}");
+    assert!(text.contains("\n  cacheable x86_64 "), "{text}");
     let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
     validate(&opt).unwrap();
     assert!(opt.len() * 100 <= 35 * 1001, "{}", opt.len());

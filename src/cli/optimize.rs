@@ -233,8 +233,13 @@ pub(super) fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
     let (b, a) = (&r.before, &r.after);
     let pct = |x: f64, y: f64| if y > 0.0 { 100.0 * x / y } else { 100.0 };
     let mut s = format!(
-        "{input}: {:?}, {}\n",
-        out.method,
+        "{input}: {}, {}\n",
+        match out.method {
+            optimize::Method::Lifted => "lifted and re-emitted",
+            optimize::Method::BytecodePasses => "bytecode passes",
+            optimize::Method::StructuralPasses => "structural passes",
+            optimize::Method::Unchanged => "unchanged",
+        },
         match out.verification {
             optimize::Verification::Equal => "proved equal to the input",
             optimize::Verification::Skipped => "not verified",
@@ -259,9 +264,10 @@ pub(super) fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
         b.worst_case_path, a.worst_case_path
     );
     for (cb, ca) in b.cacheable.iter().zip(&a.cacheable) {
+        let label = format!("cacheable {}", cb.bitmap);
         s += &format!(
-            "  cacheable ({:<7})   {:>8} -> {:<8} syscall numbers\n",
-            cb.bitmap, cb.count, ca.count
+            "  {label:<20}{:>8} -> {:<8} syscall numbers\n",
+            cb.count, ca.count
         );
     }
     s += &format!("  weights: {}\n", r.weights);
