@@ -526,3 +526,96 @@ fn favor_speed_trades_size_and_worst_path_for_cost() {
     }
     assert!(cheaper >= 2, "{cheaper}");
 }
+
+/// A small allow-list on three ABIs: libseccomp's linear chain (one `jeq` per name) is
+/// *smaller* than any search tree over the same scattered numbers, so the lifted program is
+/// larger than its input here, but runs a few instructions per syscall instead of a scan of
+/// the list. The optimizer used to drop it for size alone (for 31 names but not 30), keep the
+/// chain, and then refuse `--max-path 20` with "the shortest worst-case path reached is 66".
+#[test]
+fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
+    use common::libseccomp_profiles::{build_filter, ProfileOptions};
+    let names = [
+        "read",
+        "write",
+        "close",
+        "exit_group",
+        "exit",
+        "futex",
+        "mmap",
+        "mprotect",
+        "munmap",
+        "brk",
+        "openat",
+        "newfstatat",
+        "fstat",
+        "getpid",
+        "getppid",
+        "rt_sigaction",
+        "rt_sigprocmask",
+        "rt_sigreturn",
+        "epoll_wait",
+        "epoll_ctl",
+        "accept4",
+        "recvfrom",
+        "sendto",
+        "writev",
+        "readv",
+        "clock_gettime",
+        "nanosleep",
+        "execve",
+        "arch_prctl",
+        "set_tid_address",
+        "getrandom",
+    ];
+    let profile = serde_json::json!({
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+        "syscalls": [{ "names": names, "action": "SCMP_ACT_ALLOW" }],
+    });
+    let opts = ProfileOptions {
+        optimize: 1,
+        ..ProfileOptions::default()
+    };
+    let linear = build_filter(&profile, &opts)
+        .expect("libseccomp builds it")
+        .program;
+    let inp = temp_file("allow31.bpf", &linear.to_raw());
+    let run = |tag: &str, extra: &[&str]| {
+        let out = temp_dir().join(format!("allow31-{tag}.bpf"));
+        let mut args = vec![
+            "optimize",
+            s(&inp),
+            "-o",
+            s(&out),
+            "--report",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = secopt(&args);
+        assert_eq!(code, 0, "{tag}: {stderr}");
+        let v: Value = serde_json::from_slice(&stdout).unwrap();
+        let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+        validate(&opt).unwrap();
+        same_on_sweep(&linear, &opt);
+        (v, opt)
+    };
+    let (v, opt) = run("balanced", &[]);
+    let (before, after) = (&v["report"]["before"], &v["report"]["after"]);
+    let cost = |s: &Value| s["cost_with_cache"].as_f64().unwrap();
+    // The chain tests the names one by one: the syscalls behind it cost tens of instructions.
+    assert!(cost(before) > 30.0, "{v}");
+    assert_eq!(v["method"], "lifted", "{v}");
+    assert!(
+        opt.len() > linear.len(),
+        "the premise: the tree is larger ({v})"
+    );
+    assert!(cost(after) * 4.0 < cost(before), "{v}");
+    // A tree over 2 × 31 + 1 ranges per ABI is about 6 tests deep: 20 is easily kept.
+    let (_, bounded) = run("max-path", &["--max-path", "20"]);
+    assert!(syntactic_longest_path(&bounded) <= 20);
+    // `--favor size` never trades instructions for speed: nothing larger than the input.
+    let (v, small) = run("size", &["--favor", "size"]);
+    assert!(small.len() <= linear.len(), "{v}");
+}

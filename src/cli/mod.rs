@@ -110,8 +110,8 @@ enum Command {
     /// Time a workload's syscalls on this kernel under several filters (none, RET ALLOW,
     /// libseccomp, secopt, files), with medians, 95% intervals and instruction counts.
     Bench(bench::BenchArgs),
-    /// Optimize any valid filter: smallest and fastest equivalent program, proved equal to
-    /// the input before it is written.
+    /// Optimize any valid filter: an equivalent program laid out for the workload's speed and
+    /// for size as --favor weighs them, proved equal to the input before it is written.
     Optimize(optimize::OptimizeArgs),
     /// Run a command under ptrace (with its threads and children) and write the system calls
     /// it makes, per ABI and with argument samples, as a workload for optimize/bench/analyze.

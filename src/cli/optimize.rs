@@ -1,5 +1,5 @@
-//! `secopt optimize`: any valid filter in, the smallest and fastest equivalent filter out,
-//! proved equal to the input (unless `--no-verify`) and validated before it is written.
+//! `secopt optimize`: any valid filter in, an equivalent filter laid out for speed and size as
+//! `--favor` weighs them out, proved equal to the input (unless `--no-verify`) and validated before it is written.
 
 use super::io::{display_name, load_program, read_input, write_output, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
