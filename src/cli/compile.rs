@@ -526,9 +526,10 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
 }
 
 /// Warns when the profile names syscalls that older libseccomp releases, and so runc linked
-/// with them, do not know: runc skips those names, and its filter gives those syscalls the
-/// default action where secopt's (from its Linux 6.18 tables) applies their rules (a name
-/// is reported when it has rules, or sets runc's ENOSYS threshold).
+/// with them, do not know: runc skips those names, so its filter does not apply their rules
+/// where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS stub's answer
+/// above its (lower) threshold and the default action below it (a name is reported when it
+/// has rules, or sets runc's ENOSYS threshold).
 fn report_names_runc_may_skip(resolved: &Resolved) {
     let named: Vec<&str> = compile::NEWER_THAN_LIBSECCOMP_2_5_5
         .iter()
@@ -548,8 +549,10 @@ fn report_names_runc_may_skip(resolved: &Resolved) {
     eprintln!(
         "secopt: warning: {}: resolved with secopt's Linux 6.18 syscall table; runc skips the \
          names its libseccomp does not know, and libseccomp up to 2.5.5 (Debian 12 ships 2.5.4) \
-         does not know {}: there runc's filter gives them the default action instead. \
-         --syscall-table libseccomp resolves as the linked libseccomp does",
+         does not know {}: runc's filter ignores their rules, and its ENOSYS stub, whose \
+         threshold is then the highest number its libseccomp knows, answers ENOSYS above that \
+         (unnamed syscalls included) and the default action below it. --syscall-table \
+         libseccomp resolves as the linked libseccomp does",
         resolved.source,
         named.join(", ")
     );
