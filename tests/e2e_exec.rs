@@ -318,6 +318,16 @@ fn missing_and_unexecutable_commands_exit_127_and_126() {
 
     let out = run(dir.path().to_str().unwrap());
     assert_eq!(out.status.code(), Some(126), "a directory");
+
+    // A script whose interpreter is missing: execve says ENOENT about a file that exists.
+    let script = dir.join("orphan.sh");
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run(script.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(127));
+    let err = stderr_of(&out);
+    assert!(err.contains("interpreter (the `#!` line)"), "{err}");
+    assert!(!err.contains("exec: exec:"), "{err}");
 }
 
 #[test]
@@ -359,6 +369,7 @@ fn a_bad_profile_exits_2_naming_the_json_path() {
 fn usage_errors_exit_2() {
     let out = run_secopt(&["exec", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "no filter given");
+    assert!(stderr_of(&out).contains("--bpf"), "{}", stderr_of(&out));
     let out = run_secopt(&["exec", "--bpf", "x.bpf"]);
     assert_eq!(out.status.code(), Some(2), "no command given");
     let out = run_secopt(&["exec", "--bpf", "x.bpf", "--flag", "bogus", "--", "true"]);
@@ -413,6 +424,37 @@ fn dry_run_reports_and_runs_nothing() {
         serde_json::json!(["SECCOMP_FILTER_FLAG_SPEC_ALLOW"])
     );
     assert_eq!(v["arches"], serde_json::json!(["x86_64", "x86", "x32"]));
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("SPEC_ALLOW, as runc does"), "{notes}");
+    // Docker's profile names i386's chown32 for every arch: on x86_64 a name of another
+    // architecture, not an unknown one (as `compile` says).
+    assert!(
+        notes.contains("x86_64: names of other architectures skipped: _llseek"),
+        "{notes}"
+    );
+    assert!(!notes.contains("unknown"), "{notes}");
+
+    // `--flag` replaces the profile's flags and runc's default: no SPEC_ALLOW, and no note
+    // claiming it.
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(docker_default())
+        .args([
+            "--flag",
+            "tsync",
+            "--dry-run",
+            "--format",
+            "json",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["flags"], serde_json::json!(["SECCOMP_FILTER_FLAG_TSYNC"]));
+    assert!(!v["notes"].to_string().contains("SPEC_ALLOW"), "{v}");
 }
 
 #[test]

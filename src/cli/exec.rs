@@ -46,15 +46,13 @@ hand the NOTIFY listener to a seccomp agent (OCI container process state + SCM_R
 secopt exec -p docker-default.json --dry-run -- sh        show what would be installed\n\n\
 Exit status: the command's own status once it runs; 127 if the command is not found, 126 if \
 it cannot be executed, 2 for a bad profile, filter or option.")]
+#[command(group(clap::ArgGroup::new("filter").required(true).args(["profile", "bpf"])))]
 pub struct ExecArgs {
     /// The profile to compile (OCI runtime-spec seccomp section, a whole OCI config.json,
-    /// or a Docker/podman profile).
-    #[arg(
-        short = 'p',
-        long,
-        value_name = "PROFILE",
-        required_unless_present = "bpf"
-    )]
+    /// or a Docker/podman profile). It is installed as secopt's reference lowering, which
+    /// decides as runc + libseccomp would, unoptimized; for the optimized filter, `secopt
+    /// compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
+    #[arg(short = 'p', long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
     /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,
     /// or secopt assembly).
@@ -206,11 +204,25 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
 
     let mut notes = Vec::new();
     for arch in &resolved.arches {
-        if !arch.unknown.is_empty() {
+        // As `compile` words it: names of other architectures are expected in multi-arch
+        // profiles; names no table knows are likely typos or newer than the table.
+        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) = arch
+            .unknown
+            .iter()
+            .map(String::as_str)
+            .partition(|n| arch.is_other_arch_name(n));
+        if !nowhere.is_empty() {
             notes.push(format!(
-                "{}: unknown syscall names skipped: {}",
+                "{}: names no syscall table knows, skipped as runc does: {}",
                 arch.arch,
-                arch.unknown.join(", ")
+                nowhere.join(", ")
+            ));
+        }
+        if !elsewhere.is_empty() {
+            notes.push(format!(
+                "{}: names of other architectures skipped: {}",
+                arch.arch,
+                elsewhere.join(", ")
             ));
         }
     }
@@ -224,6 +236,8 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     }
     let profile_flags = match &resolved.flags {
         Some(list) => list.clone(),
+        // `--flag` and `--no-flags` replace the profile's flags and runc's default alike.
+        None if args.no_flags || !args.flags.is_empty() => Vec::new(),
         None => {
             notes.push(
                 "the profile lists no flags: using SECCOMP_FILTER_FLAG_SPEC_ALLOW, as runc does"
@@ -466,13 +480,14 @@ fn flag_names(flags: &[FilterFlag]) -> String {
 /// Installs the filter and replaces the process with the command. Returns only on failure.
 fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     let exec_failure = |e: std::io::Error| {
-        let message = format!("exec: `{}`: {e}", command.display());
+        let message = format!(
+            "`{}`: {}",
+            command.display(),
+            trace::exec_error_message(&e, command)
+        );
         match e.raw_os_error() {
             Some(libc::ENOENT) => not_found(message),
-            _ => Failure {
-                code: EXIT_NOT_EXECUTABLE,
-                message,
-            },
+            _ => not_executable(message),
         }
     };
     // Everything execve needs is built before the filter exists.

@@ -177,6 +177,18 @@ fn system(what: impl Into<String>) -> impl FnOnce(io::Error) -> TraceError {
     move |error| TraceError::System { what, error }
 }
 
+/// `execve`'s error for `program`, explained where the kernel's text misleads: `ENOENT` for a
+/// file that exists means its `#!` interpreter or its ELF loader is missing.
+pub fn exec_error_message(e: &io::Error, program: &Path) -> String {
+    if e.raw_os_error() == Some(libc::ENOENT) && program.exists() {
+        format!(
+            "{e}: the file exists, so its interpreter (the `#!` line) or its ELF loader is missing"
+        )
+    } else {
+        e.to_string()
+    }
+}
+
 /// glibc's `execvp` search path when `PATH` is unset.
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
@@ -543,8 +555,11 @@ pub fn trace_command(
     let got = unsafe { libc::read(failed.read, errno.as_mut_ptr().cast(), 4) };
     if got == 4 {
         return Err(TraceError::CannotExecute {
+            message: exec_error_message(
+                &io::Error::from_raw_os_error(i32::from_ne_bytes(errno)),
+                Path::new(&shown),
+            ),
             program: shown,
-            message: io::Error::from_raw_os_error(i32::from_ne_bytes(errno)).to_string(),
         });
     }
     let exit = exit.ok_or_else(|| {
