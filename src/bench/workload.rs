@@ -403,6 +403,18 @@ fn finish(
             message: "the workload names no syscall".into(),
         });
     }
+    // Totals and shares are computed in 64 bits: counts that add up to more would wrap.
+    if entries
+        .iter()
+        .try_fold(0u64, |sum, e| sum.checked_add(e.count))
+        .is_none()
+    {
+        return Err(BenchError::Workload {
+            source_name: source.to_string(),
+            place: "whole file".into(),
+            message: format!("the call counts add up to more than {} calls", u64::MAX),
+        });
+    }
     Ok(Workload {
         source: source.to_string(),
         format,
@@ -843,6 +855,11 @@ System call usage summary for 32 bit mode:
             (br#"{"read": {"args": []}}"#, "count"),
             (br#"[1]"#, "object"),
             (br#"{"read": 1"#, "line 1"),
+            // Each count fits in 64 bits, their sum does not.
+            (
+                br#"{"read": 18446744073709551615, "write": 1}"#,
+                "add up to more than 18446744073709551615",
+            ),
         ] {
             let e = parse_json(bad, "w.json", &opts()).unwrap_err().to_string();
             assert!(e.contains(want) && e.starts_with("w.json"), "{e}");
