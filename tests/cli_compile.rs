@@ -228,6 +228,30 @@ fn firecracker_writes_one_filter_per_thread() {
         &["(thread api): no equivalent filter keeps every path within 3"],
     );
     assert!(!d.join("short-api.bpf").exists());
+
+    // One thread's directory missing: refused before anything is written.
+    for t in ["api", "vmm"] {
+        std::fs::create_dir_all(d.join(format!("per-{t}"))).unwrap();
+    }
+    let per_thread = d.join("per-{thread}/f.bpf");
+    bad_input(
+        &secopt(&["compile", &fc, "-o", per_thread.to_str().unwrap()]),
+        &["per-vcpu does not exist; nothing was written"],
+    );
+    assert!(!d.join("per-api/f.bpf").exists());
+    // A write that fails after others succeeded (vmm's path is a directory): the files this
+    // run created are removed again.
+    std::fs::create_dir_all(d.join("per-vcpu")).unwrap();
+    std::fs::create_dir_all(d.join("per-vmm/f.bpf")).unwrap();
+    bad_input(
+        &secopt(&["compile", &fc, "-o", per_thread.to_str().unwrap()]),
+        &[
+            "per-vmm/f.bpf: cannot write",
+            "removed what this run had written",
+        ],
+    );
+    assert!(!d.join("per-api/f.bpf").exists());
+    assert!(!d.join("per-vcpu/f.bpf").exists());
 }
 
 #[test]

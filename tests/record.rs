@@ -490,7 +490,7 @@ fn bad_input_fails_before_anything_is_written() {
         &touch,
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir does not exist"));
     assert!(!marker.exists(), "the command ran");
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -2,7 +2,7 @@
 //! seccompiler file to a filter, in the format a runtime takes.
 
 use super::asm_cmd::parse_arch;
-use super::io::{display_name, read_input, write_output};
+use super::io::{check_output_dir, display_name, read_input, write_output};
 use super::optimize::{read_weights, report_text};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
@@ -597,6 +597,10 @@ fn write_all(
             threads.join(", ")
         )));
     }
+    // Every output is emitted and its directory checked before the first is written, and
+    // files this run created are removed again if a later write fails: a failure leaves
+    // none behind (files that existed before are replaced one by one, each atomically).
+    let mut planned = Vec::with_capacity(filters.len());
     for (thread, (filter, _)) in filters {
         let path = match thread {
             Some(t) if is_pattern => PathBuf::from(out_text.replace("{thread}", t)),
@@ -620,13 +624,44 @@ fn write_all(
                 "refusing to write a binary filter to a terminal; use -o FILE, --emit asm, or redirect stdout",
             ));
         }
+        if filters.len() > 1 {
+            check_output_dir(&path)
+                .map_err(|e| Failure::input(format!("{}; nothing was written", e.message)))?;
+        }
         let name = match thread {
             Some(t) => format!("{base_name}_{t}"),
             None => base_name.to_string(),
         };
         let bytes = compile::emit(filter, format, &name);
-        write_output(&path, &bytes)?;
-        if path == Path::new("-") {
+        planned.push((thread, filter, path, bytes));
+    }
+    let mut created: Vec<&Path> = Vec::new();
+    for (_, _, path, bytes) in &planned {
+        let existed = path.as_path() == Path::new("-") || std::fs::symlink_metadata(path).is_ok();
+        if let Err(e) = write_output(path, bytes) {
+            for p in &created {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(if created.is_empty() {
+                e
+            } else {
+                Failure::input(format!(
+                    "{}; removed what this run had written before it: {}",
+                    e.message,
+                    created
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            });
+        }
+        if !existed {
+            created.push(path);
+        }
+    }
+    for (thread, filter, path, _) in &planned {
+        if path.as_path() == Path::new("-") {
             to_stdout = true;
         } else {
             eprintln!(

@@ -153,6 +153,31 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     }
 }
 
+/// Checks, before any work is done or anything written, that `path`'s directory exists
+/// (`-`, stdout, always passes).
+pub fn check_output_dir(path: &Path) -> Result<(), Failure> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    Err(Failure::input(format!(
+        "{}: cannot write: {} {}",
+        path.display(),
+        dir.display(),
+        if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        }
+    )))
+}
+
 /// Opens `path` for writing (creating it if needed) and writes `data` through it.
 fn write_in_place(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()

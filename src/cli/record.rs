@@ -14,7 +14,7 @@
 //!   alone cannot find them: registers past a syscall's arity, pointers and descriptors are
 //!   just as constant in a loop as a flag is.
 
-use super::io::{display_name, load_program, write_output, InputFormat};
+use super::io::{check_output_dir, display_name, load_program, write_output, InputFormat};
 use super::Failure;
 use crate::arch::{Arch, X32_SYSCALL_BIT};
 use crate::bpf::analysis::{Analyzer, Budget};
@@ -23,7 +23,7 @@ use crate::bpf::Field;
 use crate::kernel::trace::{self, Trace, TraceError, TraceOptions};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How the workload is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -614,26 +614,6 @@ fn summary(trace: &Trace, entries: &[Entry], native: Arch) -> String {
         trace.exit,
         if top.is_empty() { "-".to_string() } else { top.join(", ") }
     )
-}
-
-/// Refuses an output path whose directory does not exist before the command runs (the file
-/// itself is written atomically at the end).
-fn check_output_dir(path: &Path) -> Result<(), Failure> {
-    if path == Path::new("-") {
-        return Ok(());
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(Failure::input(format!(
-            "{}: cannot write: {} is not a directory",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
 }
 
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
