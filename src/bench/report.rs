@@ -482,8 +482,8 @@ fn findings(r: &Report, pooled: &mut dyn FnMut(usize, &[usize]) -> Estimate) -> 
             .count();
         out.push(Finding {
             claim: format!(
-                "the {} syscalls every filter lets the allow cache skip cost the same under every filter as under RET ALLOW (per-round median difference over them: 95% interval within ±{SAME_MARGIN_NS} ns)",
-                cached.len()
+                "the {} every filter lets the allow cache skip cost the same under every filter as under RET ALLOW (per-round median difference over them: 95% interval within ±{SAME_MARGIN_NS} ns)",
+                counted(cached.len() as u64, "syscall", "syscalls")
             ),
             holds: all_within,
             evidence: format!(
@@ -662,10 +662,14 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "workload:    {} ({} syscalls, {} calls; {} measured = {:.2}% of calls)",
+            "workload:    {} ({}, {}; {} measured = {:.2}% of calls)",
             self.workload,
-            self.syscalls.len() + self.skipped.len(),
-            self.total_calls,
+            counted(
+                (self.syscalls.len() + self.skipped.len()) as u64,
+                "syscall",
+                "syscalls"
+            ),
+            counted(self.total_calls, "call", "calls"),
             self.syscalls.len(),
             if self.total_calls > 0 {
                 100.0 * self.measured_calls as f64 / self.total_calls as f64
@@ -777,7 +781,13 @@ impl Report {
                 "skipped (not timed; the native ones still count in insns/call):"
             );
             for k in &self.skipped {
-                let _ = writeln!(s, "  {} ({} calls): {}", k.label, k.count, k.reason);
+                let _ = writeln!(
+                    s,
+                    "  {} ({}): {}",
+                    k.label,
+                    counted(k.count, "call", "calls"),
+                    k.reason
+                );
             }
         }
         s.push('\n');
@@ -994,6 +1004,12 @@ fn xml(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// `1 call`, `2 calls`: a count with its noun in the right number.
+pub fn counted(n: impl Into<u64>, singular: &str, plural: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { singular } else { plural })
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::asm_cmd::parse_arch;
 use super::io::{display_name, load_program, read_input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
+use crate::bench::report::counted;
 use crate::bench::workload::{parse_file, Workload, WorkloadFormat, WorkloadOptions};
 use crate::bpf::analysis::{arches_checked, Analyzer, Budget, SyscallPaths};
 use crate::bpf::cache::{
@@ -755,11 +756,11 @@ fn print_workload_text(t: &WorkloadText) {
     let w = t.workload;
     println!("filter: {} ({} instructions)", t.input, t.prog.len());
     println!(
-        "workload: {} ({}, {} entries, {} calls; native ABI {})",
+        "workload: {} ({}, {}, {}; native ABI {})",
         w.source,
         format_name(w.format),
-        w.entries.len(),
-        t.calls,
+        counted(w.entries.len() as u64, "entry", "entries"),
+        counted(t.calls, "call", "calls"),
         t.native
     );
     match t.kernel {
