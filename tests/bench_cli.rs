@@ -261,6 +261,15 @@ fn a_short_real_run_produces_well_formed_reports() {
         assert!(r["environment"].get(k).is_some(), "environment lacks {k}");
     }
     assert_eq!(r["options"]["rounds"], 3);
+    // Three medians make no 95% interval: the report says its findings are not evidence.
+    assert!(
+        r["notes"]
+            .to_string()
+            .contains("3 rounds and 2000 bootstrap resamples")
+            && r["notes"].to_string().contains("not evidence"),
+        "{}",
+        r["notes"]
+    );
     assert!(r["command"]
         .as_str()
         .unwrap()

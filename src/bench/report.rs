@@ -81,6 +81,12 @@ pub struct Finding {
     pub evidence: String,
 }
 
+/// Fewer rounds than this give medians whose bootstrap intervals collapse (a median of 1 or 2
+/// values resamples to itself): the report says its findings are not evidence.
+pub const MEANINGFUL_ROUNDS: usize = 5;
+/// Fewer bootstrap resamples than this cannot place the 2.5% and 97.5% percentiles.
+pub const MEANINGFUL_RESAMPLES: usize = 200;
+
 /// Least-squares line through the uncached (syscall, variant) cells, overhead over no filter
 /// (median, ns) against instructions executed, with one intercept per syscall: its slope is
 /// what one more filter instruction costs on this machine, the mean intercept roughly what
@@ -318,6 +324,12 @@ impl Plan {
             notes.push(format!(
                 "the benchmark itself runs under seccomp ({}): 'none' still pays for those filters",
                 m.environment.own_seccomp.as_deref().unwrap_or("?")
+            ));
+        }
+        if o.rounds < MEANINGFUL_ROUNDS || o.bootstrap < MEANINGFUL_RESAMPLES {
+            notes.push(format!(
+                "{} rounds and {} bootstrap resamples: 95% intervals need at least {MEANINGFUL_ROUNDS} rounds and {MEANINGFUL_RESAMPLES} resamples to mean anything, so the findings of this run are not evidence (the instruction counts are exact whatever the rounds)",
+                o.rounds, o.bootstrap
             ));
         }
         let mut report = Report {
@@ -801,12 +813,23 @@ impl Report {
                 f.evidence
             );
         }
-        if let Some(f) = &self.per_instruction {
-            let _ = writeln!(
-                s,
-                "per instruction: {:.3} ns per filter instruction executed, about {:.1} ns for running a filter at all (least squares within each syscall over {} uncached cells, {}..{} instructions)",
-                f.ns_per_insn, f.intercept_ns, f.cells, f.insns_range.0, f.insns_range.1
-            );
+        match &self.per_instruction {
+            Some(f) if f.ns_per_insn > 0.0 => {
+                let _ = writeln!(
+                    s,
+                    "per instruction: {:.3} ns per filter instruction executed, about {:.1} ns for running a filter at all (least squares within each syscall over {} uncached cells, {}..{} instructions)",
+                    f.ns_per_insn, f.intercept_ns, f.cells, f.insns_range.0, f.insns_range.1
+                );
+            }
+            Some(f) => {
+                // A filter instruction cannot take negative time: the fit measured noise.
+                let _ = writeln!(
+                    s,
+                    "per instruction: no cost could be fitted (the least-squares slope over {} uncached cells, {}..{} instructions, is {:.3} ns: noise larger than the filters' differences; more rounds or calls, or a workload with more uncached calls)",
+                    f.cells, f.insns_range.0, f.insns_range.1, f.ns_per_insn
+                );
+            }
+            None => {}
         }
         let _ = writeln!(s, "checks:");
         for c in &self.checks {
