@@ -255,6 +255,36 @@ fn unknown_and_bad_input_exit_codes() {
     assert_eq!(v["counterexample"]["a"]["text"], "ERRNO(1)");
     assert_eq!(v["counterexample"]["b"]["text"], "ALLOW");
 
+    // `diff` likewise: it cannot list where they differ, but says that they do (exit 1),
+    // with an input both filters were run on; against itself it stays unknown (exit 3).
+    let (code, out, _) = secopt(&["diff", &product, &allow, "--max-nodes", "1000"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the filters differ, but where cannot be listed"),
+        "{out}"
+    );
+    assert!(
+        out.contains(": ERRNO(1)") && out.contains("-> ALLOW"),
+        "{out}"
+    );
+    let (code, out, _) = secopt(&[
+        "diff",
+        &product,
+        &allow,
+        "--max-nodes",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["verdict"].as_str(), v["found_by"].as_str()),
+        (Some("different"), Some("sampling"))
+    );
+    let (code, out, _) = secopt(&["diff", &product, &same, "--max-nodes", "1000"]);
+    assert_eq!(code, 3, "{out}");
+
     // Invalid filter (load offset 2): rejected with the validator's message, exit 2.
     let bad = temp_file(
         "bad.bpf",

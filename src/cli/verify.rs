@@ -475,6 +475,12 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
     let (a, b) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
     let outcome = verify::diff(&a, &b, &opts).map_err(|e| failure(p, e))?;
+    // As `verify` does: when the budget runs out before anything is listed, inputs made of
+    // the filters' constants may still show that they differ (not how, everywhere).
+    let sampled = match &outcome {
+        DiffOutcome::Unknown { .. } => verify::sample_difference(&a, &b, &opts.domain),
+        _ => None,
+    };
     let domain = opts.domain.to_string();
     let mut out = String::new();
     match p.format {
@@ -489,8 +495,15 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
                     }
                 }
                 DiffOutcome::Unknown { reason } => {
-                    v["verdict"] = "unknown".into();
                     v["reason"] = reason.to_string().into();
+                    match &sampled {
+                        Some(c) => {
+                            v["verdict"] = "different".into();
+                            v["found_by"] = "sampling".into();
+                            v["counterexample"] = counterexample_json(c);
+                        }
+                        None => v["verdict"] = "unknown".into(),
+                    }
                 }
             }
             emit_json(&mut out, &v)?;
@@ -541,18 +554,36 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
                     }
                     say!(out, "domain: {domain}");
                 }
-                DiffOutcome::Unknown { reason } => {
-                    say!(out, "unknown: {reason}");
-                    say!(out, "domain: {domain}");
-                }
+                DiffOutcome::Unknown { reason } => match &sampled {
+                    Some(c) => {
+                        say!(out, "--- {name_a}");
+                        say!(out, "+++ {name_b}");
+                        say!(
+                            out,
+                            "the filters differ, but where cannot be listed: {reason}"
+                        );
+                        say!(
+                            out,
+                            "e.g. {}: {:?} -> {:?} (found by running both on inputs made of their constants; restrict --arch/--nr or raise the budget to list the differences)",
+                            example_text(&c.data),
+                            c.a,
+                            c.b
+                        );
+                        say!(out, "domain: {domain}");
+                    }
+                    None => {
+                        say!(out, "unknown: {reason}");
+                        say!(out, "domain: {domain}");
+                    }
+                },
             }
         }
     }
     emit(&out)?;
-    Ok(match outcome {
-        DiffOutcome::Equal => EXIT_OK,
-        DiffOutcome::Different(_) => EXIT_DIFFERENT,
-        DiffOutcome::Unknown { .. } => EXIT_UNKNOWN,
+    Ok(match (outcome, sampled) {
+        (DiffOutcome::Equal, _) => EXIT_OK,
+        (DiffOutcome::Different(_), _) | (DiffOutcome::Unknown { .. }, Some(_)) => EXIT_DIFFERENT,
+        (DiffOutcome::Unknown { .. }, None) => EXIT_UNKNOWN,
     })
 }
 
