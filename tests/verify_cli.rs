@@ -223,21 +223,26 @@ fn unknown_and_bad_input_exit_codes() {
     // Against `ret ALLOW` the proof runs out too, but an input made of the constants
     // (args[0] * args[1] != 12345, e.g. all zero) tells them apart: different, exit 1, and
     // the output says how it was found. Checked here by hand from the input.
-    let (code, out, _) = secopt(&[
-        "verify",
-        &product,
-        &allow,
-        "--max-nodes",
-        "1000",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 1, "{out}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
-        (v["verdict"].as_str(), v["found_by"].as_str()),
-        (Some("different"), Some("sampling"))
-    );
+    let sampled = |verb: &str| -> Value {
+        let (code, out, _) = secopt(&[
+            verb,
+            &product,
+            &allow,
+            "--max-nodes",
+            "1000",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 1, "{verb}: {out}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            (v["verdict"].as_str(), v["found_by"].as_str()),
+            (Some("different"), Some("sampling")),
+            "{verb}"
+        );
+        v
+    };
+    let v = sampled("verify");
     assert!(v["reason"].as_str().unwrap().contains("1000 nodes"), "{v}");
     // `[args[i].lo]` is the word at 16 + 8i: the low half when the arch token says
     // little-endian (bit 30), the high half otherwise.
@@ -267,21 +272,7 @@ fn unknown_and_bad_input_exit_codes() {
         out.contains(": ERRNO(1)") && out.contains("-> ALLOW"),
         "{out}"
     );
-    let (code, out, _) = secopt(&[
-        "diff",
-        &product,
-        &allow,
-        "--max-nodes",
-        "1000",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 1, "{out}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
-        (v["verdict"].as_str(), v["found_by"].as_str()),
-        (Some("different"), Some("sampling"))
-    );
+    sampled("diff");
     let (code, out, _) = secopt(&["diff", &product, &same, "--max-nodes", "1000"]);
     assert_eq!(code, 3, "{out}");
 
