@@ -619,3 +619,49 @@ fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
     let (v, small) = run("size", &["--favor", "size"]);
     assert!(small.len() <= linear.len(), "{v}");
 }
+
+/// The other side of the ranking: a deny-list whose syscalls the workload never makes costs
+/// 0 per call with the cache in any layout, so a smaller `jeq` chain ties the tree there; it
+/// must not win on size alone, since every syscall after the list pays the whole chain
+/// without the cache, and the worst path grows with the list. 29 names on three ABIs with
+/// redis' workload: the chain is 95 instructions with a worst path of 62 (it was taken until
+/// the ranking weighed both cost models and the worst path); the tree, 115 and 12.
+#[test]
+fn a_smaller_chain_does_not_win_a_cost_tie() {
+    let names = [
+        "unlinkat", "timerfd_gettime", "readv", "signalfd4", "exit_group", "waitid",
+        "setresuid", "getgid", "perf_event_open", "getxattr", "rt_tgsigqueueinfo", "gettid",
+        "ioctl", "writev", "setfsuid", "fallocate", "sched_getparam", "io_uring_setup",
+        "fchdir", "sched_yield", "membarrier", "timer_create", "prctl", "mremap",
+        "pidfd_open", "openat2", "sched_setattr", "tee", "add_key",
+    ];
+    let profile = serde_json::json!({
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+        "syscalls": [{ "names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1 }],
+    });
+    let inp = temp_file("deny29.json", profile.to_string().as_bytes());
+    let workload = common::libseccomp_profiles::profile_path("")
+        .join("../workloads/redis-benchmark.strace-c.txt");
+    let out = temp_dir().join("deny29.bpf");
+    let (code, stdout, stderr) = secopt(&[
+        "compile",
+        s(&inp),
+        "--weights",
+        s(&workload),
+        "-o",
+        s(&out),
+        "--report",
+        "--report-format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_slice(&stdout).unwrap();
+    let after = &v[0]["report"]["after"];
+    assert_eq!(v[0]["method"], "lifted", "{v}");
+    // A search tree over 2 × 29 + 1 ranges per ABI is about 6 tests deep after the arch
+    // checks; a chain runs 29.
+    let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(syntactic_longest_path(&opt) <= 16, "{v}");
+    assert!(after["cost_without_cache"].as_f64().unwrap() < 10.0, "{v}");
+}

@@ -439,54 +439,49 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
     })
 }
 
-/// A program's standing in the final choice: its size and its expected instructions per
-/// syscall for the weights, in the cost model optimized for and in the other one.
+/// A program's standing in the final choice: its size, its expected instructions per syscall
+/// for the weights as the layout weighs them (the cost model optimized for, plus
+/// [`emit::OTHER_MODEL_SHARE`] of the other), and its longest path.
 #[derive(Debug, Clone, Copy)]
 struct Standing {
     len: usize,
     cost: f64,
-    other_cost: f64,
+    worst: u32,
 }
 
 impl Standing {
     fn of(prog: &Program, weights: &Weights, arches: &[Arch], opts: &OptimizeOptions) -> Self {
         let caches = Caches::new(prog, arches, opts.kernel);
         let (without, with) = cost::expected_costs(prog, weights, &caches);
-        let (cost, other_cost) = match opts.cost_model {
+        let (main, other) = match opts.cost_model {
             CostModel::AllowCache => (with, without),
             CostModel::NoCache => (without, with),
         };
         Standing {
             len: prog.len(),
-            cost,
-            other_cost,
+            cost: main + emit::OTHER_MODEL_SHARE * other,
+            worst: cost::worst_case_path(prog),
         }
     }
 
-    /// The order of preference under `favor` (less is better). `Size`: fewest instructions,
-    /// then cost. `Speed`: least cost, then size. `Balanced`: least `cost × len^¼`, so a
-    /// program larger by a fraction `g` must be cheaper by about `g / 4` to win: 13% larger
-    /// and 87% cheaper wins (a 31-syscall allow-list's tree against its linear chain on
-    /// three ABIs), 50% larger for a 0.2% saving does not.
-    fn cmp(&self, o: &Standing, favor: Favor) -> std::cmp::Ordering {
-        let balanced = |s: &Standing| s.cost * (s.len as f64).powf(0.25);
-        let (a, b) = match favor {
-            Favor::Size => ([self.len as f64, self.cost], [o.len as f64, o.cost]),
-            Favor::Speed => ([self.cost, self.len as f64], [o.cost, o.len as f64]),
-            Favor::Balanced => (
-                [balanced(self), self.len as f64],
-                [balanced(o), o.len as f64],
-            ),
-        };
-        a[0].total_cmp(&b[0])
-            .then(a[1].total_cmp(&b[1]))
-            .then(self.other_cost.total_cmp(&o.other_cost))
+    /// Whether `self` is at least as good as `o` in size, cost and worst path, and better in
+    /// one of them.
+    fn dominates(&self, o: &Standing) -> bool {
+        let no_worse = self.len <= o.len && self.cost <= o.cost && self.worst <= o.worst;
+        no_worse && (self.len < o.len || self.cost < o.cost || self.worst < o.worst)
     }
 }
 
-/// Sorts `candidates` (the input among them, as [`Method::Unchanged`]) best first by
-/// [`Standing::cmp`], keeping the given order between equals, and notes when the lifted
-/// program (the usual winner) is passed over, and why.
+/// Orders `candidates` (the input among them, as [`Method::Unchanged`]) best first, and notes
+/// when the lifted program, the usual winner, is passed over.
+///
+/// The lifted program is the layout `--favor` asked for (its dispatch weighs cost, size and
+/// worst path), so it stays first unless another candidate *dominates* it: no larger, no
+/// costlier and no longer, and better in one. With `--favor size` the fewest instructions
+/// come first instead. A smaller program is not enough: for a 31-name allow-list on three
+/// ABIs, libseccomp's 105-instruction `jeq` chain costs 60 instructions per syscall where the
+/// lifted tree (122) costs 7.6, and an 8-name aarch64 deny-list's 14-instruction chain has a
+/// worst path of 12 where the 18-instruction tree has 7.
 fn rank(
     candidates: &mut Vec<(Method, Program)>,
     weights: &Weights,
@@ -499,11 +494,37 @@ fn rank(
         .drain(..)
         .map(|c| (Standing::of(&c.1, weights, arches, opts), c))
         .collect();
-    ranked.sort_by(|a, b| a.0.cmp(&b.0, favor));
+    let lifted = ranked.iter().position(|r| r.1 .0 == Method::Lifted);
+    match (favor, lifted) {
+        (Favor::Size, _) | (_, None) => ranked.sort_by(|a, b| {
+            (a.0.len, a.0.worst)
+                .cmp(&(b.0.len, b.0.worst))
+                .then(a.0.cost.total_cmp(&b.0.cost))
+        }),
+        (_, Some(l)) => {
+            let lifted = ranked[l].0;
+            // Candidates that dominate the lifted program, then it, then the rest; each
+            // group cheapest first.
+            ranked.sort_by(|a, b| {
+                let class = |s: &Standing, m: Method| {
+                    if m == Method::Lifted {
+                        1
+                    } else if s.dominates(&lifted) {
+                        0
+                    } else {
+                        2
+                    }
+                };
+                class(&a.0, a.1 .0)
+                    .cmp(&class(&b.0, b.1 .0))
+                    .then(a.0.cost.total_cmp(&b.0.cost))
+            });
+        }
+    }
     let describe = |s: &Standing| {
         format!(
-            "{} instructions, {:.2} instructions per syscall",
-            s.len, s.cost
+            "{} instructions, {:.2} instructions per syscall, worst path {}",
+            s.len, s.cost, s.worst
         )
     };
     if let (Some(first), Some(lifted)) = (
