@@ -321,15 +321,49 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
             shortest_path = Some(shortest_path.map_or(*shortest, |s| s.min(*shortest)));
         }
     };
-    match lift::lift(prog, &LiftConfig::FULL) {
-        Ok(mut lifted) => match emit::emit(&mut lifted, &emit_opts) {
-            Ok(p) => candidates.push((Method::Lifted, p)),
-            Err(e) => {
-                note_size(&e);
-                notes.push(format!("lifted layout: {e}"))
+    // Lifting either fails (no layout can help) or gives a program to lay out.
+    let mut lifted = lift::lift(prog, &LiftConfig::FULL);
+    let mut first = lifted.as_mut().ok().map(|l| emit::emit(l, &emit_opts));
+    // A fresh lifting for another layout (emitting adds to the lifted program's DAG).
+    let lay_out = |opts: &emit::EmitOptions| {
+        lift::lift(prog, &LiftConfig::FULL)
+            .ok()
+            .map(|mut l| emit::emit(&mut l, opts))
+    };
+    // `--max-path` is a promise and `--favor` a preference: when the size or speed layout
+    // does not keep the bound, the balanced one (whose dispatch holds worst paths near the
+    // shortest) may.
+    if let (Some(bound), Some(attempt)) = (opts.max_path, &first) {
+        let kept = matches!(attempt, Ok(p) if cost::worst_case_path(p) as usize <= bound);
+        if !kept && emit_opts.tuning != dispatch::Tuning::BALANCED {
+            let balanced = emit::EmitOptions {
+                tuning: dispatch::Tuning::BALANCED,
+                ..emit_opts
+            };
+            match lay_out(&balanced) {
+                Some(Ok(p)) if cost::worst_case_path(&p) as usize <= bound => {
+                    notes.push(format!(
+                        "the --favor {} layout does not keep every path within {bound}; the balanced layout does",
+                        match opts.favor_in_effect() {
+                            Favor::Size => "size",
+                            _ => "speed",
+                        }
+                    ));
+                    first = Some(Ok(p));
+                }
+                Some(Err(e)) => note_size(&e),
+                _ => {}
             }
-        },
-        Err(e) => notes.push(format!("lifting: {e}")),
+        }
+    }
+    match (first, &lifted) {
+        (Some(Ok(p)), _) => candidates.push((Method::Lifted, p)),
+        (Some(Err(e)), _) => {
+            note_size(&e);
+            notes.push(format!("lifted layout: {e}"))
+        }
+        (None, Err(e)) => notes.push(format!("lifting: {e}")),
+        (None, Ok(_)) => {}
     }
     // The passes that keep the input's dispatch only matter when lifting failed or lost.
     let lifted_won = candidates.iter().any(|(_, p)| p.len() <= prog.len());
