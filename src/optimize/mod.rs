@@ -367,7 +367,10 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
     }
     // The passes that keep the input's dispatch only matter when lifting failed or lost.
     let lifted_won = candidates.iter().any(|(_, p)| p.len() <= prog.len());
-    let fallbacks = if lifted_won {
+    // With `--favor size` the input's own layout after the bytecode passes may still be
+    // smaller than the lifted program (a short `jeq` chain against a tree): always compared.
+    let size_first = opts.favor_in_effect() == Favor::Size;
+    let fallbacks = if lifted_won && !size_first {
         Vec::new()
     } else {
         vec![
@@ -392,7 +395,7 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
     // When the lifted program is larger than the input (or missing), the candidates and the
     // input itself are ranked by size and expected cost as `--favor` asks ([`rank`]); a
     // lifted program that is larger but much cheaper per call still wins under `balanced`.
-    if !lifted_won {
+    if !lifted_won || size_first {
         candidates.push((Method::Unchanged, prog.clone()));
         rank(&mut candidates, weights, &arches, opts, &mut notes);
     }
@@ -565,7 +568,8 @@ fn rank(
         ranked.first(),
         ranked.iter().find(|r| r.1 .0 == Method::Lifted),
     ) {
-        if first.1 .0 != Method::Lifted {
+        // With `--favor size` the fewest instructions win, whichever layout has them.
+        if first.1 .0 != Method::Lifted && favor != Favor::Size {
             notes.push(format!(
                 "the re-emitted program ({}) ranks below {} ({}) with --favor {}",
                 describe(&lifted.0),
