@@ -79,8 +79,7 @@ fn optimizes_dockers_filter_with_a_report() {
 fn json_report_and_weights_file() {
     let input = docker_default(2).program;
     let inp = temp_file("docker-tree.bpf", &input.to_raw());
-    let weights = common::libseccomp_profiles::profile_path("")
-        .join("../workloads/redis-benchmark.strace-c.txt");
+    let weights = common::workloads::shared_workload_path("redis-benchmark.strace-c.txt");
     let out = temp_dir().join("docker-tree.opt.bpf");
     let (code, stdout, stderr) = secopt(&[
         "optimize",
@@ -348,8 +347,7 @@ fn syntactic_longest_path(p: &Program) -> usize {
 /// written and the error says so (exit 2).
 #[test]
 fn max_path_is_a_promise_on_every_input() {
-    let weights =
-        common::libseccomp_profiles::profile_path("").join("../workloads/nginx-wrk.strace-c.txt");
+    let weights = common::workloads::shared_workload_path("nginx-wrk.strace-c.txt");
     let input = docker_default(2).program;
     let inp = temp_file("docker-tree-max-path.bpf", &input.to_raw());
     let run = |out: &PathBuf, extra: &[&str]| {
@@ -665,8 +663,7 @@ fn a_smaller_chain_does_not_win_a_cost_tie() {
         "syscalls": [{ "names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1 }],
     });
     let inp = temp_file("deny29.json", profile.to_string().as_bytes());
-    let workload = common::libseccomp_profiles::profile_path("")
-        .join("../workloads/redis-benchmark.strace-c.txt");
+    let workload = common::workloads::shared_workload_path("redis-benchmark.strace-c.txt");
     let out = temp_dir().join("deny29.bpf");
     let (code, stdout, stderr) = secopt(&[
         "compile",
