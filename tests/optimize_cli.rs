@@ -758,3 +758,29 @@ fn favor_size_is_no_larger_than_libseccomps_linear_chain() {
         linear.len()
     );
 }
+
+/// The dispatch search counts tests and bodies, not a `ja` the layout adds to reach a
+/// continuation placed elsewhere; a layout that comes out over `--max-path` is searched again
+/// with less room. Firecracker's API thread (default 14): `--max-path 13` was refused ("the
+/// shortest worst-case path secopt reached is 14") while a 13-path filter exists.
+#[test]
+fn max_path_counts_the_layouts_jumps() {
+    let fc = common::libseccomp_profiles::profile_path(
+        "firecracker/firecracker-x86_64-unknown-linux-musl.json",
+    );
+    let out = temp_dir().join("fc-api-13.bpf");
+    let (code, _, stderr) = secopt(&[
+        "compile",
+        s(&fc),
+        "--thread",
+        "api",
+        "--max-path",
+        "13",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let prog = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(syntactic_longest_path(&prog) <= 13);
+    assert!(stderr.contains("proved equal"), "{stderr}");
+}

@@ -356,6 +356,33 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
             }
         }
     }
+    // The dispatch counts its tests and the bodies' paths, not a `ja` the layout may add to
+    // reach a continuation placed elsewhere: a layout that came out over the bound is
+    // searched again with one or two instructions less room.
+    if let Some(bound) = opts.max_path {
+        let over = |p: &Program| cost::worst_case_path(p) as usize > bound;
+        if matches!(&first, Some(Ok(p)) if over(p)) {
+            'retry: for less in 1..=2.min(bound) {
+                for tuning in [emit_opts.tuning, dispatch::Tuning::BALANCED] {
+                    let tighter = emit::EmitOptions {
+                        max_path: Some(bound - less),
+                        tuning,
+                        ..emit_opts
+                    };
+                    if let Some(Ok(p)) = lay_out(&tighter) {
+                        if !over(&p) {
+                            notes.push(format!(
+                                "the layout's jumps took a path over {bound}; laid out again within {}",
+                                bound - less
+                            ));
+                            first = Some(Ok(p));
+                            break 'retry;
+                        }
+                    }
+                }
+            }
+        }
+    }
     match (first, &lifted) {
         (Some(Ok(p)), _) => candidates.push((Method::Lifted, p)),
         (Some(Err(e)), _) => {
