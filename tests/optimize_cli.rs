@@ -525,6 +525,20 @@ fn favor_speed_trades_size_and_worst_path_for_cost() {
     assert!(cheaper >= 2, "{cheaper}");
 }
 
+/// An OCI profile with one rule: `names` (space-separated) get `rule` (the rule's action
+/// fields), everything else `default`, on `arches`.
+fn list_profile(default: &str, arches: &[&str], names: &str, rule: Value) -> Value {
+    let mut rule = rule;
+    rule["names"] = names.split_whitespace().collect::<Vec<_>>().into();
+    serde_json::json!({
+        "defaultAction": default,
+        "architectures": arches,
+        "syscalls": [rule],
+    })
+}
+
+const THREE_ABIS: &[&str] = &["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"];
+
 /// A small allow-list on three ABIs: libseccomp's linear chain (one `jeq` per name) is
 /// *smaller* than any search tree over the same scattered numbers, so the lifted program is
 /// larger than its input here, but runs a few instructions per syscall instead of a scan of
@@ -533,44 +547,15 @@ fn favor_speed_trades_size_and_worst_path_for_cost() {
 #[test]
 fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
     use common::libseccomp_profiles::{build_filter, ProfileOptions};
-    let names = [
-        "read",
-        "write",
-        "close",
-        "exit_group",
-        "exit",
-        "futex",
-        "mmap",
-        "mprotect",
-        "munmap",
-        "brk",
-        "openat",
-        "newfstatat",
-        "fstat",
-        "getpid",
-        "getppid",
-        "rt_sigaction",
-        "rt_sigprocmask",
-        "rt_sigreturn",
-        "epoll_wait",
-        "epoll_ctl",
-        "accept4",
-        "recvfrom",
-        "sendto",
-        "writev",
-        "readv",
-        "clock_gettime",
-        "nanosleep",
-        "execve",
-        "arch_prctl",
-        "set_tid_address",
-        "getrandom",
-    ];
-    let profile = serde_json::json!({
-        "defaultAction": "SCMP_ACT_ERRNO",
-        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
-        "syscalls": [{ "names": names, "action": "SCMP_ACT_ALLOW" }],
-    });
+    let profile = list_profile(
+        "SCMP_ACT_ERRNO",
+        THREE_ABIS,
+        "read write close exit_group exit futex mmap mprotect munmap brk openat newfstatat \
+         fstat getpid getppid rt_sigaction rt_sigprocmask rt_sigreturn epoll_wait epoll_ctl \
+         accept4 recvfrom sendto writev readv clock_gettime nanosleep execve arch_prctl \
+         set_tid_address getrandom",
+        serde_json::json!({ "action": "SCMP_ACT_ALLOW" }),
+    );
     let opts = ProfileOptions {
         optimize: 1,
         ..ProfileOptions::default()
@@ -626,42 +611,15 @@ fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
 /// the ranking weighed both cost models and the worst path); the tree, 115 and 12.
 #[test]
 fn a_smaller_chain_does_not_win_a_cost_tie() {
-    let names = [
-        "unlinkat",
-        "timerfd_gettime",
-        "readv",
-        "signalfd4",
-        "exit_group",
-        "waitid",
-        "setresuid",
-        "getgid",
-        "perf_event_open",
-        "getxattr",
-        "rt_tgsigqueueinfo",
-        "gettid",
-        "ioctl",
-        "writev",
-        "setfsuid",
-        "fallocate",
-        "sched_getparam",
-        "io_uring_setup",
-        "fchdir",
-        "sched_yield",
-        "membarrier",
-        "timer_create",
-        "prctl",
-        "mremap",
-        "pidfd_open",
-        "openat2",
-        "sched_setattr",
-        "tee",
-        "add_key",
-    ];
-    let profile = serde_json::json!({
-        "defaultAction": "SCMP_ACT_ALLOW",
-        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
-        "syscalls": [{ "names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1 }],
-    });
+    let profile = list_profile(
+        "SCMP_ACT_ALLOW",
+        THREE_ABIS,
+        "unlinkat timerfd_gettime readv signalfd4 exit_group waitid setresuid getgid \
+         perf_event_open getxattr rt_tgsigqueueinfo gettid ioctl writev setfsuid fallocate \
+         sched_getparam io_uring_setup fchdir sched_yield membarrier timer_create prctl mremap \
+         pidfd_open openat2 sched_setattr tee add_key",
+        serde_json::json!({ "action": "SCMP_ACT_ERRNO", "errnoRet": 1 }),
+    );
     let inp = temp_file("deny29.json", profile.to_string().as_bytes());
     let workload = common::workloads::shared_workload_path("redis-benchmark.strace-c.txt");
     let out = temp_dir().join("deny29.bpf");
@@ -729,16 +687,14 @@ fn max_path_falls_back_to_the_balanced_layout_when_favor_cannot_keep_it() {
 #[test]
 fn favor_size_is_no_larger_than_libseccomps_linear_chain() {
     use common::libseccomp_profiles::{build_filter, ProfileOptions};
-    let profile = serde_json::json!({
-        "defaultAction": "SCMP_ACT_ERRNO",
-        "defaultErrnoRet": 1,
-        "architectures": ["SCMP_ARCH_X86_64"],
-        "syscalls": [{
-            "names": ["unlinkat", "timerfd_gettime", "readv", "signalfd4", "exit_group",
-                      "waitid", "setresuid", "getgid", "perf_event_open"],
-            "action": "SCMP_ACT_ALLOW",
-        }],
-    });
+    let mut profile = list_profile(
+        "SCMP_ACT_ERRNO",
+        &["SCMP_ARCH_X86_64"],
+        "unlinkat timerfd_gettime readv signalfd4 exit_group waitid setresuid getgid \
+         perf_event_open",
+        serde_json::json!({ "action": "SCMP_ACT_ALLOW" }),
+    );
+    profile["defaultErrnoRet"] = 1.into();
     let opts = ProfileOptions {
         optimize: 1,
         ..ProfileOptions::default()

@@ -135,6 +135,15 @@ pub enum Favor {
 }
 
 impl Favor {
+    /// The name `--favor` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Favor::Balanced => "balanced",
+            Favor::Speed => "speed",
+            Favor::Size => "size",
+        }
+    }
+
     /// The dispatch's parameters for this choice.
     pub fn tuning(self) -> dispatch::Tuning {
         match self {
@@ -344,10 +353,7 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
                 Some(Ok(p)) if cost::worst_case_path(&p) as usize <= bound => {
                     notes.push(format!(
                         "the --favor {} layout does not keep every path within {bound}; the balanced layout does",
-                        match opts.favor_in_effect() {
-                            Favor::Size => "size",
-                            _ => "speed",
-                        }
+                        opts.favor_in_effect().name()
                     ));
                     first = Some(Ok(p));
                 }
@@ -607,11 +613,7 @@ fn rank(
                     _ => "the input's layout after the structural passes",
                 },
                 describe(&first.0),
-                match favor {
-                    Favor::Balanced => "balanced",
-                    Favor::Speed => "speed",
-                    Favor::Size => "size",
-                }
+                favor.name()
             ));
         }
     }
