@@ -621,6 +621,60 @@ fn compile_optimizes_by_default() {
     );
 }
 
+/// `compile --report` prints one JSON document per filter, `optimize --report` one for its
+/// input, in the same shape: `input` names the file read, `thread` the Firecracker thread (null
+/// otherwise), and each report's size is that of the file written for it. `optimize` takes
+/// `--report-format` as `compile` spells it.
+#[test]
+fn compile_and_optimize_reports_share_one_json_shape() {
+    let d = tmpdir("report-shape");
+    let fc = profile("firecracker/firecracker-x86_64-unknown-linux-musl.json");
+    let pattern = d.join("fc-{thread}.bpf");
+    let out = secopt(&[
+        "compile",
+        &fc,
+        "-o",
+        pattern.to_str().unwrap(),
+        "--report",
+        "--report-format",
+        "json",
+    ]);
+    ok(&out);
+    let docs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = docs.as_array().unwrap();
+    let threads: Vec<&str> = docs.iter().map(|d| d["thread"].as_str().unwrap()).collect();
+    assert_eq!(threads, ["api", "vcpu", "vmm"]);
+    for doc in docs {
+        assert_eq!(doc["input"], fc.as_str(), "{doc}");
+        let file = d.join(format!("fc-{}.bpf", doc["thread"].as_str().unwrap()));
+        let len = std::fs::metadata(&file).unwrap().len() / 8;
+        assert_eq!(doc["report"]["after"]["instructions"], len, "{doc}");
+    }
+
+    let vcpu = d.join("fc-vcpu.bpf");
+    let again = d.join("again.bpf");
+    let out = secopt(&[
+        "optimize",
+        vcpu.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--report",
+        "--report-format",
+        "json",
+    ]);
+    ok(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["input"], vcpu.to_str().unwrap(), "{doc}");
+    assert!(doc["thread"].is_null(), "{doc}");
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&doc), keys(&docs[1]));
+    assert_eq!(keys(&doc["report"]), keys(&docs[1]["report"]));
+}
+
 /// A profile of `count` x86_64 syscalls (ones x86 and x32 have too), each allowed only for
 /// one distinct first argument, plus `extra` conditions on arguments 1 and 2 when set.
 fn distinct_rules_profile(count: usize, extra: bool) -> String {

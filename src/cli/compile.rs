@@ -331,24 +331,23 @@ fn print_reports(
     filters: &[(Option<String>, Built)],
     to_stdout: bool,
 ) -> Result<(), Failure> {
-    let reports: Vec<(String, &Optimized, &Report)> = filters
+    let reports: Vec<(&str, Option<&str>, &Optimized, &Report)> = filters
         .iter()
         .filter_map(|(thread, (filter, out))| {
             let out = out.as_ref()?;
-            let name = match thread {
-                Some(t) => format!("{} (thread {t})", filter.info().source),
-                None => filter.info().source.clone(),
-            };
-            Some((name, out, out.report.as_ref()?))
+            let source = filter.info().source.as_str();
+            Some((source, thread.as_deref(), out, out.report.as_ref()?))
         })
         .collect();
     let text = match args.report_format {
+        // One document per filter, shaped as `optimize --report --format json` prints its one.
         Format::Json => {
             let docs: Vec<serde_json::Value> = reports
                 .iter()
-                .map(|(name, out, report)| {
+                .map(|(source, thread, out, report)| {
                     serde_json::json!({
-                        "filter": name,
+                        "input": source,
+                        "thread": thread,
                         "method": out.method,
                         "verification": out.verification,
                         "notes": out.notes,
@@ -360,7 +359,13 @@ fn print_reports(
         }
         Format::Text => reports
             .iter()
-            .map(|(name, out, report)| report_text(name, out, report))
+            .map(|(source, thread, out, report)| {
+                let name = match thread {
+                    Some(t) => format!("{source} (thread {t})"),
+                    None => source.to_string(),
+                };
+                report_text(&name, out, report)
+            })
             .collect::<Vec<_>>()
             .join("\n"),
     };

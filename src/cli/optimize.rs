@@ -36,8 +36,8 @@ pub struct OptimizeArgs {
     /// allow cache, worst-case path (to stderr when the filter goes to stdout).
     #[arg(long)]
     pub report: bool,
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Report format (`--report-format` is the same option, spelled as `compile` spells it).
+    #[arg(long, value_enum, default_value_t = Format::Text, visible_alias = "report-format")]
     pub format: Format,
     /// Skip the proof that the output decides every input like the input does (and the check
     /// that no cacheable syscall became uncacheable).
@@ -208,6 +208,7 @@ fn print_report(
         Format::Json => {
             let doc = serde_json::json!({
                 "input": display_name(&args.input),
+                "thread": serde_json::Value::Null,
                 "method": out.method,
                 "verification": out.verification,
                 "notes": out.notes,
