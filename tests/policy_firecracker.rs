@@ -138,6 +138,45 @@ fn one_filter(body: &str, dialect: Dialect) -> Result<Policy, PolicyError> {
         .map(|mut m| m.remove("t").unwrap())
 }
 
+/// Firecracker's compiler passes `{"errno": N}` to libseccomp's `SCMP_ACT_ERRNO`, so the
+/// errnos it takes are the ones libseccomp takes (oracle: the system libseccomp's
+/// `seccomp_rule_add`); rust-vmm's own backend writes any 16 bits.
+#[test]
+fn errno_limits_follow_the_compiler() {
+    use libseccomp::{ScmpAction, ScmpFilterContext, ScmpSyscall};
+    let mut refused = 0;
+    for n in [0u16, 1, 4094, 4095, 4096, 65535] {
+        let mut ctx = ScmpFilterContext::new(ScmpAction::Trap).unwrap();
+        let libseccomp = ctx
+            .add_rule(
+                ScmpAction::Errno(i32::from(n)),
+                ScmpSyscall::from_name("dup").unwrap(),
+            )
+            .is_ok();
+        refused += usize::from(!libseccomp);
+        let json = format!(
+            r#"{{"t": {{"default_action": "trap", "filter_action": {{"errno": {n}}}, "filter": [{{"syscall": "dup"}}]}}}}"#
+        );
+        for (dialect, expected) in [
+            (Dialect::Libseccomp, libseccomp),
+            (Dialect::RustVmmSeccompiler, true),
+        ] {
+            let options = FirecrackerOptions {
+                arch: Arch::X86_64,
+                dialect,
+            };
+            let parsed = firecracker::parse_with(json.as_bytes(), "fc.json", &options);
+            assert_eq!(
+                parsed.is_ok(),
+                expected,
+                "{n} {dialect:?}: {:?}",
+                parsed.err()
+            );
+        }
+    }
+    assert_eq!(refused, 3, "libseccomp refuses 4095 and above");
+}
+
 #[test]
 fn dword_semantics_differ_between_the_compilers() {
     let body =

@@ -754,6 +754,46 @@ fn bad_input_is_reported_with_its_path() {
     );
 }
 
+/// Which errnos a profile may give is libseccomp's call: runc (and crun) build the filter with
+/// it, and a value it refuses fails the container's start. Oracle: the system libseccomp's
+/// `seccomp_init` and `seccomp_rule_add`, for the default action and for a rule, against
+/// whether secopt reads the profile. `SCMP_ACT_TRACE` takes any 16 bits in both.
+#[test]
+fn errno_limits_are_libseccomps() {
+    use libseccomp::{ScmpAction, ScmpFilterContext, ScmpSyscall};
+    let libseccomp_takes = |act: ScmpAction| {
+        let as_default = ScmpFilterContext::new(act).is_ok();
+        let mut ctx = ScmpFilterContext::new(ScmpAction::Allow).unwrap();
+        let in_rule = ctx
+            .add_rule(act, ScmpSyscall::from_name("getppid").unwrap())
+            .is_ok();
+        assert_eq!(as_default, in_rule, "{act:?}");
+        in_rule
+    };
+    let mut refused = 0;
+    for n in [0u16, 1, 4093, 4094, 4095, 4096, 32767, 65535] {
+        let errno = libseccomp_takes(ScmpAction::Errno(i32::from(n)));
+        refused += usize::from(!errno);
+        let rule = format!(
+            r#"{{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{{"names":["getppid"],"action":"SCMP_ACT_ERRNO","errnoRet":{n}}}]}}"#
+        );
+        let default = format!(r#"{{"defaultAction":"SCMP_ACT_ERRNO","defaultErrnoRet":{n}}}"#);
+        for profile in [&rule, &default] {
+            let parsed = oci::parse(profile.as_bytes(), "errno.json");
+            assert_eq!(parsed.is_ok(), errno, "{profile}: {:?}", parsed.err());
+            if let Err(e) = parsed {
+                assert!(e.to_string().contains("above 4094"), "{e}");
+            }
+        }
+        let trace = libseccomp_takes(ScmpAction::Trace(n));
+        let profile = format!(
+            r#"{{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{{"names":["getppid"],"action":"SCMP_ACT_TRACE","errnoRet":{n}}}]}}"#
+        );
+        assert_eq!(oci::parse(profile.as_bytes(), "trace.json").is_ok(), trace);
+    }
+    assert_eq!(refused, 4, "libseccomp refuses 4095 and above");
+}
+
 #[test]
 fn invalid_json_reports_line_and_column() {
     let bytes = std::fs::read(profile_path("docker-default.json")).unwrap();

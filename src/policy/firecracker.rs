@@ -34,10 +34,13 @@
 //! Both refuse syscall names unknown on the target arch, argument indexes above 5, and a
 //! filter whose `filter_action` equals its default action. secopt additionally refuses
 //! errno/trace data above 65535 (rust-vmm would keep only the low 16 bits) and repeated keys.
+//! Firecracker's own compiler also refuses an errno above 4094 ([`LIBSECCOMP_MAX_ERRNO`]:
+//! libseccomp does).
 
 use super::json::{self, JPath, Json, Obj, Reader};
 use super::model::{
     Action, Applicability, Architectures, ArgCondition, ArgWidth, CmpOp, Dialect, Policy, Rule,
+    LIBSECCOMP_MAX_ERRNO,
 };
 use super::PolicyError;
 use crate::arch::Arch;
@@ -329,6 +332,12 @@ fn read_action(
             let data = u16::try_from(n).map_err(|_| {
                 r.error(&vp, format!("{n} does not fit in the 16-bit data field of a seccomp return value (max 65535)"))
             })?;
+            if key == "errno" && dialect == Dialect::Libseccomp && data > LIBSECCOMP_MAX_ERRNO {
+                return Err(r.error(
+                    &vp,
+                    format!("errno {n} is above {LIBSECCOMP_MAX_ERRNO}, the largest libseccomp accepts: Firecracker's seccompiler refuses it"),
+                ));
+            }
             Ok(make(data))
         }
         other => Err(r.error(

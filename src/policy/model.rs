@@ -31,6 +31,13 @@ pub enum Action {
     Allow,
 }
 
+/// The largest errno libseccomp accepts in `SCMP_ACT_ERRNO` (2.5.4 and 2.6: `seccomp_init` and
+/// `seccomp_rule_add` refuse 4095 and above with EINVAL; `SCMP_ACT_TRACE` takes any 16 bits).
+/// runc, crun and Firecracker's seccompiler build their filters with libseccomp, so a profile
+/// above it is one they refuse to load: runc fails the container's start with "error adding
+/// seccomp filter rule" or "could not create filter".
+pub const LIBSECCOMP_MAX_ERRNO: u16 = 4094;
+
 impl Action {
     /// Whether the action carries data (and so accepts `errnoRet`).
     pub const fn takes_data(self) -> bool {

@@ -32,7 +32,8 @@
 //! - `errnoRet` on an action without data is an error, as the runtime spec requires
 //!   ("the runtime MUST print an error and fail"; runc silently ignores it).
 //! - `errnoRet` above 65535 is an error (the kernel's data field has 16 bits; runc would
-//!   truncate it with `int16(...)`).
+//!   truncate it with `int16(...)`), and so is an `SCMP_ACT_ERRNO` errno above 4094
+//!   ([`LIBSECCOMP_MAX_ERRNO`]): libseccomp refuses it, so runc fails to start the container.
 //! - An argument index above 5 is an error (runc would index out of bounds).
 //! - Unknown fields are ignored, as Go's encoding/json does, but reported as warnings.
 //! - Repeated keys in one object are an error (Go would keep the last one silently).
@@ -42,7 +43,7 @@
 use super::json::{self, JPath, Json, Obj, Reader};
 use super::model::{
     Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, CmpOp, Dialect,
-    FilterFlag, HostFilter, KernelVersion, Policy, Rule,
+    FilterFlag, HostFilter, KernelVersion, Policy, Rule, LIBSECCOMP_MAX_ERRNO,
 };
 use super::names::{self, ALL_CAPS};
 use super::PolicyError;
@@ -230,7 +231,16 @@ fn read_errno(
         }
     }
     let chosen = named.or(numeric);
-    if let Some((_, p)) = &chosen {
+    if let Some((n, p)) = &chosen {
+        if action == ActionName::Errno && *n > LIBSECCOMP_MAX_ERRNO {
+            return Err(r.error(
+                p,
+                format!(
+                    "errno {n} is above {LIBSECCOMP_MAX_ERRNO}, the largest libseccomp accepts: \
+                     runc and crun would refuse to start the container"
+                ),
+            ));
+        }
         if !action.takes_data() {
             return Err(r.error(
                 p,
