@@ -839,14 +839,28 @@ fn runc_compat_adds_runcs_enosys_stub() {
 }
 
 /// Firecracker's filters (its production x86_64 file and its placeholder file), per thread:
-/// secopt decides like Firecracker's libseccomp-based compiler on this x86_64 host.
+/// secopt decides like Firecracker's libseccomp-based compiler on this x86_64 host. A third
+/// file names syscalls of other architectures, which that compiler accepts (libseccomp
+/// resolves them to pseudo-numbers, and their rules have no effect) and secopt skips.
 #[test]
 fn firecracker_filters_decide_like_firecrackers_compiler() {
-    for file in [
+    let other_arches = serde_json::json!({
+        "t": {"default_action": "allow", "filter_action": {"errno": 13}, "filter": [
+            {"syscall": "chown32"},
+            {"syscall": "getppid"},
+            {"syscall": "umount"},
+            {"syscall": "fcntl64", "args": [{"index": 0, "type": "dword", "op": "eq", "val": 3}]},
+            {"syscall": "fcntl", "args": [{"index": 1, "type": "qword", "op": "gt", "val": 1024}]}
+        ]}
+    });
+    let files = [
         "firecracker/firecracker-x86_64-unknown-linux-musl.json",
         "firecracker/firecracker-unimplemented.json",
-    ] {
-        let bytes = std::fs::read(profile_path(file)).unwrap();
+    ]
+    .map(|file| (file, std::fs::read(profile_path(file)).unwrap()))
+    .into_iter()
+    .chain([("other-arches.json", other_arches.to_string().into_bytes())]);
+    for (file, bytes) in files {
         let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         let theirs = firecracker_with_libseccomp(&json);
         let ours = compile::compile_firecracker(

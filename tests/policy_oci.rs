@@ -615,16 +615,6 @@ fn bad_input_is_reported_with_its_path() {
         "not SCMP_ACT_NOTIFY",
     );
     invalid(
-        &entry(r#"{"names":[],"action":"SCMP_ACT_ALLOW"}"#),
-        "$.syscalls[0].names",
-        "at least one",
-    );
-    invalid(
-        &entry(r#"{"action":"SCMP_ACT_ALLOW"}"#),
-        "$.syscalls[0].names",
-        "at least one",
-    );
-    invalid(
         &entry(r#"{"names":["read",""],"action":"SCMP_ACT_ALLOW"}"#),
         "$.syscalls[0].names[1]",
         "empty syscall name",
@@ -792,6 +782,31 @@ fn errno_limits_are_libseccomps() {
         assert_eq!(oci::parse(profile.as_bytes(), "trace.json").is_ok(), trace);
     }
     assert_eq!(refused, 4, "libseccomp refuses 4095 and above");
+}
+
+/// runc ignores an entry without names (the spec requires one): a warning, no rule; its
+/// action is still checked, as runc converts it first.
+#[test]
+fn an_entry_without_names_has_no_effect() {
+    for empty in [r#""names":[],"#, ""] {
+        let body = format!(
+            r#"{{{empty}"action":"SCMP_ACT_ALLOW"}},{{"names":["read"],"action":"SCMP_ACT_ALLOW"}}"#
+        );
+        let p = oci::parse(entry(&body).as_bytes(), "empty.json").unwrap();
+        assert_eq!(p.rules.len(), 1);
+        assert!(
+            p.warnings.iter().any(|w| w
+                .to_string()
+                .contains("$.syscalls[0].names: no syscall names")),
+            "{:?}",
+            p.warnings
+        );
+    }
+    invalid(
+        &entry(r#"{"names":[],"action":"SCMP_ACT_ALLOWED"}"#),
+        "$.syscalls[0].action",
+        "unknown action",
+    );
 }
 
 #[test]

@@ -31,7 +31,9 @@
 //!     the conditional entries alone) — reproduced here, with a warning;
 //!   - bad architecture: KILL_PROCESS; `user_notif` is accepted.
 //!
-//! Both refuse syscall names unknown on the target arch, argument indexes above 5, and a
+//! Both refuse syscall names unknown on the target arch (Firecracker's compiler, through
+//! libseccomp, accepts a name of another architecture and its rule has no effect; secopt skips
+//! it with a note), argument indexes above 5, and a
 //! filter whose `filter_action` equals its default action. secopt additionally refuses
 //! errno/trace data above 65535 (rust-vmm would keep only the low 16 bits) and repeated keys.
 //! Firecracker's own compiler also refuses an errno above 4094 ([`LIBSECCOMP_MAX_ERRNO`]:
@@ -200,7 +202,14 @@ fn read_filter(
         let (sv, sp) = e.require(r, "syscall", "a syscall name")?;
         let name = r.string(sv, &sp)?;
         if table.nr(name).is_none() {
-            return Err(r.error(&sp, format!("unknown syscall {name:?} on {}", options.arch)));
+            // Firecracker's compiler resolves names with libseccomp, which answers a
+            // pseudo-number for a name of another architecture (`chown32` on x86_64) and adds
+            // its rule without effect; resolution skips it with a note. rust-vmm's table
+            // has only the target's names.
+            let elsewhere = Arch::ALL.iter().any(|a| a.syscalls().nr(name).is_some());
+            if !(elsewhere && dialect == Dialect::Libseccomp) {
+                return Err(r.error(&sp, format!("unknown syscall {name:?} on {}", options.arch)));
+            }
         }
         let mut conditions = Vec::new();
         match e.get("args") {

@@ -35,6 +35,8 @@
 //!   truncate it with `int16(...)`), and so is an `SCMP_ACT_ERRNO` errno above 4094
 //!   ([`LIBSECCOMP_MAX_ERRNO`]): libseccomp refuses it, so runc fails to start the container.
 //! - An argument index above 5 is an error (runc would index out of bounds).
+//! - An entry without names is a warning, not an error: the runtime spec requires a name,
+//!   but runc and moby loop over the names and so ignore the entry.
 //! - Unknown fields are ignored, as Go's encoding/json does, but reported as warnings.
 //! - Repeated keys in one object are an error (Go would keep the last one silently).
 //! - A missing `defaultAction` is an error; Docker and runc treat a profile with neither
@@ -340,7 +342,9 @@ fn read_profile(r: &mut Reader, section: &Json, root: &JPath) -> Result<Policy, 
     if listener_path.is_none() && rules.iter().any(|rule| rule.action == Action::UserNotif) {
         r.warn(
             root,
-            "SCMP_ACT_NOTIFY rules but no `listenerPath`: nothing will receive the notifications",
+            "SCMP_ACT_NOTIFY rules but no `listenerPath`: nothing will receive the \
+             notifications (runc refuses to start such a container; `secopt exec` takes \
+             `--listener-path`)",
         );
     }
 
@@ -475,10 +479,13 @@ fn read_syscall_entry(
         }
     }
     if names.is_empty() {
-        return Err(r.error(
+        // runc (and moby before it) loops over the names and so ignores the entry; its
+        // action and arguments are still read, as runc converts them first.
+        r.warn(
             &path.key("names"),
-            "`names` must contain at least one syscall name",
-        ));
+            "no syscall names: the entry has no effect (runc ignores it; the runtime spec \
+             requires at least one name)",
+        );
     }
 
     let (action_name, action_path) = read_action_name(r, &mut obj, "action")?;
