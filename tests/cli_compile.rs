@@ -350,7 +350,7 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
         t,
     ]));
     assert!(
-        stderr.contains("1 name of other architectures skipped on aarch64: chown32"),
+        stderr.contains("1 name of another architecture skipped on aarch64: chown32"),
         "{stderr}"
     );
     std::fs::remove_file(&target).unwrap();

@@ -146,6 +146,17 @@ impl Drop for Container {
 /// Builds a bundle in `dir` (busybox rootfs, `runc spec` edited) whose process sleeps under
 /// `seccomp`, and starts it detached.
 fn start_container(tools: &Tools, dir: &Path, tag: &str, seccomp: &Value) -> Container {
+    try_start_container(tools, dir, tag, seccomp)
+        .unwrap_or_else(|log| panic!("runc run failed: {log}"))
+}
+
+/// [`start_container`], or runc's log when `runc run` fails.
+fn try_start_container(
+    tools: &Tools,
+    dir: &Path,
+    tag: &str,
+    seccomp: &Value,
+) -> Result<Container, String> {
     let bundle = dir.join("bundle");
     let bin = bundle.join("rootfs/bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -191,11 +202,9 @@ fn start_container(tools: &Tools, dir: &Path, tag: &str, seccomp: &Value) -> Con
         .stderr(std::fs::File::create(&log).unwrap())
         .status()
         .unwrap();
-    assert!(
-        run.success(),
-        "runc run failed: {}",
-        std::fs::read_to_string(&log).unwrap_or_default()
-    );
+    if !run.success() {
+        return Err(std::fs::read_to_string(&log).unwrap_or_default());
+    }
     let state = container.runc().args(["state", &id]).output().unwrap();
     assert!(state.status.success(), "runc state: {}", stderr_of(&state));
     let state: Value = serde_json::from_slice(&state.stdout).unwrap();
@@ -206,7 +215,7 @@ fn start_container(tools: &Tools, dir: &Path, tag: &str, seccomp: &Value) -> Con
         started.elapsed(),
         container.pid
     );
-    container
+    Ok(container)
 }
 
 /// Stops `pid` with `PTRACE_SEIZE` + `PTRACE_INTERRUPT`, copies out every filter attached to
@@ -840,4 +849,92 @@ fn the_sweep_notices_a_difference() {
     assert!(sweep(&prog(1), &prog(1), &[AUDIT_ARCH_X86_64], &vectors).is_ok());
     let diffs = sweep(&prog(1), &prog(2), &[AUDIT_ARCH_X86_64], &vectors).unwrap_err();
     assert!(diffs[0].contains("nr 0xa5"), "{diffs:?}");
+}
+
+/// `--runc-compat` promises what runc loads; for a profile runc refuses to start, that is
+/// nothing, and `secopt compile --runc-compat` must fail too (exit 2). Oracle: runc itself, on
+/// profiles it accepts and refuses for each reason secopt knows: an errno above what its
+/// libseccomp takes, `SCMP_ACT_NOTIFY` without `listenerPath`, and on `write`.
+#[test]
+fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
+    let test = "runc-refusals";
+    let Some(tools) = tools(test) else { return };
+    let getppid = |action: &str, extra: Value| {
+        let mut rule = json!({"names": ["getppid"], "action": action});
+        rule.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"], "syscalls": [rule]})
+    };
+    let cases = [
+        (
+            "errno-4094",
+            getppid("SCMP_ACT_ERRNO", json!({"errnoRet": 4094})),
+            None,
+        ),
+        (
+            "errno-4095",
+            getppid("SCMP_ACT_ERRNO", json!({"errnoRet": 4095})),
+            Some(""),
+        ),
+        (
+            "default-errno-4095",
+            json!({"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 4095,
+                   "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ALLOW"}]}),
+            Some(""),
+        ),
+        (
+            "trace-65535",
+            getppid("SCMP_ACT_TRACE", json!({"errnoRet": 65535})),
+            None,
+        ),
+        (
+            "no-names",
+            json!({"defaultAction": "SCMP_ACT_ALLOW",
+                   "syscalls": [{"names": [], "action": "SCMP_ACT_ERRNO"}]}),
+            None,
+        ),
+        (
+            "notify-no-listener",
+            getppid("SCMP_ACT_NOTIFY", json!({})),
+            Some("listenerPath"),
+        ),
+        (
+            "notify-write",
+            json!({"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "/nonexistent/agent.sock",
+                   "syscalls": [{"names": ["write"], "action": "SCMP_ACT_NOTIFY"}]}),
+            Some("write"),
+        ),
+    ];
+    let mut refused = 0;
+    for (tag, profile, runc_says) in cases {
+        let dir = TempDir::new(&format!("refuse-{tag}"));
+        let runc = try_start_container(&tools, dir.path(), tag, &profile).map(drop);
+        assert_eq!(runc.is_err(), runc_says.is_some(), "{tag}: runc: {runc:?}");
+        if let (Err(log), Some(words)) = (&runc, runc_says) {
+            assert!(
+                log.contains(words),
+                "{tag}: runc's log lacks {words:?}: {log}"
+            );
+            refused += 1;
+        }
+        let file = dir.join("profile.json");
+        std::fs::write(&file, profile.to_string()).unwrap();
+        let out = secopt()
+            .arg("compile")
+            .arg(&file)
+            .args(["--runc-compat", "-o"])
+            .arg(dir.join("f.bpf"))
+            .output()
+            .unwrap();
+        let expected = if runc.is_ok() { 0 } else { 2 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "{tag}: {}",
+            stderr_of(&out)
+        );
+        assert_eq!(dir.join("f.bpf").exists(), runc.is_ok(), "{tag}");
+    }
+    assert_eq!(refused, 4);
 }

@@ -10,7 +10,7 @@ use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, Optimizat
 use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
-    self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
+    self, Action, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -69,7 +69,10 @@ pub struct CompileArgs {
     pub strict: bool,
     /// Prepend runc's ENOSYS stub (what runc actually loads): on the architectures the
     /// profile lists, numbers above the profile's highest syscall return ENOSYS unless the
-    /// default action is ALLOW, LOG or TRACE.
+    /// default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
+    /// without `listenerPath`, or on `write`) is an error. The rules decide as libseccomp's
+    /// rule tree does, also where its BPF generator does not (docs/kernel-facts.md: a missed
+    /// accumulator reload can let runc's filter ALLOW a call its rules deny).
     #[arg(long)]
     pub runc_compat: bool,
     /// Which table turns syscall names into numbers: `builtin` (secopt's, Linux 6.18) or
@@ -263,6 +266,11 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             let policy = policy::oci::parse(&bytes, &source).map_err(input_error)?;
             report_warnings(&policy);
             let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+            if args.runc_compat {
+                if let Some(why) = runc_refusal(&resolved) {
+                    return Err(Failure::input(format!("{source}: {why}")));
+                }
+            }
             report_unknown(&resolved, None);
             if args.syscall_table == SyscallTable::Builtin {
                 report_names_runc_may_skip(&resolved);
@@ -467,6 +475,36 @@ fn report_warnings(policy: &Policy) {
     }
 }
 
+/// Why runc would refuse to start a container with this profile, if it would: `--runc-compat`
+/// promises what runc loads, and for these it loads nothing (libcontainer/seccomp
+/// `InitSeccomp`, and the parent's "seccomp listenerPath is not set" on `procSeccomp`).
+fn runc_refusal(resolved: &Resolved) -> Option<String> {
+    let notify =
+        |rules: &[policy::ResolvedRule]| rules.iter().any(|r| r.action == Action::UserNotif);
+    let mut any_notify = false;
+    for a in &resolved.arches {
+        let write = a.arch.syscalls().nr("write");
+        for (nr, rules) in &a.syscalls {
+            if notify(rules) {
+                if Some(*nr) == write {
+                    return Some(format!(
+                        "SCMP_ACT_NOTIFY on `write` ({}): runc refuses to start the container \
+                         (it needs `write` to hand the listener over)",
+                        a.arch.name()
+                    ));
+                }
+                any_notify = true;
+            }
+        }
+        any_notify |= a.unknown_rules.values().any(|rules| notify(rules));
+    }
+    (any_notify && resolved.listener_path.is_none()).then(|| {
+        "SCMP_ACT_NOTIFY rules but no `listenerPath`: runc refuses to start the container \
+         (\"seccomp listenerPath is not set\"); name the agent's socket in the profile"
+            .to_string()
+    })
+}
+
 /// Unknown names per arch, as runc would skip them (not the socket and IPC calls that
 /// libseccomp still applies through `socketcall`/`ipc`).
 fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
@@ -501,9 +539,12 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
             const SHOWN: usize = 8;
             let more = elsewhere.len().saturating_sub(SHOWN);
             eprintln!(
-                "secopt: note: {prefix}: {} name{} of other architectures skipped on {}: {}{}",
-                elsewhere.len(),
-                if elsewhere.len() == 1 { "" } else { "s" },
+                "secopt: note: {prefix}: {} skipped on {}: {}{}",
+                if elsewhere.len() == 1 {
+                    "1 name of another architecture".to_string()
+                } else {
+                    format!("{} names of other architectures", elsewhere.len())
+                },
                 a.arch,
                 elsewhere[..elsewhere.len().min(SHOWN)].join(", "),
                 if more > 0 {
