@@ -118,6 +118,19 @@ fn unknown_names_and_negative_counts_are_errors() {
     let e = workload::parse_json(br#"{"read": -5}"#, "w.json", &WorkloadOptions::default())
         .unwrap_err();
     assert!(e.to_string().contains("negative call count -5"), "{e}");
+    // Per-ABI sections are not a workload format; the error says how to write one.
+    let e = workload::parse_json(
+        br#"{"x86_64": {"read": 100}}"#,
+        "w.json",
+        &WorkloadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("w.json: $.x86_64: missing \"count\"")
+            && e.to_string().contains(r#""arch": "x86_64", "count": 100"#),
+        "{e}"
+    );
 }
 
 #[test]

@@ -535,9 +535,17 @@ pub fn parse_json(
                 let count = match obj.get("count") {
                     Some((v, p)) => json_count(&r, v, &p)?,
                     None => {
-                        return Err(json_error(
-                            r.error(&path, "missing \"count\" (the number of calls)"),
-                        ))
+                        let mut message = "missing \"count\" (the number of calls): an entry \
+                             is `\"name\": N` or `\"label\": {\"count\": N}` with optional \
+                             \"syscall\", \"arch\" and \"args\" (docs/record.md)"
+                            .to_string();
+                        if Arch::from_name(key).is_some() && !obj.has("syscall") {
+                            message += &format!(
+                                "; counts of one ABI are entries with \"arch\": \
+                                 {{\"read/{key}\": {{\"syscall\": \"read\", \"arch\": \"{key}\", \"count\": 100}}}}"
+                            );
+                        }
+                        return Err(json_error(r.error(&path, message)));
                     }
                 };
                 let mut args = [None; 6];
