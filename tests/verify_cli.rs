@@ -148,6 +148,30 @@ fn verify_text_states_the_counterexample_and_the_domain() {
     assert_eq!(code, 1, "{out}");
 }
 
+/// On an arch without `__AUDIT_ARCH_LE` (s390x) the kernel lays each 64-bit field out high
+/// word first, so `[16]` is the high half of `args[0]`: the counterexample carries the value
+/// there, and says which layout it is in (a reader replaying it little-endian would find no
+/// difference).
+#[test]
+fn a_big_endian_counterexample_says_so() {
+    let a = temp_file(
+        "be-a.s",
+        b"ld [arch]\njeq #0x80000016, next, allow\nld [16]\njeq #5, next, allow\nret KILL_PROCESS\nallow:\nret ALLOW\n",
+    );
+    let b = temp_file("be-b.s", b"ret ALLOW\n");
+    let (code, out, _) = secopt(&["verify", &a, &b, "--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let input = &v["counterexample"]["input"];
+    assert_eq!(input["arch"], 0x8000_0016u32, "{v}");
+    assert_eq!(input["byte_order"], "big-endian", "{v}");
+    assert_eq!(input["args"][0].as_u64().unwrap() >> 32, 5, "{v}");
+    let (_, text, _) = secopt(&["verify", &a, &b]);
+    assert!(text.contains("has no __AUDIT_ARCH_LE bit"), "{text}");
+    let (_, le, _) = secopt(&["verify", &a, &temp_file("le-b.s", b"ret KILL_PROCESS\n")]);
+    assert!(!le.contains("__AUDIT_ARCH_LE"), "{le}");
+}
+
 #[test]
 fn diff_lists_the_change_per_syscall() {
     let (a, b) = (

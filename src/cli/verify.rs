@@ -8,7 +8,7 @@
 
 use super::io::{display_name, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
-use crate::arch::Arch;
+use crate::arch::{Arch, AUDIT_ARCH_LE};
 use crate::bpf::action::parse_u32;
 use crate::bpf::{RetVal, SeccompData};
 use crate::verify::{
@@ -66,8 +66,9 @@ pub struct PairArgs {
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
     /// Compare only these architectures (repeat or comma-separate): names such as x86_64, x86,
-    /// x32, aarch64 (x86_64 and x32 split the x86_64 token by bit 30 of nr), or raw arch tokens
-    /// (0xc000003e) with every number. Default: every arch token.
+    /// x32, aarch64 (x86_64 and x32 split the x86_64 token by bit 30 of nr, so `x86_64` leaves
+    /// out nr -1 and every number from 0x40000000 up, which a 64-bit process can still make),
+    /// or raw arch tokens (0xc000003e) with every number. Default: every arch token.
     #[arg(long, value_parser = parse_arch_sel, value_delimiter = ',')]
     pub arch: Vec<ArchSel>,
     /// Compare only these syscall numbers (repeat or comma-separate): N, FIRST..=LAST,
@@ -268,7 +269,14 @@ fn data_json(d: &SeccompData) -> Value {
         "syscall": name,
         "instruction_pointer": d.instruction_pointer,
         "args": d.args,
+        "byte_order": if big_endian(d) { "big-endian" } else { "little-endian" },
     })
+}
+
+/// Whether the input's arch token lacks `__AUDIT_ARCH_LE`: the kernel of such an arch lays
+/// each 64-bit field out high word first, and so do the filters' runs here.
+fn big_endian(d: &SeccompData) -> bool {
+    d.arch & AUDIT_ARCH_LE == 0
 }
 
 fn ret_json(r: RetVal) -> Value {
@@ -366,6 +374,13 @@ pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
                     out,
                     "  (both confirmed by running the filters on this input)"
                 );
+                if big_endian(&c.data) {
+                    say!(
+                        out,
+                        "  (arch 0x{:08x} has no __AUDIT_ARCH_LE bit: the input is laid out as a big-endian kernel does, each 64-bit field high word first, so [16] reads args[0].hi)",
+                        c.data.arch
+                    );
+                }
                 if let Some(why) = &proof_ran_out {
                     say!(
                         out,
