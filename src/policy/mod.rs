@@ -43,6 +43,7 @@ mod resolve;
 pub use model::{
     Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, ArgWidth, CapSet,
     CmpOp, Dialect, FilterFlag, HostFilter, KernelVersion, Policy, Rule, Warning,
+    LIBSECCOMP_MAX_ERRNO,
 };
 pub use names::{errno_by_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};
 pub use resolve::{resolve, ResolveOptions, Resolved, ResolvedArch, ResolvedRule, SyscallResolver};
