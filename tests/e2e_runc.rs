@@ -854,7 +854,8 @@ fn the_sweep_notices_a_difference() {
 /// `--runc-compat` promises what runc loads; for a profile runc refuses to start, that is
 /// nothing, and `secopt compile --runc-compat` must fail too (exit 2). Oracle: runc itself, on
 /// profiles it accepts and refuses for each reason secopt knows: an errno above what its
-/// libseccomp takes, `SCMP_ACT_NOTIFY` without `listenerPath`, and on `write`.
+/// libseccomp takes, `SCMP_ACT_NOTIFY` without `listenerPath`, and on `write`, an empty name
+/// (an entry without names it accepts).
 #[test]
 fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
     let test = "runc-refusals";
@@ -893,6 +894,12 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
             json!({"defaultAction": "SCMP_ACT_ALLOW",
                    "syscalls": [{"names": [], "action": "SCMP_ACT_ERRNO"}]}),
             None,
+        ),
+        (
+            "empty-name",
+            json!({"defaultAction": "SCMP_ACT_ALLOW",
+                   "syscalls": [{"names": ["", "getppid"], "action": "SCMP_ACT_ERRNO"}]}),
+            Some("empty string is not a valid syscall"),
         ),
         (
             "notify-no-listener",
@@ -936,5 +943,5 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
         );
         assert_eq!(dir.join("f.bpf").exists(), runc.is_ok(), "{tag}");
     }
-    assert_eq!(refused, 4);
+    assert_eq!(refused, 5);
 }
