@@ -343,13 +343,16 @@ fn field_constraint(
         Some((_, lo)) if vars.iter().all(|&v| v >= half) => (lo.clone(), half, 32),
         _ => (span.name.clone(), span.start, span.bits),
     };
-    Ok(value_set(bdd, set, start, bits)?.map(|form| format!("{name} {form}")))
+    value_set(bdd, &name, set, start, bits)
 }
 
-/// A value set over `bits` variables from `start` (most significant first) as an operator
-/// and operands, e.g. `== 40` or `& 0x7e020000 != 0`.
+/// A value set of field `name` over `bits` variables from `start` (most significant first),
+/// e.g. `args[0].lo == 40` or `nr & 0x7e020000 != 0`. A union of masks is bracketed, as it
+/// may stand next to other fields' constraints joined by `and`: `args[1].lo == 7 and
+/// (args[2].lo & 0x43 == 0x41 or args[2].lo & 0x42 == 0x42)`.
 fn value_set(
     bdd: &mut Bdd,
+    name: &str,
     set: Node,
     start: Var,
     bits: u32,
@@ -390,23 +393,27 @@ fn value_set(
         (None, Some(_)) => true,
         _ => false,
     };
+    let named = |form: String| Some(format!("{name} {form}"));
     if prefer_negative {
-        return Ok(negative);
+        return Ok(negative.and_then(named));
     }
-    if positive.is_some() {
-        return Ok(positive);
+    if let Some(form) = positive {
+        return Ok(named(form));
     }
     // Masks: a union of a few cubes, or the complement of one.
     if let Some(c) = cubes(bdd, set, start, bits, 2) {
         let parts: Vec<String> = c
             .iter()
-            .map(|&(m, v)| format!("& {} == {}", mask_text(m), show(v)))
+            .map(|&(m, v)| format!("{name} & {} == {}", mask_text(m), show(v)))
             .collect();
-        return Ok(Some(parts.join(" or ")));
+        return Ok(Some(match parts.as_slice() {
+            [one] => one.clone(),
+            _ => format!("({})", parts.join(" or ")),
+        }));
     }
     if let Some(c) = cubes(bdd, complement, start, bits, 1) {
         let (m, v) = c[0];
-        return Ok(Some(format!("& {} != {}", mask_text(m), show(v))));
+        return Ok(named(format!("& {} != {}", mask_text(m), show(v))));
     }
     Ok(None)
 }
@@ -632,6 +639,29 @@ mod tests {
         assert_eq!(
             condition(&mut bdd, socket, le()).unwrap().text,
             "(args[0].hi == 0 and args[0].lo not in {2, 10, 38, 40}) or (args[0].hi != 0 and args[0].lo not in {2, 10})"
+        );
+        // A union of two masks next to another field's constraint is bracketed: read with
+        // `and` before `or`, the unbracketed text would also cover args[1].lo == 0x42 alone.
+        let bits_of = |bdd: &mut Bdd, word: usize, mask: u32, value: u32| {
+            let mut n = TRUE;
+            for bit in (0..32).filter(|b| mask >> b & 1 == 1) {
+                let v = bdd.var(crate::bpf::symbolic::var_of(word, bit)).unwrap();
+                n = if value >> bit & 1 == 1 {
+                    bdd.and(n, v).unwrap()
+                } else {
+                    bdd.and_not(n, v).unwrap()
+                };
+            }
+            n
+        };
+        let m1 = bits_of(&mut bdd, 6, 0x43, 0x41);
+        let m2 = bits_of(&mut bdd, 6, 0x42, 0x42);
+        let masks = bdd.or(m1, m2).unwrap();
+        let seven = bitvec::value_set(&mut bdd, 4, &[7]).unwrap();
+        let both = bdd.and(seven, masks).unwrap();
+        assert_eq!(
+            condition(&mut bdd, both, le()).unwrap().text,
+            "args[0].lo == 7 and (args[1].lo & 0x43 == 65 or args[1].lo & 0x42 == 66)"
         );
         let big_endian = Naming::Endian(Endian::Big);
         // On big-endian machines word 4 is the high half.
