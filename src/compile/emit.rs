@@ -207,17 +207,20 @@ fn asm_text(prog: &Program, info: &FilterInfo) -> String {
     out
 }
 
-/// `name` as an identifier: letters, digits and `_`, not starting with a digit, and not a
+/// `name` as an identifier: ASCII letters, digits and `_`, starting with a letter, and not a
 /// keyword of C, Rust or Go (`int.json` would declare `static struct sock_filter int[…]`).
+/// A leading `_` would make Go's name unexported (`go_source` capitalises the first letter)
+/// and C's reserved (`_` and a capital, or `__`), so `-lead.json` gives `filter_lead`.
 pub(crate) fn identifier(name: &str) -> String {
     let mut id: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    if id.is_empty()
+    if id.starts_with('_') {
+        id.insert_str(0, "filter");
+    } else if id.is_empty()
         || id.starts_with(|c: char| c.is_ascii_digit())
         || KEYWORDS.contains(&id.as_str())
-        || id == "_"
     {
         id.insert_str(0, "filter_");
     }

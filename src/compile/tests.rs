@@ -399,6 +399,11 @@ fn identifiers_for_source_formats() {
     assert_eq!(emit::identifier("fn"), "filter_fn");
     assert_eq!(emit::identifier("func"), "filter_func");
     assert_eq!(emit::identifier("internal"), "internal");
+    // Never a leading `_`: Go would not export it, C reserves `_` + capital and `__`.
+    assert_eq!(emit::identifier("-lead"), "filter_lead");
+    assert_eq!(emit::identifier("_"), "filter_");
+    assert_eq!(emit::identifier("__"), "filter__");
+    assert_eq!(emit::identifier("Ωmega"), "filter_mega");
 }
 
 /// Compiles an OCI profile for a `native` host with the profile's own architecture set.
