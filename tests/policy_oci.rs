@@ -809,6 +809,18 @@ fn an_entry_without_names_has_no_effect() {
     );
 }
 
+/// Messages list a bounded number of names, each cut short: a profile of 100 000 unknown
+/// names, or one name of 10 MB, printed megabytes of warnings.
+#[test]
+fn name_listings_are_bounded() {
+    let names: Vec<String> = (0..100).map(|i| format!("n{i}")).collect();
+    let text = policy::name_listing(&names, 3, " (see the file)");
+    assert_eq!(text, "n0, n1, n2 and 97 more (see the file)");
+    let long = "é".repeat(100_000);
+    let text = policy::name_listing(&[long.as_str(), "read"], 8, "");
+    assert_eq!(text, format!("{}… (200000 bytes), read", "é".repeat(64)));
+}
+
 #[test]
 fn invalid_json_reports_line_and_column() {
     let bytes = std::fs::read(profile_path("docker-default.json")).unwrap();

@@ -505,6 +505,9 @@ fn runc_refusal(resolved: &Resolved) -> Option<String> {
     })
 }
 
+/// Where the names a note leaves out are listed.
+const MORE: &str = " (`--emit json` lists them)";
+
 /// Unknown names per arch, as runc would skip them (not the socket and IPC calls that
 /// libseccomp still applies through `socketcall`/`ipc`).
 fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
@@ -532,26 +535,19 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
                 nowhere.len(),
                 if nowhere.len() == 1 { "" } else { "s" },
                 a.arch,
-                nowhere.join(", ")
+                policy::name_listing(&nowhere, 32, MORE)
             );
         }
         if !elsewhere.is_empty() {
-            const SHOWN: usize = 8;
-            let more = elsewhere.len().saturating_sub(SHOWN);
             eprintln!(
-                "secopt: note: {prefix}: {} skipped on {}: {}{}",
+                "secopt: note: {prefix}: {} skipped on {}: {}",
                 if elsewhere.len() == 1 {
                     "1 name of another architecture".to_string()
                 } else {
                     format!("{} names of other architectures", elsewhere.len())
                 },
                 a.arch,
-                elsewhere[..elsewhere.len().min(SHOWN)].join(", "),
-                if more > 0 {
-                    format!(" and {more} more (`--emit json` lists them)")
-                } else {
-                    String::new()
-                }
+                policy::name_listing(&elsewhere, 8, MORE)
             );
         }
         let multiplexed: Vec<&str> = a.multiplexed_unknown().collect();

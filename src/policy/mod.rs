@@ -89,9 +89,32 @@ pub enum PolicyError {
 fn format_unknown(unknown: &BTreeMap<Arch, Vec<String>>) -> String {
     unknown
         .iter()
-        .map(|(arch, names)| format!("{arch}: {}", names.join(", ")))
+        .map(|(arch, names)| format!("{arch}: {}", name_listing(names, 32, "")))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// Names for a message: the first `shown`, each cut to 64 characters, then "and N more"
+/// and `more_suffix`. A profile may name thousands of unknown syscalls, or one name of
+/// megabytes, and messages echo what they list.
+pub fn name_listing<S: AsRef<str>>(names: &[S], shown: usize, more_suffix: &str) -> String {
+    const LONGEST: usize = 64;
+    let parts: Vec<String> = names
+        .iter()
+        .take(shown)
+        .map(|n| {
+            let n = n.as_ref();
+            match n.char_indices().nth(LONGEST) {
+                Some((cut, _)) => format!("{}… ({} bytes)", &n[..cut], n.len()),
+                None => n.to_string(),
+            }
+        })
+        .collect();
+    let mut text = parts.join(", ");
+    if names.len() > shown {
+        text += &format!(" and {} more{more_suffix}", names.len() - shown);
+    }
+    text
 }
 
 impl PolicyError {
