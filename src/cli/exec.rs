@@ -215,14 +215,14 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
             notes.push(format!(
                 "{}: names no syscall table knows, skipped as runc does: {}",
                 arch.arch,
-                nowhere.join(", ")
+                crate::policy::name_listing(&nowhere, 32, "")
             ));
         }
         if !elsewhere.is_empty() {
             notes.push(format!(
                 "{}: names of other architectures skipped: {}",
                 arch.arch,
-                elsewhere.join(", ")
+                crate::policy::name_listing(&elsewhere, 32, "")
             ));
         }
     }
