@@ -121,16 +121,16 @@ pub enum CompileError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     /// The program is longer than one filter may be.
-    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures{})", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, if *.size_untried { "; optimizing with `--favor size` may also help" } else { "" }, max = BPF_MAXINSNS)]
+    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures{})", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, match .fits_with_size { Some(n) => format!("; `--favor size` gives {n} instructions, which fits"), None => String::new() }, max = BPF_MAXINSNS)]
     TooLarge {
         file: String,
         /// The smallest size reached.
         len: usize,
         /// The reference lowering's size, when optimizing was tried.
         reference: Option<usize>,
-        /// The optimizer ran without [`optimize::Favor::Size`], which gives fewer
-        /// instructions.
-        size_untried: bool,
+        /// The size [`optimize::Favor::Size`] reaches where it fits and the requested layout
+        /// did not (tried only then).
+        fits_with_size: Option<usize>,
     },
     /// The program is not one the kernel would accept (for generated code: a secopt bug).
     #[error("{file}: the filter would be rejected by the kernel: {error}")]
@@ -288,7 +288,7 @@ impl CompiledFilter {
                 file: info.source.clone(),
                 len: program.len(),
                 reference: None,
-                size_untried: false,
+                fits_with_size: None,
             });
         }
         validate(&program).map_err(|error| CompileError::Invalid {
@@ -351,12 +351,33 @@ fn optimize_reference(
     opts: &OptimizeOptions,
 ) -> Result<(CompiledFilter, Optimized), CompileError> {
     let out = optimize::optimize(&reference, opts).map_err(|e| match e {
-        OptimizeError::TooLarge { input, reached } => CompileError::TooLarge {
-            file: info.source.clone(),
-            len: reached.unwrap_or(input).min(input),
-            reference: Some(input),
-            size_untried: opts.favor != optimize::Favor::Size,
-        },
+        OptimizeError::TooLarge { input, reached } => {
+            let mut len = reached.unwrap_or(input).min(input);
+            // Whether favouring size would fit, to say so (not done silently: the caller
+            // asked for another layout). Unverified here; the caller's run would verify it.
+            let mut fits_with_size = None;
+            if opts.favor != optimize::Favor::Size {
+                let size = OptimizeOptions {
+                    favor: optimize::Favor::Size,
+                    verify: false,
+                    report: false,
+                    ..opts.clone()
+                };
+                match optimize::optimize(&reference, &size) {
+                    Ok(out) => fits_with_size = Some(out.program.len()),
+                    Err(OptimizeError::TooLarge {
+                        reached: Some(n), ..
+                    }) => len = len.min(n),
+                    Err(_) => {}
+                }
+            }
+            CompileError::TooLarge {
+                file: info.source.clone(),
+                len,
+                reference: Some(input),
+                fits_with_size,
+            }
+        }
         OptimizeError::PathBound {
             bound,
             shortest,

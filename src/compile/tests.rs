@@ -312,7 +312,7 @@ fn oversized_and_invalid_programs_are_never_wrapped() {
             file: "big.json".into(),
             len: 4097,
             reference: None,
-            size_untried: false,
+            fits_with_size: None,
         }
     );
     assert!(err.to_string().contains("4097 instructions"), "{err}");
