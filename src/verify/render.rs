@@ -5,7 +5,9 @@
 //!    field boundaries (a field is a 64-bit argument or IP, shown as one value when both halves
 //!    are constrained, else as its `.lo`/`.hi` half; on big-endian arches each half is its own
 //!    field). Each field constraint is a value set written as `== v`, `!= v`, `<= v`, `>= v`,
-//!    `in a..=b`, `in {…}`, `not in {…}`, or with masks `& m == v`, `& m != v`;
+//!    `in a..=b`, `in {…}`, `not in {…}`, or with masks `& m == v`, `& m != v`, a bracketed
+//!    union of two masks, or one mask within a range (`args[1].lo & 0x3 == 0 and
+//!    args[1].lo >= 4`, checked by building its diagram and comparing);
 //! 2. a list of cubes (each input bit fixed or free, shown as masks per word);
 //! 3. a statement that the condition is too complex, naming the fields it reads.
 //!
@@ -415,7 +417,111 @@ fn value_set(
         let (m, v) = c[0];
         return Ok(named(format!("& {} != {}", mask_text(m), show(v))));
     }
+    // A mask within a range: `args[1].lo & 0x3 == 0 and args[1].lo >= 4` (aligned values).
+    if let Some((m, v, lo, hi)) = mask_in_range(bdd, set, start, bits)? {
+        // Against the mask's own least and greatest values, one bound may say nothing.
+        let range = if hi == (max & !m) | v {
+            format!(">= {}", show(lo))
+        } else if lo == v {
+            format!("<= {}", show(hi))
+        } else {
+            format!("in {}..={}", show(lo), show(hi))
+        };
+        return Ok(Some(format!(
+            "{name} & {} == {} and {name} {range}",
+            mask_text(m),
+            show(v)
+        )));
+    }
     Ok(None)
+}
+
+/// `set` as the values of one mask (`& m == v`) between its least and greatest member, if it
+/// is exactly that: the bits fixed across the set make the mask (less those the range itself
+/// fixes), and the candidate's diagram must be `set`'s (diagrams are canonical).
+fn mask_in_range(
+    bdd: &mut Bdd,
+    set: Node,
+    start: Var,
+    bits: u32,
+) -> Result<Option<(u128, u128, u128, u128)>, OutOfNodes> {
+    if set == FALSE || set == TRUE || bdd.top(set) < start {
+        return Ok(None);
+    }
+    let weight = |depth: u32| 1u128 << (bits - 1 - depth);
+    let var_at = |depth: u32| start + depth as Var;
+    let (mut mask, mut value) = (0u128, 0u128);
+    for depth in 0..bits {
+        let x = bdd.var(var_at(depth))?;
+        if bdd.and(set, x)? == FALSE {
+            mask |= weight(depth);
+        } else if bdd.and_not(set, x)? == FALSE {
+            mask |= weight(depth);
+            value |= weight(depth);
+        }
+    }
+    // The least and greatest members: follow the 0 (1) side wherever it is not empty.
+    let extreme = |bdd: &Bdd, greatest: bool| -> Option<u128> {
+        let (mut n, mut out) = (set, 0u128);
+        for depth in 0..bits {
+            let at = if n == TRUE { Var::MAX } else { bdd.top(n) };
+            if n != TRUE && at < var_at(depth) {
+                return None; // a variable of another field
+            }
+            if at != var_at(depth) {
+                out |= if greatest { weight(depth) } else { 0 };
+                continue;
+            }
+            let (_, lo, hi) = bdd.node(n);
+            let one = if greatest { hi != FALSE } else { lo == FALSE };
+            if one {
+                out |= weight(depth);
+            }
+            n = if one { hi } else { lo };
+        }
+        (n == TRUE).then_some(out)
+    };
+    let (Some(lo), Some(hi)) = (extreme(bdd, false), extreme(bdd, true)) else {
+        return Ok(None);
+    };
+    // Bits above the highest one where `lo` and `hi` differ are fixed by the range itself.
+    let varying = 128 - (lo ^ hi).leading_zeros();
+    let low_bits = if varying >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << varying) - 1
+    };
+    mask &= low_bits;
+    value &= mask;
+    if mask == 0 {
+        return Ok(None);
+    }
+    // The candidate, built from the least significant bit up (the deepest variable first).
+    let (mut cube, mut ge, mut le) = (TRUE, TRUE, TRUE);
+    for depth in (0..bits).rev() {
+        let var = var_at(depth);
+        let w = weight(depth);
+        if mask & w != 0 {
+            cube = if value & w != 0 {
+                bdd.mk(var, FALSE, cube)?
+            } else {
+                bdd.mk(var, cube, FALSE)?
+            };
+        }
+        ge = if lo & w != 0 {
+            bdd.mk(var, FALSE, ge)?
+        } else {
+            bdd.mk(var, ge, TRUE)?
+        };
+        le = if hi & w != 0 {
+            bdd.mk(var, TRUE, le)?
+        } else {
+            bdd.mk(var, le, FALSE)?
+        };
+    }
+    let range = bdd.and(ge, le)?;
+    let candidate = bdd.and(cube, range)?;
+    Ok((candidate == set).then_some((mask, value, lo, hi)))
 }
 
 fn mask_text(m: u128) -> String {
@@ -662,6 +768,25 @@ mod tests {
         assert_eq!(
             condition(&mut bdd, both, le()).unwrap().text,
             "args[0].lo == 7 and (args[1].lo & 0x43 == 65 or args[1].lo & 0x42 == 66)"
+        );
+        // A mask within a range (aligned values from 4 up): the mask and the tighter bound.
+        let aligned = bits_of(&mut bdd, 6, 0x3, 0);
+        let from_two = bitvec::value_range(&mut bdd, 6, 2, u32::MAX).unwrap();
+        let both = bdd.and(aligned, from_two).unwrap();
+        assert_eq!(
+            condition(&mut bdd, both, le()).unwrap().text,
+            "args[1].lo & 0x3 == 0 and args[1].lo >= 4"
+        );
+        let below = bitvec::value_range(&mut bdd, 6, 0, 0x1000).unwrap();
+        let odd = bits_of(&mut bdd, 6, 0x1, 1);
+        let odd_between = {
+            let from = bitvec::value_range(&mut bdd, 6, 9, u32::MAX).unwrap();
+            let b = bdd.and(odd, below).unwrap();
+            bdd.and(b, from).unwrap()
+        };
+        assert_eq!(
+            condition(&mut bdd, odd_between, le()).unwrap().text,
+            "args[1].lo & 0x1 == 1 and args[1].lo in 9..=4095"
         );
         let big_endian = Naming::Endian(Endian::Big);
         // On big-endian machines word 4 is the high half.
