@@ -539,6 +539,18 @@ fn list_profile(default: &str, arches: &[&str], names: &str, rule: Value) -> Val
 
 const THREE_ABIS: &[&str] = &["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"];
 
+/// libseccomp's linear program for `profile` (optimize=1, runc's layout).
+fn libseccomp_linear(profile: &Value) -> Program {
+    use common::libseccomp_profiles::{build_filter, ProfileOptions};
+    let opts = ProfileOptions {
+        optimize: 1,
+        ..ProfileOptions::default()
+    };
+    build_filter(profile, &opts)
+        .expect("libseccomp builds it")
+        .program
+}
+
 /// A small allow-list on three ABIs: libseccomp's linear chain (one `jeq` per name) is
 /// *smaller* than any search tree over the same scattered numbers, so the lifted program is
 /// larger than its input here, but runs a few instructions per syscall instead of a scan of
@@ -546,7 +558,6 @@ const THREE_ABIS: &[&str] = &["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X3
 /// chain, and then refuse `--max-path 20` with "the shortest worst-case path reached is 66".
 #[test]
 fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
-    use common::libseccomp_profiles::{build_filter, ProfileOptions};
     let profile = list_profile(
         "SCMP_ACT_ERRNO",
         THREE_ABIS,
@@ -556,13 +567,7 @@ fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
          set_tid_address getrandom",
         serde_json::json!({ "action": "SCMP_ACT_ALLOW" }),
     );
-    let opts = ProfileOptions {
-        optimize: 1,
-        ..ProfileOptions::default()
-    };
-    let linear = build_filter(&profile, &opts)
-        .expect("libseccomp builds it")
-        .program;
+    let linear = libseccomp_linear(&profile);
     let inp = temp_file("allow31.bpf", &linear.to_raw());
     let run = |tag: &str, extra: &[&str]| {
         let out = temp_dir().join(format!("allow31-{tag}.bpf"));
@@ -686,7 +691,6 @@ fn max_path_falls_back_to_the_balanced_layout_when_favor_cannot_keep_it() {
 /// libseccomp's 17).
 #[test]
 fn favor_size_is_no_larger_than_libseccomps_linear_chain() {
-    use common::libseccomp_profiles::{build_filter, ProfileOptions};
     let mut profile = list_profile(
         "SCMP_ACT_ERRNO",
         &["SCMP_ARCH_X86_64"],
@@ -695,13 +699,7 @@ fn favor_size_is_no_larger_than_libseccomps_linear_chain() {
         serde_json::json!({ "action": "SCMP_ACT_ALLOW" }),
     );
     profile["defaultErrnoRet"] = 1.into();
-    let opts = ProfileOptions {
-        optimize: 1,
-        ..ProfileOptions::default()
-    };
-    let linear = build_filter(&profile, &opts)
-        .expect("libseccomp builds it")
-        .program;
+    let linear = libseccomp_linear(&profile);
     let inp = temp_file("allow9.json", profile.to_string().as_bytes());
     let out = temp_dir().join("allow9-size.bpf");
     let (code, _, stderr) = secopt(&["compile", s(&inp), "--favor", "size", "-o", s(&out)]);
