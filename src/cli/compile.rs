@@ -10,7 +10,7 @@ use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, Optimizat
 use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
-    self, Action, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
+    self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -479,25 +479,14 @@ fn report_warnings(policy: &Policy) {
 /// promises what runc loads, and for these it loads nothing (libcontainer/seccomp
 /// `InitSeccomp`, and the parent's "seccomp listenerPath is not set" on `procSeccomp`).
 fn runc_refusal(resolved: &Resolved) -> Option<String> {
-    let notify =
-        |rules: &[policy::ResolvedRule]| rules.iter().any(|r| r.action == Action::UserNotif);
-    let mut any_notify = false;
-    for a in &resolved.arches {
-        let write = a.arch.syscalls().nr("write");
-        for (nr, rules) in &a.syscalls {
-            if notify(rules) {
-                if Some(*nr) == write {
-                    return Some(format!(
-                        "SCMP_ACT_NOTIFY on `write` ({}): runc refuses to start the container \
-                         (it needs `write` to hand the listener over)",
-                        a.arch.name()
-                    ));
-                }
-                any_notify = true;
-            }
-        }
-        any_notify |= a.unknown_rules.values().any(|rules| notify(rules));
+    if let Some(a) = resolved.arches.iter().find(|a| a.notifies("write")) {
+        return Some(format!(
+            "SCMP_ACT_NOTIFY on `write` ({}): runc refuses to start the container (it needs \
+             `write` to hand the listener over)",
+            a.arch.name()
+        ));
     }
+    let any_notify = resolved.arches.iter().any(|a| a.has_notify());
     (any_notify && resolved.listener_path.is_none()).then(|| {
         "SCMP_ACT_NOTIFY rules but no `listenerPath`: runc refuses to start the container \
          (\"seccomp listenerPath is not set\"); name the agent's socket in the profile"

@@ -404,14 +404,7 @@ fn refuse_deadlocking_notify(
         )));
     }
     for syscall in ["write", "sendmsg"] {
-        let Some(nr) = native.arch.syscalls().nr(syscall) else {
-            continue;
-        };
-        let notified = native
-            .syscalls
-            .get(&nr)
-            .is_some_and(|rules| rules.iter().any(|r| r.action == Action::UserNotif));
-        if notified {
+        if native.notifies(syscall) {
             return Err(Failure::input(format!(
                 "{name}: SCMP_ACT_NOTIFY cannot be used for the {syscall} syscall: secopt exec \
                  needs it after installing the filter, before the agent has the listener"

@@ -211,6 +211,25 @@ impl ResolvedArch {
             .or_else(|| find(&IPC).map(|call| ("ipc", call)))
     }
 
+    /// Whether a rule for syscall `name` on this arch hands the call to a NOTIFY listener (the
+    /// runtimes must not notify the calls they hand the listener over with).
+    pub fn notifies(&self, name: &str) -> bool {
+        self.arch
+            .syscalls()
+            .nr(name)
+            .and_then(|nr| self.syscalls.get(&nr))
+            .is_some_and(|rules| rules.iter().any(|r| r.action == Action::UserNotif))
+    }
+
+    /// Whether any rule on this arch (multiplexed socket and IPC calls included) notifies.
+    pub fn has_notify(&self) -> bool {
+        self.syscalls
+            .values()
+            .chain(self.unknown_rules.values())
+            .flatten()
+            .any(|r| r.action == Action::UserNotif)
+    }
+
     /// Whether `name`, skipped here, is a syscall of another architecture (Docker's profiles
     /// list `chown32` and `_llseek` for arm and i386 on every arch): expected, not a typo.
     /// With a resolver other than secopt's tables, a name secopt knows for this arch is not
