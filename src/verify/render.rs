@@ -697,14 +697,21 @@ mod tests {
             condition(&mut bdd, lo, le()).unwrap().text,
             "args[0].lo == 40"
         );
-        // Docker's clone test: no namespace flag in args[0].lo.
-        let mut flags_clear = TRUE;
-        for bit in 0..32 {
-            if 0x7e02_0000u32 >> bit & 1 == 1 {
-                let v = bdd.var(crate::bpf::symbolic::var_of(4, bit)).unwrap();
-                flags_clear = bdd.and_not(flags_clear, v).unwrap();
+        // `word`'s bits under `mask` equal to `value`'s.
+        let bits_of = |bdd: &mut Bdd, word: usize, mask: u32, value: u32| {
+            let mut n = TRUE;
+            for bit in (0..32).filter(|b| mask >> b & 1 == 1) {
+                let v = bdd.var(crate::bpf::symbolic::var_of(word, bit)).unwrap();
+                n = if value >> bit & 1 == 1 {
+                    bdd.and(n, v).unwrap()
+                } else {
+                    bdd.and_not(n, v).unwrap()
+                };
             }
-        }
+            n
+        };
+        // Docker's clone test: no namespace flag in args[0].lo.
+        let flags_clear = bits_of(&mut bdd, 4, 0x7e02_0000, 0);
         assert_eq!(
             condition(&mut bdd, flags_clear, le()).unwrap().text,
             "args[0].lo & 0x7e020000 == 0"
@@ -748,18 +755,6 @@ mod tests {
         );
         // A union of two masks next to another field's constraint is bracketed: read with
         // `and` before `or`, the unbracketed text would also cover args[1].lo == 0x42 alone.
-        let bits_of = |bdd: &mut Bdd, word: usize, mask: u32, value: u32| {
-            let mut n = TRUE;
-            for bit in (0..32).filter(|b| mask >> b & 1 == 1) {
-                let v = bdd.var(crate::bpf::symbolic::var_of(word, bit)).unwrap();
-                n = if value >> bit & 1 == 1 {
-                    bdd.and(n, v).unwrap()
-                } else {
-                    bdd.and_not(n, v).unwrap()
-                };
-            }
-            n
-        };
         let m1 = bits_of(&mut bdd, 6, 0x43, 0x41);
         let m2 = bits_of(&mut bdd, 6, 0x42, 0x42);
         let masks = bdd.or(m1, m2).unwrap();
