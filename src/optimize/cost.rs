@@ -30,7 +30,8 @@ use crate::bpf::cache::{CacheBitmap, CacheStatus, ConstAllow, KernelCache, Kerne
 use crate::bpf::data::{Endian, Field, NUM_WORDS};
 use crate::bpf::insn::*;
 use crate::bpf::RetVal;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Most distinct register states tracked at one instruction before they are merged into one
 /// (where everything is unknown, so both sides of later tests count: still an upper bound).
@@ -224,7 +225,7 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
             let merged = states
                 .values()
                 .fold((u32::MAX, 0), |(a, b), &(c, d)| (a.min(c), b.max(d)));
-            states = HashMap::from([(UNKNOWN, merged)]);
+            states = std::iter::once((UNKNOWN, merged)).collect();
         }
         let insn = insns[pc];
         let code = insn.code;
