@@ -526,6 +526,7 @@ fn x32_bit_test_becomes_ranges() {
         weights_are_default: true,
         max_path: None,
         tuning: secopt::optimize::dispatch::Tuning::BALANCED,
+        exact_dominance: None,
     };
     let ranges = emit::emit(&mut lifted, &opts).unwrap();
     assert!(

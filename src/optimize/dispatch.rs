@@ -349,6 +349,68 @@ pub fn best_tree_bounded(
     (tree, cost)
 }
 
+/// With the default weights the floored searches of [`best_tree_bounded`] weigh cost against
+/// the worst path by a heuristic (the exact tables of `exact_give_back` are kept for measured
+/// workloads), and may keep a tree that an exact bounded tree ([`BoundedTrees`], splits and
+/// exception chains) beats on everything at once: no costlier, no longer worst path, no more
+/// tests, and better in one. Of those trees, the one of the shortest worst path that costs at
+/// most [`SLACK_TOLERANCE_WITHOUT_WORKLOAD`] more than the cheapest of them (the give-back's
+/// rule), then the smallest, then the cheapest. `None` when there is none, and on dispatches
+/// of more than [`GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD`] leaves, as for the give-back: the
+/// tables are cubic in the leaves (about 10 ms for the 121 of Docker's x86 dispatch, several
+/// times the whole compilation).
+///
+/// Fewer tests need not mean a smaller program (the layout may add a `ja` to reach a shared
+/// continuation), so the emitter uses it only when asked
+/// ([`super::emit::EmitOptions::exact_dominance`]) and `optimize` keeps that layout only
+/// where the whole program dominates the one without.
+///
+/// Worked example (test
+/// `optimize_cli::the_default_layout_is_not_beaten_on_every_count_by_a_bounded_one`): an
+/// allow-list of 48 names on aarch64 without a workload. The searched dispatch (77 leaves)
+/// has 66 tests, a worst path of 10 and a weighted cost of 191 625; the exact tree within 9
+/// also has 66 tests and costs 191 600. It is taken: the filter keeps its 72 instructions and
+/// its cost with the cache (7.911 per syscall), and goes from a worst path of 13 to 12 and
+/// from 9.512 to 9.509 instructions per syscall without the cache: what `--max-path 12` gave
+/// before.
+pub fn dominating_tree(
+    leaves: &[Leaf],
+    hot: &[(u32, Cost)],
+    len: &dyn Fn(NodeId) -> usize,
+    tuning: &Tuning,
+    found: &(Tree, Cost),
+) -> Option<(Tree, Cost)> {
+    if leaves.len() > GIVE_BACK_MAX_LEAVES_WITHOUT_WORKLOAD {
+        return None;
+    }
+    let worst = found.0.worst_path(len);
+    let tests = found.0.tests();
+    let cost = cost_with_hot(&found.0, leaves, hot).0[0];
+    // A rounding margin: costs are sums of weights over different orders.
+    let eps = 1e-9 * cost.abs().max(1.0);
+    let mut better: Vec<(Tree, Cost)> = Vec::new();
+    let tables = BoundedTrees::with_candidates(leaves, Vec::new(), len, worst, tuning);
+    for b in 1..=worst {
+        if let Some((tree, _)) = tables.best(b) {
+            let c = cost_with_hot(&tree, leaves, hot);
+            let (w, n) = (tree.worst_path(len), tree.tests());
+            let no_worse = c.0[0] <= cost + eps && w <= worst && n <= tests;
+            if no_worse && (c.0[0] < cost - eps || w < worst || n < tests) {
+                better.push((tree, c));
+            }
+        }
+    }
+    let cheapest = better.iter().map(|t| t.1).min_by(|a, b| a.cmp_total(b))?;
+    better
+        .into_iter()
+        .filter(|t| within_tolerance(t.1, cheapest, leaves, SLACK_TOLERANCE_WITHOUT_WORKLOAD))
+        .min_by(|a, b| {
+            (a.0.worst_path(len), a.0.tests())
+                .cmp(&(b.0.worst_path(len), b.0.tests()))
+                .then(a.1.cmp_total(&b.1))
+        })
+}
+
 /// [`best_tree_bounded`] with a measured workload on a dispatch small enough for
 /// [`BoundedTrees`]: for every bound on the longest path up to `limit` (or that of `found`,
 /// the searched tree, if longer), the exact best tree under it — behind each prefix of

@@ -17,7 +17,8 @@
 
 use super::dag::{Dag, Node, NodeId};
 use super::dispatch::{
-    best_tree, best_tree_bounded, best_tree_within, leaf_balance, Cost, Leaf, Tuning,
+    best_tree, best_tree_bounded, best_tree_within, dominating_tree, leaf_balance, Cost, Leaf,
+    Tuning,
 };
 use super::layout::{layout, LayoutError};
 use super::lift::Lifted;
@@ -29,6 +30,7 @@ use crate::bpf::cache::{KernelCache, KernelVersion};
 use crate::bpf::data::{OFF_ARCH, OFF_NR};
 use crate::bpf::{Insn, Program};
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::Cell;
 
 /// How much an instruction saved in the cost model *not* being optimized counts, relative to
 /// one saved in the optimized model. Not zero: with the allow cache a web server's hot
@@ -58,6 +60,11 @@ pub struct EmitOptions<'a> {
     /// How the dispatch trades size and worst path against cost ([`super::Favor`]; the
     /// caller gives the default weights [`Tuning::BALANCED`]).
     pub tuning: Tuning,
+    /// With the default weights, replace each dispatch tree by an exact bounded tree that
+    /// beats it on cost, worst path and tests at once, where there is one
+    /// ([`super::dispatch::dominating_tree`]), and set the cell when one was replaced (the
+    /// caller then lays the program out without them too, and compares).
+    pub exact_dominance: Option<&'a Cell<bool>>,
 }
 
 /// One class's `nr` dispatch before it is laid out: its leaves and its hot (value, weight)s.
@@ -175,7 +182,18 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
             let balance = opts.weights_are_default;
             let tuning = &opts.tuning;
             let tree = match opts.max_path {
-                None => best_tree_bounded(leaves, hot, &len, balance, tuning).0,
+                None => {
+                    let found = best_tree_bounded(leaves, hot, &len, balance, tuning);
+                    let exact = opts
+                        .exact_dominance
+                        .filter(|_| balance && !tuning.size_first)
+                        .and_then(|replaced| {
+                            let tree = dominating_tree(leaves, hot, &len, tuning, &found)?;
+                            replaced.set(true);
+                            Some(tree)
+                        });
+                    exact.unwrap_or(found).0
+                }
                 Some(bound) => {
                     let room = bound.saturating_sub(prefix);
                     match best_tree_within(leaves, hot, &len, balance, tuning, room) {
