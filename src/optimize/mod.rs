@@ -398,17 +398,15 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
     // program, so that layout is kept only where it is no larger, no costlier and no longer
     // than the one without, and better in one.
     if exact_replaced.get() {
-        if let Some(Ok(q)) = &first {
-            let searched = emit::EmitOptions {
-                exact_dominance: None,
-                ..emit_opts
-            };
-            if let Some(Ok(p)) = lay_out(&searched) {
-                let standing = |p: &Program| Standing::of(p, weights, &arches, opts);
-                if !standing(q).dominates(&standing(&p)) {
-                    first = Some(Ok(p));
-                }
-            }
+        let searched = emit::EmitOptions {
+            exact_dominance: None,
+            ..emit_opts
+        };
+        let standing = |p: &Program| Standing::of(p, weights, &arches, opts);
+        match (&first, lay_out(&searched)) {
+            (Some(Ok(q)), Some(Ok(p))) if standing(q).dominates(&standing(&p)) => {}
+            (Some(Ok(_)), Some(Err(_))) | (_, None) => {}
+            (_, other) => first = other,
         }
     }
     match (first, &lifted) {
