@@ -2046,6 +2046,44 @@ mod tests {
         assert!(refused > 100 && tightened > 80, "{refused} {tightened}");
     }
 
+    /// `dominating_tree` only ever returns a tree that routes every value as the leaves say
+    /// and beats the searched tree on every count (cost, worst path, tests; better in one).
+    /// Default-like weights (many ties: 100 or 1 per leaf) on up to 60 leaves; the searched
+    /// tree is the default-weights one, as the emitter passes it.
+    #[test]
+    fn a_dominating_tree_routes_every_value_and_beats_the_searched_one_everywhere() {
+        let mut rng = Rng::new(29);
+        let mut found = 0;
+        for round in 0..400 {
+            let m = 2 + rng.below(59);
+            let leaves = random_leaves(&mut rng, m, |rng| {
+                Cost([if rng.chance(1, 3) { 100.0 } else { 1.0 }, 1.0])
+            });
+            let len = |t: NodeId| 1 + (t as usize * 7) % 4;
+            let searched = best_tree_bounded(&leaves, &[], &len, true, &Tuning::BALANCED);
+            let Some((tree, cost)) =
+                dominating_tree(&leaves, &[], &len, &Tuning::BALANCED, &searched)
+            else {
+                continue;
+            };
+            found += 1;
+            let context = format!("round {round}: {leaves:?}");
+            for l in &leaves {
+                for v in [l.lo, l.hi, l.lo + (l.hi - l.lo) / 2] {
+                    assert_eq!(route(&tree, v), l.target, "{context}: value {v}");
+                }
+            }
+            let old = tree_cost(&searched.0, &leaves).0[0];
+            assert_eq!(tree_cost(&tree, &leaves).0[0], cost.0[0], "{context}");
+            let (w, ow) = (tree.worst_path(&len), searched.0.worst_path(&len));
+            let (n, on) = (tree.tests(), searched.0.tests());
+            assert!(cost.0[0] <= old + 1e-9 && w <= ow && n <= on, "{context}");
+            assert!(cost.0[0] < old - 1e-9 || w < ow || n < on, "{context}");
+        }
+        // The searched trees are often beaten (the premise of the replacement).
+        assert!(found > 40, "{found}");
+    }
+
     #[test]
     fn bounded_trees_trade_cost_for_the_bound() {
         // The worked example of `BoundedTrees`: by hand, 40 unbounded (paths of 5), 52 within
