@@ -704,6 +704,10 @@ pub struct BoundedTrees<'a> {
     /// Per state and bound: the first leaf of the right part of the best split, [`CHAIN`],
     /// [`JEQ`] with the candidate's bit, or [`LEAF`].
     choice: Vec<u32>,
+    /// Per state: the least bound with a tree (`max_bound + 1` when none), so that the
+    /// splits skip the bounds where a side has none (capped at 255: an underestimate only
+    /// costs time).
+    least: Vec<u8>,
 }
 
 /// A value [`BoundedTrees`] may test with `jeq` anywhere in the tree.
@@ -1002,6 +1006,7 @@ impl<'a> BoundedTrees<'a> {
             cost: vec![INFEASIBLE; total * nb],
             choice: vec![LEAF; total * nb],
             plain: None,
+            least: vec![0; total],
         };
         tables.fill(len);
         tables
@@ -1072,6 +1077,9 @@ impl<'a> BoundedTrees<'a> {
                     } else {
                         self.fill_mixed(i, j, set, &prefix, len, (&mut best, &mut arg));
                     }
+                    let costs = &self.cost[cell * nb..(cell + 1) * nb];
+                    let least = costs.iter().position(|c| c.0[0].is_finite()).unwrap_or(nb);
+                    self.least[cell] = least.min(usize::from(u8::MAX)) as u8;
                     if set == 0 {
                         break;
                     }
@@ -1095,13 +1103,20 @@ impl<'a> BoundedTrees<'a> {
         let cell = self.state(i, j, set);
         best.fill(INFEASIBLE);
         for k in i + 1..=j {
-            let (l, r) = (self.state(i, k - 1, set) * nb, self.state(k, j, set) * nb);
+            let (l, r) = (self.state(i, k - 1, set), self.state(k, j, set));
+            // Bounds below either side's least feasible one stay infeasible: skipped.
+            let from = usize::from(self.least[l].max(self.least[r]));
+            if from >= nb - 1 {
+                continue;
+            }
+            let (l, r) = (l * nb, r * nb);
             // Bound b takes both sides within b - 1 (the hot loop of the program: zipped
             // slices, no index checks).
-            let sides = self.cost[l..l + nb - 1]
+            let sides = self.cost[l + from..l + nb - 1]
                 .iter()
-                .zip(&self.cost[r..r + nb - 1]);
-            for ((lc, rc), (bb, ab)) in sides.zip(best[1..].iter_mut().zip(&mut arg[1..])) {
+                .zip(&self.cost[r + from..r + nb - 1]);
+            let out = best[from + 1..].iter_mut().zip(&mut arg[from + 1..]);
+            for ((lc, rc), (bb, ab)) in sides.zip(out) {
                 let c = *lc + *rc;
                 if c.lt(bb) {
                     *bb = c;
