@@ -88,6 +88,12 @@ pub struct Budget {
     /// every syscall (a multiplication of two argument words before any test of `nr`) then
     /// costs about a second instead of a second per forty syscalls.
     pub max_total_bdd_steps: u64,
+    /// Most (instruction, state) steps of all the analyses one [`Analyzer`] runs at full
+    /// budget; past it, each later analysis gets `max_states / 256`. A program whose paths
+    /// multiply (a value summed in scratch memory over 16 bit tests, so that no two paths
+    /// merge) reached `max_states` on every syscall of every arch: 14 minutes for one
+    /// `secopt analyze` of a 100-instruction filter with 15 arches.
+    pub max_total_states: usize,
     /// Most distinct values listed for one `RET A` of a computed value.
     pub max_ret_a_values: usize,
 }
@@ -104,6 +110,7 @@ impl Default for Budget {
             // on the worst input found (`cargo bench --bench compile -- pathological`).
             max_bdd_steps: 1 << 20,
             max_total_bdd_steps: 1 << 24,
+            max_total_states: 1 << 23,
             max_ret_a_values: 256,
         }
     }
@@ -196,6 +203,8 @@ pub struct Analyzer<'p> {
     prog: &'p Program,
     /// BDD steps its analyses have taken (see [`Budget::max_total_bdd_steps`]).
     spent: Cell<u64>,
+    /// States its analyses have explored (see [`Budget::max_total_states`]).
+    states: Cell<usize>,
 }
 
 impl<'p> Analyzer<'p> {
@@ -205,6 +214,7 @@ impl<'p> Analyzer<'p> {
         Ok(Analyzer {
             prog,
             spent: Cell::new(0),
+            states: Cell::new(0),
         })
     }
 
@@ -220,8 +230,15 @@ impl<'p> Analyzer<'p> {
         } else {
             budget.max_bdd_steps / 256
         };
-        let (paths, spent) = Exec::new(self.prog, budget, steps, arch_token, numbers).run();
+        let max_states = if self.states.get() < budget.max_total_states {
+            budget.max_states
+        } else {
+            budget.max_states / 256
+        };
+        let exec = Exec::new(self.prog, budget, steps, arch_token, numbers);
+        let (paths, spent, states) = exec.run(max_states);
         self.spent.set(self.spent.get().saturating_add(spent));
+        self.states.set(self.states.get().saturating_add(states));
         paths
     }
 
@@ -374,7 +391,6 @@ impl Observer for Found {
 
 struct Exec<'p> {
     prog: &'p Program,
-    budget: &'p Budget,
     m: Machine,
     numbers: NrSet,
     domain: Node,
@@ -401,7 +417,6 @@ impl<'p> Exec<'p> {
         }
         Exec {
             prog,
-            budget,
             m,
             numbers,
             domain: TRUE,
@@ -446,8 +461,9 @@ impl<'p> Exec<'p> {
         Ok(domain)
     }
 
-    /// The paths, and the BDD steps taken to find them.
-    fn run(mut self) -> (SyscallPaths, u64) {
+    /// The paths, the BDD steps taken to find them and the states explored (at most
+    /// `max_states` exactly).
+    fn run(mut self, max_states: usize) -> (SyscallPaths, u64, usize) {
         let domain = match self.domain_of(self.numbers) {
             Ok(d) => d,
             Err(OutOfNodes) => {
@@ -456,24 +472,26 @@ impl<'p> Exec<'p> {
             }
         };
         self.domain = domain;
+        let mut states = 0;
         if domain != FALSE {
             let limits = Limits {
-                max_states: self.budget.max_states,
+                max_states,
                 count_steps: true,
                 strict: false,
                 deadline: None,
             };
             // Without `strict` the exploration always runs to the end.
-            let _ = symbolic::explore(
+            states = symbolic::explore(
                 self.prog,
                 &mut self.m,
                 State::initial(domain),
                 &limits,
                 &mut self.found,
-            );
+            )
+            .unwrap_or(max_states);
         }
         let steps = self.m.bdd.steps();
-        (self.finish(), steps)
+        (self.finish(), steps, states)
     }
 
     /// A concrete input in `cond`, run through the interpreter.
@@ -774,6 +792,44 @@ mod tests {
         assert!(starved.min_steps <= p.min_steps && starved.max_steps >= p.max_steps);
     }
 
+    /// The state budget spans an analyzer's analyses too ([`Budget::max_total_states`]): a
+    /// sum kept in scratch memory over 8 bit tests of `args[0]` gives 256 paths that never
+    /// merge. With a total the first analysis uses up, the next gets `max_states / 256`:
+    /// inexact, and still sound (its return set and path range contain the exact ones).
+    #[test]
+    fn the_state_budget_spans_all_analyses() {
+        let mut insns = vec![Insn::stmt(BPF_LD | BPF_IMM, 0), Insn::stmt(BPF_ST, 0)];
+        for i in 0..8 {
+            insns.push(Insn::ld_abs(16));
+            insns.push(jump(BPF_JSET, 1 << i, 0, 3));
+            insns.push(Insn::stmt(BPF_LD | BPF_MEM, 0));
+            insns.push(Insn::stmt(BPF_ALU | BPF_ADD | BPF_K, 1 << i));
+            insns.push(Insn::stmt(BPF_ST, 0));
+        }
+        insns.push(Insn::stmt(BPF_LD | BPF_MEM, 0));
+        insns.push(jump(BPF_JEQ, 0xab, 0, 1));
+        insns.push(Insn::ret(SECCOMP_RET_ALLOW));
+        insns.push(Insn::ret(0));
+        let prog = Program::new(insns);
+        let first = Analyzer::new(&prog).unwrap();
+        let exact = first.syscall(X86_64, 0, &Budget::default());
+        assert!(exact.exact);
+        assert_eq!(rets(&exact), [RetVal(0), RetVal::ALLOW]);
+        let needed = first.states.get();
+        assert!(needed > 256 * 2, "{needed} states: too few to starve");
+        let budget = Budget {
+            max_states: needed,
+            max_total_states: needed,
+            ..Budget::default()
+        };
+        let a = Analyzer::new(&prog).unwrap();
+        assert_eq!(a.syscall(X86_64, 0, &budget), exact);
+        let starved = a.syscall(X86_64, 0, &budget);
+        assert!(!starved.exact && starved.budget_exceeded);
+        assert_eq!(rets(&starved), [RetVal(0), RetVal::ALLOW]);
+        assert!(starved.min_steps <= exact.min_steps && starved.max_steps >= exact.max_steps);
+    }
+
     /// Soundness against the interpreter on random programs and inputs, and completeness of
     /// exact results through their witnesses.
     #[test]
@@ -790,6 +846,7 @@ mod tests {
             max_bdd_nodes: 300,
             max_bdd_steps: 1000,
             max_total_bdd_steps: 5000,
+            max_total_states: 40,
             max_ret_a_values: 2,
         };
         let x86_64 = Arch::X86_64.syscalls();

@@ -480,13 +480,14 @@ fn forget_dead(st: &mut State, live: u32) {
 ///
 /// Without `strict`, once the state budget is spent all states at an instruction are merged
 /// whatever their registers (an over-approximation: [`Machine::exact`] becomes false).
+/// Returns the `(instruction, state)` steps explored.
 pub fn explore(
     prog: &Program,
     m: &mut Machine,
     init: State,
     limits: &Limits,
     obs: &mut impl Observer,
-) -> Result<(), Stopped> {
+) -> Result<usize, Stopped> {
     let live = live_registers(prog);
     let mut init = init;
     forget_dead(&mut init, live[0]);
@@ -547,7 +548,7 @@ pub fn explore(
             }
         }
     }
-    Ok(())
+    Ok(explored)
 }
 
 /// Merges states at one instruction: exactly when registers, memory and steps agree, or (when
