@@ -180,7 +180,8 @@ fn budgets_give_unknown_with_the_reason() {
         },
         ..VerifyOptions::default()
     };
-    let v = equivalent(&asm("ret ALLOW"), &asm("ret ALLOW"), &no_time).unwrap();
+    // (Two different programs: identical ones are equal without exploring.)
+    let v = equivalent(&asm("ret ALLOW"), &asm("ld [nr]\nret ALLOW"), &no_time).unwrap();
     assert!(matches!(
         v,
         Verdict::Unknown {
@@ -345,4 +346,36 @@ fn sampling_finds_a_constant_difference_and_survives_unchecked_domains() {
         nrs: vec![NrSel::Range(5, 3)],
     };
     assert_eq!(sample_difference(&a, &b, &backwards), None);
+}
+
+/// A filter against itself is equal without a proof, whatever the budget (the product above
+/// runs out of nodes against anything else); an invalid one is still refused.
+#[test]
+fn a_filter_is_equal_to_itself_within_any_budget() {
+    let product = asm(
+        "ld [args[0].lo]\ntax\nld [args[1].lo]\nmul x\njeq #12345, allow\nret ERRNO(1)\nallow: ret ALLOW",
+    );
+    let opts = VerifyOptions {
+        budget: Budget {
+            max_bdd_nodes: 5000,
+            ..Budget::default()
+        },
+        ..VerifyOptions::default()
+    };
+    assert_eq!(
+        equivalent(&product, &product, &opts).unwrap(),
+        Verdict::Equal
+    );
+    // (The premise: against a copy with one more unreachable instruction, the budget runs out.)
+    let mut twin = product.clone();
+    twin.insns.push(crate::bpf::Insn::ret(0));
+    assert!(matches!(
+        equivalent(&product, &twin, &opts),
+        Ok(Verdict::Unknown { .. })
+    ));
+    let invalid = Program::new(vec![crate::bpf::Insn::ld_abs(64)]);
+    assert!(matches!(
+        equivalent(&invalid, &invalid, &opts),
+        Err(VerifyError::Invalid { side: Side::A, .. })
+    ));
 }
