@@ -238,21 +238,24 @@ pub enum VerifyError {
     },
 }
 
+/// `p` (side `side`) checked with [`validate_structure`].
+fn structure_of(p: &Program, side: Side) -> Result<(), VerifyError> {
+    validate_structure(p).map_err(|error| VerifyError::Invalid { side, error })
+}
+
 /// Decides whether `a` and `b` return the same value for every input of `opts.domain`.
 ///
 /// Both programs are checked first with
 /// [`validate_structure`] ([`VerifyError::Invalid`]):
 /// every kernel rule but the length limit, so an over-long reference (a profile's plain
-/// lowering) can be compared with its optimized form. A [`Verdict::Different`]
-/// counterexample has been reproduced by the interpreter on both programs.
+/// lowering) can be compared with its optimized form. Identical programs are equal without
+/// exploring. A [`Verdict::Different`] counterexample has been reproduced by the interpreter
+/// on both programs.
 pub fn equivalent(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<Verdict, VerifyError> {
     // The same instructions decide every input alike: no exploration needed (a filter whose
     // paths never merge ran into the budget against itself, "unknown" after 6 s).
     if a == b {
-        validate_structure(a).map_err(|error| VerifyError::Invalid {
-            side: Side::A,
-            error,
-        })?;
+        structure_of(a, Side::A)?;
         opts.domain.check()?;
         return Ok(Verdict::Equal);
     }
@@ -328,14 +331,8 @@ impl<'p> Pair<'p> {
         b: &'p Program,
         opts: &VerifyOptions,
     ) -> Result<Result<Self, UnknownReason>, VerifyError> {
-        validate_structure(a).map_err(|error| VerifyError::Invalid {
-            side: Side::A,
-            error,
-        })?;
-        validate_structure(b).map_err(|error| VerifyError::Invalid {
-            side: Side::B,
-            error,
-        })?;
+        structure_of(a, Side::A)?;
+        structure_of(b, Side::B)?;
         opts.domain.check()?;
         let budget = &opts.budget;
         let deadline = budget.time_limit.map(|t| Instant::now() + t);
