@@ -165,7 +165,12 @@ pub enum DiffOutcome {
 }
 
 /// How the two filters differ over `opts.domain`, grouped per arch and syscall.
+///
+/// Identical programs are equal without exploring, as in [`super::equivalent`].
 pub fn diff(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<DiffOutcome, VerifyError> {
+    if super::identical(a, b, opts)? {
+        return Ok(DiffOutcome::Equal);
+    }
     let mut pair = match Pair::explore(a, b, opts)? {
         Ok(p) => p,
         Err(reason) => return Ok(DiffOutcome::Unknown { reason }),

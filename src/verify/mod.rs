@@ -243,6 +243,19 @@ fn structure_of(p: &Program, side: Side) -> Result<(), VerifyError> {
     validate_structure(p).map_err(|error| VerifyError::Invalid { side, error })
 }
 
+/// Whether `a` and `b` are the same instructions (after both checks [`Pair::explore`] makes
+/// first: the structure and the domain). The same instructions decide every input alike, so
+/// no exploration is needed: a filter whose paths never merge ran into the budget against
+/// itself ("unknown" after 6 s).
+fn identical(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<bool, VerifyError> {
+    if a != b {
+        return Ok(false);
+    }
+    structure_of(a, Side::A)?;
+    opts.domain.check()?;
+    Ok(true)
+}
+
 /// Decides whether `a` and `b` return the same value for every input of `opts.domain`.
 ///
 /// Both programs are checked first with
@@ -252,11 +265,7 @@ fn structure_of(p: &Program, side: Side) -> Result<(), VerifyError> {
 /// exploring. A [`Verdict::Different`] counterexample has been reproduced by the interpreter
 /// on both programs.
 pub fn equivalent(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<Verdict, VerifyError> {
-    // The same instructions decide every input alike: no exploration needed (a filter whose
-    // paths never merge ran into the budget against itself, "unknown" after 6 s).
-    if a == b {
-        structure_of(a, Side::A)?;
-        opts.domain.check()?;
+    if identical(a, b, opts)? {
         return Ok(Verdict::Equal);
     }
     let mut pair = match Pair::explore(a, b, opts)? {

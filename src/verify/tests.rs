@@ -366,6 +366,7 @@ fn a_filter_is_equal_to_itself_within_any_budget() {
         equivalent(&product, &product, &opts).unwrap(),
         Verdict::Equal
     );
+    assert_eq!(diff(&product, &product, &opts).unwrap(), DiffOutcome::Equal);
     // (The premise: against a copy with one more unreachable instruction, the budget runs out.)
     let mut twin = product.clone();
     twin.insns.push(crate::bpf::Insn::ret(0));
@@ -373,9 +374,17 @@ fn a_filter_is_equal_to_itself_within_any_budget() {
         equivalent(&product, &twin, &opts),
         Ok(Verdict::Unknown { .. })
     ));
+    assert!(matches!(
+        diff(&product, &twin, &opts),
+        Ok(DiffOutcome::Unknown { .. })
+    ));
     let invalid = Program::new(vec![crate::bpf::Insn::ld_abs(64)]);
     assert!(matches!(
         equivalent(&invalid, &invalid, &opts),
+        Err(VerifyError::Invalid { side: Side::A, .. })
+    ));
+    assert!(matches!(
+        diff(&invalid, &invalid, &opts),
         Err(VerifyError::Invalid { side: Side::A, .. })
     ));
 }
