@@ -87,7 +87,7 @@ impl ArchSet {
         }
         for a in self.arches() {
             let bit = ArchSet(Self::bit(a));
-            if compare(op, a.token(), k) {
+            if jump_taken(op, a.token(), k) {
                 taken = taken.union(bit);
             } else {
                 not_taken = not_taken.union(bit);
@@ -114,17 +114,6 @@ impl ArchSet {
             (Some(a), None) => Some(a),
             _ => None,
         }
-    }
-}
-
-/// The unsigned comparison a conditional jump makes.
-fn compare(op: u16, a: u32, k: u32) -> bool {
-    match op {
-        BPF_JEQ => a == k,
-        BPF_JGT => a > k,
-        BPF_JGE => a >= k,
-        BPF_JSET => a & k != 0,
-        _ => false,
     }
 }
 
@@ -276,7 +265,8 @@ pub(crate) fn infer_knowledge_with(
             continue;
         }
         if insn.is_conditional_jump() {
-            let (taken, not_taken) = if src(code) == BPF_K {
+            // (An opcode the kernel refuses narrows nothing: the filter would not load.)
+            let (taken, not_taken) = if src(code) == BPF_K && is_seccomp_opcode(code) {
                 know.split(op(code), insn.k)
             } else {
                 (know, know)

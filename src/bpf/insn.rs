@@ -104,6 +104,38 @@ pub const fn miscop(code: u16) -> u16 {
     code & 0xf8
 }
 
+/// What an ALU operation computes from `a` and its operand: 32-bit, wrapping, shifts by the
+/// operand's low 5 bits (as the kernel's interpreter and JITs do). `DIV` by 0 gives 0 here;
+/// the kernel ends the program instead (returning 0), so a caller that can meet it checks
+/// first. One definition for every evaluator (the symbolic one on constants, the optimizer's
+/// lifting and cost model, the disassembler's notes).
+pub fn alu_result(op: u16, a: u32, operand: u32) -> u32 {
+    match op {
+        BPF_ADD => a.wrapping_add(operand),
+        BPF_SUB => a.wrapping_sub(operand),
+        BPF_MUL => a.wrapping_mul(operand),
+        BPF_DIV => a.checked_div(operand).unwrap_or(0),
+        BPF_OR => a | operand,
+        BPF_AND => a & operand,
+        BPF_XOR => a ^ operand,
+        BPF_LSH => a.wrapping_shl(operand & 31),
+        BPF_RSH => a.wrapping_shr(operand & 31),
+        // BPF_NEG (the validator admits no other operation).
+        _ => a.wrapping_neg(),
+    }
+}
+
+/// Whether a conditional jump is taken: the unsigned comparison of `a` with its operand.
+pub fn jump_taken(op: u16, a: u32, operand: u32) -> bool {
+    match op {
+        BPF_JEQ => a == operand,
+        BPF_JGT => a > operand,
+        BPF_JGE => a >= operand,
+        // BPF_JSET (the validator admits no other condition).
+        _ => a & operand != 0,
+    }
+}
+
 /// One classic-BPF instruction (`struct sock_filter`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Insn {

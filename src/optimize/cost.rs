@@ -70,7 +70,7 @@ impl Val {
 /// `a op b` for the abstract values; exact on constants, sound otherwise.
 fn alu_abstract(op: u16, a: Val, b: Val) -> Val {
     if let (Val::Const(a), Val::Const(b)) = (a, b) {
-        return Val::Const(alu(op, a, b));
+        return Val::Const(alu_result(op, a, b));
     }
     let (pa, pb) = (a.possible(), b.possible());
     match (op, b) {
@@ -338,22 +338,6 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
         returns,
         returns_complete,
         unknown_words_read,
-    }
-}
-
-fn alu(op: u16, a: u32, k: u32) -> u32 {
-    match op {
-        BPF_ADD => a.wrapping_add(k),
-        BPF_SUB => a.wrapping_sub(k),
-        BPF_MUL => a.wrapping_mul(k),
-        BPF_DIV => a.checked_div(k).unwrap_or(0),
-        BPF_OR => a | k,
-        BPF_AND => a & k,
-        BPF_LSH => a.wrapping_shl(k & 31),
-        BPF_RSH => a.wrapping_shr(k & 31),
-        BPF_NEG => a.wrapping_neg(),
-        BPF_XOR => a ^ k,
-        _ => a,
     }
 }
 

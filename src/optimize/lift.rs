@@ -769,7 +769,7 @@ impl<'a> Specializer<'a> {
                         if is_identity(op(code), alu_k.k) {
                             None
                         } else if let Val::Const(a) = regs.a {
-                            let c = alu(op(code), a, alu_k.k);
+                            let c = alu_result(op(code), a, alu_k.k);
                             regs.a = Val::Const(c);
                             Some(imm(c))
                         } else {
@@ -842,7 +842,7 @@ impl<'a> Specializer<'a> {
         };
         match ctx.regs.a {
             Val::Const(a) => {
-                let taken = compare(jop, a, k);
+                let taken = jump_taken(jop, a, k);
                 Ok(Step::Skip(
                     self.context(if taken { jt } else { jf }, ctx.clone())?,
                 ))
@@ -1234,32 +1234,6 @@ fn is_identity(op: u16, k: u32) -> bool {
         BPF_MUL | BPF_DIV => k == 1,
         BPF_AND => k == u32::MAX,
         _ => false,
-    }
-}
-
-/// 32-bit ALU as the kernel computes it (`k` nonzero for `DIV`, below 32 for shifts).
-fn alu(op: u16, a: u32, k: u32) -> u32 {
-    match op {
-        BPF_ADD => a.wrapping_add(k),
-        BPF_SUB => a.wrapping_sub(k),
-        BPF_MUL => a.wrapping_mul(k),
-        BPF_DIV => a.checked_div(k).unwrap_or(0),
-        BPF_OR => a | k,
-        BPF_AND => a & k,
-        BPF_LSH => a.wrapping_shl(k),
-        BPF_RSH => a.wrapping_shr(k),
-        BPF_NEG => a.wrapping_neg(),
-        BPF_XOR => a ^ k,
-        _ => a,
-    }
-}
-
-fn compare(op: u16, a: u32, k: u32) -> bool {
-    match op {
-        BPF_JEQ => a == k,
-        BPF_JGT => a > k,
-        BPF_JGE => a >= k,
-        _ => a & k != 0,
     }
 }
 

@@ -249,7 +249,7 @@ impl Machine {
     /// `a OP b` for ALU operations other than division by zero (handled by the caller).
     pub fn alu(&mut self, op: u16, a: Val, b: Val) -> Val {
         if let (Val::Const(x), Val::Const(y)) = (a, b) {
-            return Val::Const(concrete_alu(op, x, y));
+            return Val::Const(alu_result(op, x, y));
         }
         let (Some(ab), Some(bb)) = (self.bits_of(a), self.bits_of(b)) else {
             return self.opaque();
@@ -266,7 +266,7 @@ impl Machine {
     /// Which way a conditional jump `a OP b` goes.
     pub fn decide(&mut self, op: u16, a: Val, b: Val) -> Decision {
         if let (Val::Const(x), Val::Const(y)) = (a, b) {
-            return Decision::Always(concrete_jump(op, x, y));
+            return Decision::Always(jump_taken(op, x, y));
         }
         let (Some(ab), Some(bb)) = (self.bits_of(a), self.bits_of(b)) else {
             self.exact = false;
@@ -332,34 +332,6 @@ impl Machine {
             }
         }
         Some(words)
-    }
-}
-
-/// Concrete ALU semantics (32-bit, wrapping, shifts by `& 31`); `DIV` by 0 is never asked.
-pub fn concrete_alu(op: u16, a: u32, b: u32) -> u32 {
-    match op {
-        BPF_ADD => a.wrapping_add(b),
-        BPF_SUB => a.wrapping_sub(b),
-        BPF_MUL => a.wrapping_mul(b),
-        BPF_DIV => a.checked_div(b).unwrap_or(0),
-        BPF_OR => a | b,
-        BPF_AND => a & b,
-        BPF_XOR => a ^ b,
-        BPF_LSH => a.wrapping_shl(b & 31),
-        BPF_RSH => a.wrapping_shr(b & 31),
-        // BPF_NEG (the validator admits no other operation).
-        _ => a.wrapping_neg(),
-    }
-}
-
-/// Concrete jump conditions (unsigned comparisons).
-pub fn concrete_jump(op: u16, a: u32, b: u32) -> bool {
-    match op {
-        BPF_JEQ => a == b,
-        BPF_JGT => a > b,
-        BPF_JGE => a >= b,
-        // BPF_JSET.
-        _ => a & b != 0,
     }
 }
 
