@@ -814,3 +814,58 @@ fn max_path_counts_the_layouts_jumps() {
     assert!(syntactic_longest_path(&prog) <= 13);
     assert!(stderr.contains("proved equal"), "{stderr}");
 }
+
+/// A workload read for one ABI given to a filter for another: every call takes the filter's
+/// other-arch path, so the workload cannot shape the layout. optimize says so (on stderr and
+/// in the JSON notes), and says nothing once the workload is read for the filter's ABI.
+#[test]
+fn a_workload_on_an_arch_the_filter_does_not_check_is_flagged() {
+    let filter = temp_file(
+        "aarch64-only.s",
+        b"ld [arch]\njeq #AUDIT_ARCH_AARCH64, next, kill\nld [nr]\n\
+          jeq #aarch64.read, allow\njeq #aarch64.write, allow\njeq #aarch64.futex, allow\n\
+          ret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS\n",
+    );
+    let weights = temp_file("rw.json", br#"{"read": 1000, "write": 10, "futex": 500}"#);
+    let out = temp_dir().join("aarch64-only.opt.bpf");
+    let run = |arch: &str| {
+        let (code, stdout, stderr) = secopt(&[
+            "optimize",
+            s(&filter),
+            "-o",
+            s(&out),
+            "--weights",
+            s(&weights),
+            "--arch",
+            arch,
+            "--report",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        let notes: Vec<String> = doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect();
+        (notes, stderr)
+    };
+    let (notes, stderr) = run("x86_64");
+    let flagged: Vec<&String> = notes
+        .iter()
+        .filter(|n| n.contains("does not single out"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{notes:?}");
+    assert!(flagged[0].contains("all on x86_64") && flagged[0].contains("checks aarch64"));
+    assert!(
+        stderr.contains("warning: the workload's calls are all on x86_64"),
+        "{stderr}"
+    );
+    let (notes, stderr) = run("aarch64");
+    assert!(
+        !notes.iter().any(|n| n.contains("single out")) && !stderr.contains("single out"),
+        "{notes:?} {stderr}"
+    );
+}

@@ -303,6 +303,9 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         }
     };
     let mut notes = Vec::new();
+    if let Some(w) = &opts.weights {
+        notes.extend(workload_misses_the_filter(prog, w));
+    }
     if opts.favor_in_effect() != opts.favor {
         notes.push(
             "favouring speed needs a workload (--weights): without one the default weights are a guess, and the dispatch is balanced"
@@ -719,11 +722,7 @@ pub fn arches_checked(prog: &Program) -> Vec<Arch> {
     let cuts = lift::arch_cuts(prog);
     let mut arches: Vec<Arch> = Vec::new();
     for a in Arch::ALL {
-        let t = a.token();
-        let tested = cuts.binary_search(&t).is_ok()
-            && t.checked_add(1)
-                .map_or(true, |t1| cuts.binary_search(&t1).is_ok());
-        if tested && !arches.contains(&a) {
+        if token_checked(&cuts, a.token()) && !arches.contains(&a) {
             arches.push(a);
         }
     }
@@ -735,6 +734,56 @@ pub fn arches_checked(prog: &Program) -> Vec<Arch> {
         arches.swap(0, i);
     }
     arches
+}
+
+/// Whether the arch comparisons cutting at `cuts` ([`lift::arch_cuts`]) single out `token`.
+fn token_checked(cuts: &[u32], token: u32) -> bool {
+    cuts.binary_search(&token).is_ok()
+        && token
+            .checked_add(1)
+            .map_or(true, |t1| cuts.binary_search(&t1).is_ok())
+}
+
+/// A warning when the filter compares the arch and none of the workload's calls is on an arch
+/// it singles out: every call then takes the filter's path for other arches (a few
+/// instructions to a kill), so the workload shapes nothing and the costs reported for it
+/// say nothing. The usual cause: a workload read for the host's ABI (names without an arch)
+/// given to another ABI's filter.
+fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<String> {
+    let cuts = lift::arch_cuts(prog);
+    let calls: Vec<(u32, u32)> = weights
+        .iter()
+        .filter(|&(_, _, c)| c > 0.0)
+        .map(|(t, nr, _)| (t, nr))
+        .collect();
+    if cuts.is_empty() || calls.is_empty() || calls.iter().any(|&(t, _)| token_checked(&cuts, t)) {
+        return None;
+    }
+    let mut on: Vec<String> = calls
+        .iter()
+        .map(|&(t, nr)| match Arch::of_data(t, nr) {
+            Some(a) => a.name().to_string(),
+            None => format!("arch {t:#010x}"),
+        })
+        .collect();
+    on.sort();
+    on.dedup();
+    let checked: Vec<&str> = Arch::ALL
+        .iter()
+        .filter(|a| token_checked(&cuts, a.token()))
+        .map(|a| a.name())
+        .collect();
+    Some(format!(
+        "the workload's calls are all on {}, which this filter does not single out (it checks {}): \
+         they all take its path for other arches, so the workload does not shape the layout and \
+         its costs say nothing; if the workload is for another ABI, say which (--arch)",
+        on.join(", "),
+        if checked.is_empty() {
+            "only arch tokens secopt does not know".to_string()
+        } else {
+            checked.join(", ")
+        }
+    ))
 }
 
 /// Size, cacheable counts, costs and worst case of one program.
