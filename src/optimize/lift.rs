@@ -653,6 +653,23 @@ impl<'a> Specializer<'a> {
         ctx.known.iter().find(|(x, _)| *x == w).map(|(_, s)| s)
     }
 
+    /// The one value `v` can have on this context's paths, if it has one: a constant, or a
+    /// word the path's tests have pinned to one value (`jeq #3` taken: an ALU operation on
+    /// that word folds, as the same operation on the constant would; Firecracker's `mmap`
+    /// rule tests `args[2] == 3` and then `args[2] & 4`).
+    fn single_value(ctx: &Ctx, v: Val) -> Option<u32> {
+        match v {
+            Val::Const(c) => Some(c),
+            Val::Word(WORD_NR) => ctx.nr.filter(|(lo, hi)| lo == hi).map(|(lo, _)| lo),
+            Val::Word(WORD_ARCH) => None,
+            Val::Word(w) => match Self::known_set(ctx, w)?.ranges() {
+                [(lo, hi)] if lo == hi => Some(*lo),
+                _ => None,
+            },
+            Val::Unknown => None,
+        }
+    }
+
     fn with_known(ctx: &Ctx, w: u8, set: IntervalSet) -> Ctx {
         // Many ranges cost hashing and copying in every context; the bounds are still true.
         let set = if set.ranges().len() > MAX_KNOWN_RANGES {
@@ -768,7 +785,7 @@ impl<'a> Specializer<'a> {
                         };
                         if is_identity(op(code), alu_k.k) {
                             None
-                        } else if let Val::Const(a) = regs.a {
+                        } else if let Some(a) = Self::single_value(&ctx, regs.a) {
                             let c = alu_result(op(code), a, alu_k.k);
                             regs.a = Val::Const(c);
                             Some(imm(c))
@@ -1364,6 +1381,33 @@ mod tests {
         let t = dag.test(jeq(5, 0, 0), r3, r2);
         let expect = dag.op(Insn::ld_abs(16), t);
         assert_eq!(lifted.classes.len(), 1);
+        assert_eq!(lifted.classes[0].pieces.len(), 1);
+        assert_eq!(lifted.classes[0].pieces[0].body, expect);
+    }
+
+    #[test]
+    fn alu_on_a_word_the_path_pinned_folds() {
+        // ld [16]; jeq #3 → A : B;  A: ld [24]; jeq #17 → ret 1 : B;
+        // B: ld [16]; and #4; jeq #0 → ret 1 : ret 2.
+        // From A, args[0].lo is 3 and 3 & 4 == 0: B answers ret 1 there, so A's test of
+        // args[1] has two equal sides and goes too. (Firecracker's `mmap` rule has this shape.)
+        let p = Program::new(vec![
+            Insn::ld_abs(16),
+            jeq(3, 0, 2),
+            Insn::ld_abs(24),
+            jeq(17, 3, 0),
+            Insn::ld_abs(16),
+            Insn::stmt(BPF_ALU | BPF_AND | BPF_K, 4),
+            jeq(0, 0, 1),
+            Insn::ret(1),
+            Insn::ret(2),
+        ]);
+        let lifted = lift(&p, &LiftConfig::FULL).unwrap();
+        let mut dag = lifted.dag.clone();
+        let (r1, r2) = (dag.ret(1), dag.ret(2));
+        let masked = dag.test(Insn::jump(BPF_JMP | BPF_JSET | BPF_K, 4, 0, 0), r2, r1);
+        let t = dag.test(jeq(3, 0, 0), r1, masked);
+        let expect = dag.op(Insn::ld_abs(16), t);
         assert_eq!(lifted.classes[0].pieces.len(), 1);
         assert_eq!(lifted.classes[0].pieces[0].body, expect);
     }
