@@ -598,7 +598,9 @@ fn rank(
         (_, Some(l)) => {
             let lifted = ranked[l].0;
             // Candidates that dominate the lifted program, then it, then the rest; each
-            // group cheapest first.
+            // group cheapest first, then smallest, then shortest worst path (the bytecode
+            // passes may add a `ja` to a layout the input already had: of two candidates of
+            // one cost the input's own 94 instructions, not the passes' 95).
             ranked.sort_by(|a, b| {
                 let class = |s: &Standing, m: Method| {
                     if m == Method::Lifted {
@@ -612,6 +614,7 @@ fn rank(
                 class(&a.0, a.1 .0)
                     .cmp(&class(&b.0, b.1 .0))
                     .then(a.0.cost.total_cmp(&b.0.cost))
+                    .then((a.0.len, a.0.worst).cmp(&(b.0.len, b.0.worst)))
             });
         }
     }
@@ -843,5 +846,53 @@ fn make_report(
             ASSUMPTION
         },
         kernel: opts.kernel.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::asm::assemble;
+
+    fn asm(text: &str) -> Program {
+        assemble(text).unwrap()
+    }
+
+    /// Of candidates that dominate the lifted program and cost the same, the smallest comes
+    /// first (the bytecode passes once kept a `ja` the input did not have, and won on order).
+    #[test]
+    fn of_equally_cheap_candidates_the_smaller_ranks_first() {
+        let body = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\n\
+                    jeq #x86_64.read, allow\nret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS\n";
+        let input = asm(body);
+        // The same paths, one unreachable instruction more.
+        let padded = asm(&format!("{body}ret ERRNO(2)\n"));
+        // One load more on every path of x86_64: costlier, longer.
+        let lifted = asm(&body.replace("ld [nr]\n", "ld [nr]\nld [nr]\n"));
+        let mut candidates = vec![
+            (Method::Lifted, lifted),
+            (Method::BytecodePasses, padded),
+            (Method::Unchanged, input.clone()),
+        ];
+        let weights = Weights::default_for(&[Arch::X86_64]);
+        let mut notes = Vec::new();
+        let opts = OptimizeOptions::default();
+        rank(
+            &mut candidates,
+            &weights,
+            &[Arch::X86_64],
+            &opts,
+            &mut notes,
+        );
+        let order: Vec<Method> = candidates.iter().map(|c| c.0).collect();
+        assert_eq!(
+            order,
+            vec![Method::Unchanged, Method::BytecodePasses, Method::Lifted]
+        );
+        assert_eq!(candidates[0].1, input);
+        assert!(
+            notes[0].contains("ranks below the input (7 instructions"),
+            "{notes:?}"
+        );
     }
 }
