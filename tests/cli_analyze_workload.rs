@@ -793,3 +793,36 @@ fn bad_workloads_are_errors_naming_the_file_and_place() {
         &["native ABI"],
     );
 }
+
+/// A workload of one ABI against a filter for another: each call costs the filter's few
+/// instructions to its other-arch kill, which says nothing about the filter. The report notes
+/// it; read for the filter's ABI, the workload gets no such note.
+#[test]
+fn a_workload_on_an_arch_the_filter_does_not_check_is_noted() {
+    let filter = temp_file(
+        "aarch64-only.s",
+        b"ld [arch]\njeq #AUDIT_ARCH_AARCH64, next, kill\nld [nr]\n\
+          jeq #aarch64.read, allow\nret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS\n",
+    );
+    let workload = temp_file("read-write.json", br#"{"read": 1000, "write": 10}"#);
+    let notes = |arch: &str| -> Vec<String> {
+        let report = analyze_json(&filter, &workload, &["--arch", arch]);
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let x86 = notes("x86_64");
+    assert!(
+        x86.iter()
+            .any(|n| n.contains("all on x86_64") && n.contains("checks aarch64")),
+        "{x86:?}"
+    );
+    let native = notes("aarch64");
+    assert!(
+        !native.iter().any(|n| n.contains("single out")),
+        "{native:?}"
+    );
+}

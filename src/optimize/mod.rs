@@ -747,18 +747,18 @@ fn token_checked(cuts: &[u32], token: u32) -> bool {
             .map_or(true, |t1| cuts.binary_search(&t1).is_ok())
 }
 
-/// A warning when the filter compares the arch and none of the workload's calls is on an arch
-/// it singles out: every call then takes the filter's path for other arches (a few
-/// instructions to a kill), so the workload shapes nothing and the costs reported for it
-/// say nothing. The usual cause: a workload read for the host's ABI (names without an arch)
-/// given to another ABI's filter.
-fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<String> {
+/// When the filter compares the arch and none of `calls` (`(token, nr)` of a workload's
+/// calls) is on an arch it singles out: the ABIs of the calls and those the filter checks, as
+/// text. Every call then takes the filter's path for other arches (a few instructions to a
+/// kill), so the workload shapes no layout and its costs say nothing about the filter. The
+/// usual cause: a workload read for the host's ABI (names without an arch) given to another
+/// ABI's filter.
+pub fn calls_miss_the_filter(
+    prog: &Program,
+    calls: impl Iterator<Item = (u32, u32)>,
+) -> Option<(String, String)> {
     let cuts = lift::arch_cuts(prog);
-    let calls: Vec<(u32, u32)> = weights
-        .iter()
-        .filter(|&(_, _, c)| c > 0.0)
-        .map(|(t, nr, _)| (t, nr))
-        .collect();
+    let calls: Vec<(u32, u32)> = calls.collect();
     if cuts.is_empty() || calls.is_empty() || calls.iter().any(|&(t, _)| token_checked(&cuts, t)) {
         return None;
     }
@@ -776,16 +776,25 @@ fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<Strin
         .filter(|a| token_checked(&cuts, a.token()))
         .map(|a| a.name())
         .collect();
+    let checked = if checked.is_empty() {
+        "only arch tokens secopt does not know".to_string()
+    } else {
+        checked.join(", ")
+    };
+    Some((on.join(", "), checked))
+}
+
+/// [`calls_miss_the_filter`] for the weights `optimize` lays the program out for, as a note.
+fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<String> {
+    let calls = weights
+        .iter()
+        .filter(|&(_, _, c)| c > 0.0)
+        .map(|(t, nr, _)| (t, nr));
+    let (on, checked) = calls_miss_the_filter(prog, calls)?;
     Some(format!(
-        "the workload's calls are all on {}, which this filter does not single out (it checks {}): \
-         they all take its path for other arches, so the workload does not shape the layout and \
-         its costs say nothing; if the workload is for another ABI, say which (--arch)",
-        on.join(", "),
-        if checked.is_empty() {
-            "only arch tokens secopt does not know".to_string()
-        } else {
-            checked.join(", ")
-        }
+        "the workload's calls are all on {on}, which this filter does not single out (it checks \
+         {checked}): they all take its path for other arches, so the workload does not shape the \
+         layout and its costs say nothing; if the workload is for another ABI, say which (--arch)"
     ))
 }
 
