@@ -31,7 +31,6 @@ import time
 SECOPT = os.environ.get("SECOPT", "target/release/secopt")
 WORKLOAD = "../shared/workloads/nginx-wrk.strace-c.txt"
 ARCH = {"x86_64": "AUDIT_ARCH_X86_64", "x86": "AUDIT_ARCH_I386", "aarch64": "AUDIT_ARCH_AARCH64"}
-MAXNR = {"x86_64": 450, "x86": 450, "aarch64": 450}
 
 class P:
     def __init__(s): s.lines=[]; s.n=0
@@ -42,7 +41,7 @@ class P:
 def nrs(rng, k, arch):
     return sorted(rng.sample(range(0, 440), k))
 
-def argcheck(p, rng, ok, bad, style):
+def argcheck(p, rng, ok, bad):
     """An argument check: jumps to ok or bad."""
     a = rng.randrange(6)
     kind = rng.randrange(4)
@@ -100,7 +99,7 @@ def chromium(rng, arches, k):
                 p.l(t)
                 if acts[n] == "ARGS":
                     ok, bad = L(), L()
-                    argcheck(p, rng, ok, bad, "chromium")
+                    argcheck(p, rng, ok, bad)
                     p.l(ok); p.i("ret ALLOW"); p.l(bad); p.i("ret ERRNO(1)")
                 else:
                     p.i(f"ret {acts[n]}")
@@ -149,7 +148,7 @@ def gvisor(rng, arches, k):
                 ok, bad = L(), L()
                 # several alternative rules: each a 64-bit check
                 for _ in range(rng.randrange(1,3)):
-                    nxt=L(); argcheck(p, rng, ok, nxt, "gvisor"); p.l(nxt)
+                    nxt=L(); argcheck(p, rng, ok, nxt); p.l(nxt)
                 p.i("ret TRAP")
                 p.l(ok); p.i("ret ALLOW")
             else:
@@ -160,21 +159,26 @@ def gvisor(rng, arches, k):
     p.l("allowall"); p.i("ret ALLOW")
     return p.text()
 
+def linear_allow_chain(p, rng, nums, L, plain_share):
+    """`jeq nr; ret ALLOW` pairs (minijail, OpenSSH); a share of the numbers get an argument
+    check instead, after which `nr` is loaded again; KILL_PROCESS at the end."""
+    for n in nums:
+        if rng.random() < plain_share:
+            p.i(f"jeq #{n}, next, +1"); p.i("ret ALLOW")
+        else:
+            skip = L(); p.i(f"jeq #{n}, next, {skip}")
+            ok, bad = L(), L(); argcheck(p, rng, ok, bad)
+            p.l(ok); p.i("ret ALLOW"); p.l(bad); p.i("ret KILL_PROCESS")
+            p.l(skip); p.i("ld [nr]")
+    p.i("ret KILL_PROCESS")
+
 def minijail(rng, arches, k):
     p=P(); lab=[0]
     def L(): lab[0]+=1; return f"m{lab[0]}"
     a=arches[0]
     p.i("ld [arch]"); p.i(f"jeq #{ARCH[a]}, next, +1"); p.i("ja body"); p.i("ret KILL_PROCESS")
     p.l("body"); p.i("ld [nr]")
-    for n in nrs(rng, k, a):
-        if rng.random()<0.8:
-            p.i(f"jeq #{n}, next, +1"); p.i("ret ALLOW")
-        else:
-            skip=L(); p.i(f"jeq #{n}, next, {skip}")
-            ok,bad=L(),L(); argcheck(p,rng,ok,bad,"minijail")
-            p.l(ok); p.i("ret ALLOW"); p.l(bad); p.i("ret KILL_PROCESS")
-            p.l(skip); p.i("ld [nr]")
-    p.i("ret KILL_PROCESS")
+    linear_allow_chain(p, rng, nrs(rng, k, a), L, 0.8)
     return p.text()
 
 def openssh(rng, arches, k):
@@ -186,15 +190,7 @@ def openssh(rng, arches, k):
     nums=nrs(rng,k,a)
     for n in nums[:3]:
         p.i(f"jeq #{n}, next, +1"); p.i("ret ERRNO(13)")
-    for n in nums[3:]:
-        if rng.random()<0.85:
-            p.i(f"jeq #{n}, next, +1"); p.i("ret ALLOW")
-        else:
-            skip=L(); p.i(f"jeq #{n}, next, {skip}")
-            ok,bad=L(),L(); argcheck(p,rng,ok,bad,"openssh")
-            p.l(ok); p.i("ret ALLOW"); p.l(bad); p.i("ret KILL_PROCESS")
-            p.l(skip); p.i("ld [nr]")
-    p.i("ret KILL_PROCESS")
+    linear_allow_chain(p, rng, nums[3:], L, 0.85)
     return p.text()
 
 def systemd(rng, arches, k):
