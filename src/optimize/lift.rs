@@ -15,7 +15,8 @@
 //! - the set of values `nr` can still have (an [`IntervalSet`]), while a later instruction may
 //!   still look at `nr`;
 //! - for the other words, the set of values the path's tests allow (so an argument test that
-//!   repeats an earlier one is folded too).
+//!   repeats an earlier one is folded too, and an ALU operation on a word pinned to one value
+//!   is that operation on the constant).
 //!
 //! A test of `nr` against a constant that the current set does not decide *forks*: each side
 //! continues with its part of the set. A test of any other word that the knowledge does not
