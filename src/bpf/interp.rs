@@ -14,6 +14,13 @@
 //!
 //! [`eval`] is the fast path; [`trace`] also records the path, which `seccomp_data` words
 //! were read, and feeds a [`Coverage`] map.
+//!
+//! The ALU and jump semantics here are written out on purpose rather than taken from
+//! [`super::insn::alu_result`] / [`super::insn::jump_taken`], which the symbolic executor and
+//! the optimizer share: this interpreter is the independent check on both (it confirms the
+//! verifier's counterexamples, the random-program tests compare optimized programs with their
+//! inputs through it, and the kernel-oracle tests compare it with the running kernel), so a
+//! slip in the shared definition cannot hide here as well.
 
 use super::data::{SeccompData, Words, NUM_WORDS};
 use super::insn::*;
