@@ -8,7 +8,9 @@
 //! Emission runs *backwards*, from the last instruction to the first. Because every jump goes
 //! forward, when an instruction is placed all its targets are already placed and its offsets are
 //! known exactly, so jump ranges are handled on the spot:
-//! - a straight-line instruction whose successor is not the next instruction gets a `ja`;
+//! - a straight-line instruction whose successor is not the next instruction gets a `ja`, or
+//!   a copy of the successor where that is one test whose targets the copy reaches (the same
+//!   size, one instruction less at run time);
 //! - a return is never jumped to from afar: each edge to a return uses the nearest copy of it
 //!   within reach (255 for conditional jumps, 0 for fall-through), or a new copy is placed right
 //!   behind the jump — one instruction, exactly what a `ja` to a shared return would cost, and
@@ -136,10 +138,20 @@ impl Emitter {
         let target = self.start[&next];
         if Some(target) != last {
             let e = self.rev.len();
-            self.push(
-                Insn::ja((e - target - 1) as u32),
-                needs.get(&next).copied().unwrap_or(0),
-            );
+            let need = needs.get(&next).copied().unwrap_or(0);
+            // A test whose two targets this spot reaches directly: a copy of it takes the
+            // place the `ja` would, and the path runs one instruction less (a shared tail
+            // `jeq #1, allow, kill` after several argument loads).
+            if let Node::Test { insn, t, f } = node {
+                if let (Some(jt), Some(jf)) = (self.reach(dag, t, e), self.reach(dag, f, e)) {
+                    let mut copy = insn;
+                    copy.jt = jt;
+                    copy.jf = jf;
+                    self.push(copy, need);
+                    return;
+                }
+            }
+            self.push(Insn::ja((e - target - 1) as u32), need);
         }
     }
 
@@ -304,6 +316,42 @@ mod tests {
         for (nr, want) in [(1, 0x7fff_0000), (2, 0x7fff_0000), (3, 0)] {
             let d = SeccompData::new(0xc000_003e, nr, [0; 6]);
             assert_eq!(interp::eval(&p, &d).unwrap().0, want);
+        }
+    }
+
+    #[test]
+    fn a_shared_one_test_tail_is_copied_instead_of_jumped_to() {
+        // ld [0]; jeq #1 → (ld [16]; T) : (ld [24]; T), T = jeq #9 → ALLOW : KILL.
+        // One of the loads cannot fall through to T; a `ja T` would take one instruction,
+        // and so does a copy of T, which also runs one instruction less.
+        let mut dag = Dag::new();
+        let (allow, kill) = (dag.ret(0x7fff_0000), dag.ret(0));
+        let tail = dag.test(jeq(9), allow, kill);
+        let (a0, a1) = (
+            dag.op(Insn::ld_abs(16), tail),
+            dag.op(Insn::ld_abs(24), tail),
+        );
+        let t = dag.test(jeq(1), a0, a1);
+        let root = dag.op(Insn::ld_abs(0), t);
+        let p = layout(&dag, root).unwrap();
+        validate(&p).unwrap();
+        // ld, jeq, two loads, two copies of T, two returns (hand count; with a `ja`, the same 8).
+        assert_eq!(p.len(), 8);
+        assert!(!p.insns.iter().any(|i| i.is_ja()), "{p:?}");
+        let mut data = SeccompData::new(0xc000_003e, 1, [0; 6]);
+        for (nr, arg, slot, want) in [
+            (1, 9, 0, 0x7fff_0000),
+            (1, 8, 0, 0),
+            (2, 9, 1, 0x7fff_0000),
+            (2, 8, 1, 0),
+        ] {
+            data.nr = nr;
+            data.args = [0; 6];
+            data.args[slot] = arg;
+            let run = interp::trace(&p, &data).unwrap();
+            assert_eq!(run.ret.0, want, "nr {nr} arg {arg}");
+            // ld [0], jeq, ld, jeq, ret: no jump on the way.
+            assert_eq!(run.steps, 5, "nr {nr}");
         }
     }
 
