@@ -17,7 +17,9 @@
 //!   one instruction shorter at run time;
 //! - a conditional jump whose target is more than 255 instructions ahead goes through a
 //!   trampoline (`ja`) placed right behind it, shared with any later jump that can reach it, so
-//!   trampolines are only added where a jump cannot reach its target otherwise.
+//!   trampolines are only added where a jump cannot reach its target otherwise; a target that
+//!   is one test whose own targets reach from there is copied instead (the same size, no jump
+//!   at run time).
 //!
 //! The kernel's scratch-memory check is linear (see [`crate::bpf::validate`]): code placed right
 //! after a `ret` inherits what was stored before that `ret`, though no path flows through it.
@@ -199,11 +201,25 @@ impl Emitter {
                     self.push_ret(node);
                 } else {
                     let e = self.rev.len();
-                    let dest = self.start[&target];
-                    self.push(
-                        Insn::ja((e - dest - 1) as u32),
-                        needs.get(&target).copied().unwrap_or(0),
-                    );
+                    let need = needs.get(&target).copied().unwrap_or(0);
+                    // As in `fall_through_to`: a one-test target whose own targets reach from
+                    // here is copied rather than jumped to; later jumps may use the copy.
+                    let copy = match dag.node(target) {
+                        Node::Test { insn, t, f } => {
+                            match (self.reach(dag, t, e), self.reach(dag, f, e)) {
+                                (Some(jt), Some(jf)) => Some(Insn { jt, jf, ..insn }),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    match copy {
+                        Some(insn) => self.push(insn, need),
+                        None => {
+                            let dest = self.start[&target];
+                            self.push(Insn::ja((e - dest - 1) as u32), need);
+                        }
+                    }
                     self.trampolines.entry(target).or_default().push(e);
                 }
             }
@@ -353,6 +369,45 @@ mod tests {
             // ld [0], jeq, ld, jeq, ret: no jump on the way.
             assert_eq!(run.steps, 5, "nr {nr}");
         }
+    }
+
+    #[test]
+    fn a_far_one_test_target_is_copied_instead_of_trampolined() {
+        // A chain of 600 tests of `nr`: every third jumps to one shared test at the end,
+        // `jeq #7 → KILL : ALLOW` (A still holds nr there; only the shape matters), the others
+        // to KILL or ALLOW, so copies of both returns stay within reach all along. The first
+        // jumps to the shared test are more than 255 instructions away from it: a copy of it
+        // (whose returns are in reach) costs what a trampoline `ja` would and saves the jump.
+        let mut dag = Dag::new();
+        let (allow, kill) = (dag.ret(0x7fff_0000), dag.ret(0));
+        let shared = dag.test(jeq(7), kill, allow);
+        let mut node = kill;
+        for v in (100..300).rev() {
+            node = dag.test(jeq(v + 2000), allow, node);
+            node = dag.test(jeq(v + 1000), kill, node);
+            node = dag.test(jeq(v), shared, node);
+        }
+        let root = dag.op(Insn::ld_abs(0), node);
+        let p = layout(&dag, root).unwrap();
+        validate(&p).unwrap();
+        assert!(
+            !p.insns.iter().any(|i| i.is_ja()),
+            "a trampoline was placed"
+        );
+        for (nr, want) in [
+            (100, 0x7fff_0000),
+            (299, 0x7fff_0000),
+            (1100, 0),
+            (2100, 0x7fff_0000),
+            (99, 0),
+            (3000, 0),
+        ] {
+            let d = SeccompData::new(0xc000_003e, nr, [0; 6]);
+            assert_eq!(interp::eval(&p, &d).unwrap().0, want, "nr {nr}");
+        }
+        // nr 100: the load, its test, the shared test's copy, the return.
+        let d = SeccompData::new(0xc000_003e, 100, [0; 6]);
+        assert_eq!(interp::trace(&p, &d).unwrap().steps, 4);
     }
 
     #[test]
