@@ -141,20 +141,23 @@ impl Emitter {
         if Some(target) != last {
             let e = self.rev.len();
             let need = needs.get(&next).copied().unwrap_or(0);
-            // A test whose two targets this spot reaches directly: a copy of it takes the
-            // place the `ja` would, and the path runs one instruction less (a shared tail
-            // `jeq #1, allow, kill` after several argument loads).
-            if let Node::Test { insn, t, f } = node {
-                if let (Some(jt), Some(jf)) = (self.reach(dag, t, e), self.reach(dag, f, e)) {
-                    let mut copy = insn;
-                    copy.jt = jt;
-                    copy.jf = jf;
-                    self.push(copy, need);
-                    return;
-                }
+            // (A shared tail `jeq #1, allow, kill` after several argument loads.)
+            match self.copy_of_test(dag, next, e) {
+                Some(copy) => self.push(copy, need),
+                None => self.push(Insn::ja((e - target - 1) as u32), need),
             }
-            self.push(Insn::ja((e - target - 1) as u32), need);
         }
+    }
+
+    /// A copy of `target`, to be placed at `e` instead of a `ja` to it, when `target` is one
+    /// test whose two targets an instruction at `e` reaches directly: the same size as the
+    /// `ja`, and one instruction less at run time.
+    fn copy_of_test(&self, dag: &Dag, target: NodeId, e: usize) -> Option<Insn> {
+        let Node::Test { insn, t, f } = dag.node(target) else {
+            return None;
+        };
+        let (jt, jf) = (self.reach(dag, t, e)?, self.reach(dag, f, e)?);
+        Some(Insn { jt, jf, ..insn })
     }
 
     /// Where a jump placed at `e` can land for `target`: an existing instruction within 255.
@@ -202,19 +205,9 @@ impl Emitter {
                 } else {
                     let e = self.rev.len();
                     let need = needs.get(&target).copied().unwrap_or(0);
-                    // As in `fall_through_to`: a one-test target whose own targets reach from
-                    // here is copied rather than jumped to; later jumps may use the copy.
-                    let copy = match dag.node(target) {
-                        Node::Test { insn, t, f } => {
-                            match (self.reach(dag, t, e), self.reach(dag, f, e)) {
-                                (Some(jt), Some(jf)) => Some(Insn { jt, jf, ..insn }),
-                                _ => None,
-                            }
-                        }
-                        _ => None,
-                    };
-                    match copy {
-                        Some(insn) => self.push(insn, need),
+                    // Later jumps may land on the copy as on a trampoline.
+                    match self.copy_of_test(dag, target, e) {
+                        Some(copy) => self.push(copy, need),
                         None => {
                             let dest = self.start[&target];
                             self.push(Insn::ja((e - dest - 1) as u32), need);
