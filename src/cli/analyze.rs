@@ -589,12 +589,10 @@ fn run_workload(
         .iter()
         .filter(|s| s.count > 0.0)
         .map(|s| (s.token, s.nr));
-    if let Some((on, checked)) = crate::optimize::calls_miss_the_filter(prog, calls) {
+    if let Some(finding) = crate::optimize::calls_miss_the_filter(prog, calls) {
         notes.push(format!(
-            "the workload's calls are all on {on}, which this filter does not single out (it \
-             checks {checked}): every call takes its path for other arches, so these costs say \
-             nothing about the rest of the filter; if the workload is for another ABI, say which \
-             (--arch)"
+            "{finding}: every call takes its path for other arches, so these costs say nothing \
+             about the rest of the filter; if the workload is for another ABI, say which (--arch)"
         ));
     }
     let mut rows = Vec::with_capacity(samples.len());

@@ -748,15 +748,16 @@ fn token_checked(cuts: &[u32], token: u32) -> bool {
 }
 
 /// When the filter compares the arch and none of `calls` (`(token, nr)` of a workload's
-/// calls) is on an arch it singles out: the ABIs of the calls and those the filter checks, as
-/// text. Every call then takes the filter's path for other arches (a few instructions to a
-/// kill), so the workload shapes no layout and its costs say nothing about the filter. The
-/// usual cause: a workload read for the host's ABI (names without an arch) given to another
-/// ABI's filter.
+/// calls) is on an arch it singles out, the finding as a sentence (`the workload's calls are
+/// all on x86_64, which this filter does not single out (it checks aarch64)`), for each
+/// caller to say what follows from it. Every call then takes the filter's path for other
+/// arches (a few instructions to a kill), so the workload shapes no layout and its costs say
+/// nothing about the filter. The usual cause: a workload read for the host's ABI (names
+/// without an arch) given to another ABI's filter.
 pub fn calls_miss_the_filter(
     prog: &Program,
     calls: impl Iterator<Item = (u32, u32)>,
-) -> Option<(String, String)> {
+) -> Option<String> {
     let cuts = lift::arch_cuts(prog);
     let calls: Vec<(u32, u32)> = calls.collect();
     if cuts.is_empty() || calls.is_empty() || calls.iter().any(|&(t, _)| token_checked(&cuts, t)) {
@@ -781,7 +782,11 @@ pub fn calls_miss_the_filter(
     } else {
         checked.join(", ")
     };
-    Some((on.join(", "), checked))
+    Some(format!(
+        "the workload's calls are all on {}, which this filter does not single out (it checks \
+         {checked})",
+        on.join(", ")
+    ))
 }
 
 /// [`calls_miss_the_filter`] for the weights `optimize` lays the program out for, as a note.
@@ -790,10 +795,9 @@ fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<Strin
         .iter()
         .filter(|&(_, _, c)| c > 0.0)
         .map(|(t, nr, _)| (t, nr));
-    let (on, checked) = calls_miss_the_filter(prog, calls)?;
+    let finding = calls_miss_the_filter(prog, calls)?;
     Some(format!(
-        "the workload's calls are all on {on}, which this filter does not single out (it checks \
-         {checked}): they all take its path for other arches, so the workload does not shape the \
+        "{finding}: they all take its path for other arches, so the workload does not shape the \
          layout and its costs say nothing; if the workload is for another ABI, say which (--arch)"
     ))
 }
