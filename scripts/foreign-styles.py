@@ -15,7 +15,7 @@ and X. Far jumps go through `ja`, as the generators' own code does. For 1-3 arch
 syscalls and two seeds each, it runs `optimize` three ways (default, `--favor size`, the nginx
 workload) and checks each output independently: `secopt verify` against the input, and
 `secopt analyze`'s cacheable counts per arch against the input's. It prints one line per
-style and mode, then every row with a failure (exit status, verify, a cacheable syscall lost,
+style and mode, the instructions and `ja` over all outputs, then every row with a failure (exit status, verify, a cacheable syscall lost,
 a `--favor size` output larger than its input, more than 5 s). The cost columns are
 instructions per syscall without the allow cache (every call runs the filter), averaged as
 ratios over the runs; "worst longer" and "larger" count the runs whose worst path or size grew.
@@ -278,6 +278,11 @@ def main():
                                    cost=(b["cost_without_cache"], a["cost_without_cache"]),
                                    worst=(b["worst_case_path"], a["worst_case_path"]),
                                    method=doc["method"])
+                        with open(out, "rb") as f:
+                            raw = f.read()
+                        # `ja` (code 0x05) in the output: jumps the layout could not avoid.
+                        row["ja"] = sum(1 for i in range(0, len(raw), 8)
+                                        if raw[i] | raw[i + 1] << 8 == 0x05)
                         fail = []
                         vrc = run(["verify", name + ".bpf", out])[0]
                         if vrc != 0:
@@ -309,6 +314,9 @@ def main():
             slowest = max(r["t"] for r in rs)
             print(f"{style:9} {mode:8} {len(rs):4} {size:18.2f} {cost:18.2f} {longer:12} "
                   f"{larger:6} {lifted:6} {slowest:7.2f}s")
+    done = [r for r in rows if "n" in r]
+    print(f"{sum(r['n'][1] for r in done)} instructions in all outputs, "
+          f"{sum(r['ja'] for r in done)} of them `ja`")
     failed = [r for r in rows if r.get("fail")]
     print(f"{len(rows)} runs, {len(failed)} with a failure; {len(skipped)} programs over the "
           "kernel's limits skipped")
