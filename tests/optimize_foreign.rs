@@ -13,6 +13,7 @@
 //!
 //! Needs firejail (`scripts/test.sh` installs it) and a kernel with seccomp: without them the
 //! test skips loudly, or fails under `SECOPT_REQUIRE_E2E=1` / `SECOPT_REQUIRE_KERNEL_ORACLE=1`.
+//! `SECOPT_FOREIGN_FILTERS=a.bpf:b.bpf` adds raw filters of your own to the same check.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 #[path = "data/e2e_support.rs"]
@@ -114,7 +115,20 @@ fn firejail_filters(lib: &Path, dir: &Path) -> Vec<(String, PathBuf)> {
         fseccomp(&tool, dir, args);
         filters.push((format!("fseccomp {}", args.join(" ")), dir.join(file)));
     }
+    filters.extend(extra_filters());
     filters
+}
+
+/// Raw filters named in `SECOPT_FOREIGN_FILTERS` (paths separated by `:`), checked the same
+/// way: for filters taken from elsewhere, e.g. with `secopt dump` from a running sshd.
+fn extra_filters() -> Vec<(String, PathBuf)> {
+    std::env::var_os("SECOPT_FOREIGN_FILTERS")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .map(|p| (p.display().to_string(), p))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn read_program(path: &Path) -> Program {

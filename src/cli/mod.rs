@@ -8,6 +8,7 @@ mod analyze;
 mod asm_cmd;
 mod bench;
 mod compile;
+mod dump;
 mod emu;
 mod exec;
 pub mod io;
@@ -76,7 +77,8 @@ secopt asm filter.s -o filter.bpf          assemble text into a raw filter\n  \
 secopt disasm filter.bpf                   show a raw filter as assembly with syscall names\n  \
 secopt emu filter.bpf --arch x86_64 --nr openat --arg 2=0x80000   run one syscall through it\n  \
 secopt analyze filter.bpf --format json    cacheable syscalls and path lengths per arch\n  \
-secopt record -o app.json -- ./app         the syscalls a program makes, as a workload file"
+secopt record -o app.json -- ./app         the syscalls a program makes, as a workload file\n  \
+secopt dump 1234 -o ctr.bpf                the filter a running process has, as a raw filter"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -116,6 +118,9 @@ enum Command {
     /// Run a command under ptrace (with its threads and children) and write the system calls
     /// it makes, per ABI and with argument samples, as a workload for optimize/bench/analyze.
     Record(record::RecordArgs),
+    /// Read the seccomp filters a running process has from the kernel (as assembly, JSON, or
+    /// one of them as a raw filter for optimize/analyze/verify).
+    Dump(dump::DumpArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -145,6 +150,7 @@ pub fn main() -> i32 {
         Command::Bench(a) => bench::run(a),
         Command::Optimize(a) => optimize::run(a),
         Command::Record(a) => record::run(a),
+        Command::Dump(a) => dump::run(a),
     };
     match result {
         Ok(code) => code,

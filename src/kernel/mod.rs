@@ -27,7 +27,10 @@ pub mod entry;
 pub mod oracle;
 
 #[cfg(target_os = "linux")]
-pub use seccomp::{get_filter, install_filter, install_filter_raw, set_no_new_privs};
+pub use seccomp::{
+    get_filter, install_filter, install_filter_raw, read_filters, set_no_new_privs,
+    ReadFiltersError,
+};
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use entry::Entry;

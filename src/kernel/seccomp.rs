@@ -154,6 +154,64 @@ pub fn get_filter(pid: libc::pid_t, index: u32) -> io::Result<Program> {
     ))
 }
 
+/// Why the filters of a process could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFiltersError {
+    /// `PTRACE_SEIZE` failed: no such process (`ESRCH`), or not allowed to trace it
+    /// (`EPERM`: another tracer, no `CAP_SYS_PTRACE`, Yama's `ptrace_scope`, or ourselves).
+    #[error("cannot attach with ptrace: {0}")]
+    Attach(io::Error),
+    /// The process did not reach the ptrace stop (it exited meanwhile).
+    #[error("the process did not stop for the tracer: {0}")]
+    Stop(io::Error),
+    /// `PTRACE_SECCOMP_GET_FILTER` refused: `EACCES` (no `CAP_SYS_ADMIN`, or the caller runs
+    /// under seccomp itself), `EINVAL` (the process has no filter), `EMEDIUMTYPE` (a kernel
+    /// without `CONFIG_CHECKPOINT_RESTORE`).
+    #[error("PTRACE_SECCOMP_GET_FILTER failed for filter {index}: {error}")]
+    Get { index: u32, error: io::Error },
+}
+
+/// Reads every filter attached to thread `pid`, oldest first, and leaves it running.
+///
+/// Attaches with `PTRACE_SEIZE`, stops the thread with `PTRACE_INTERRUPT` (the thread's
+/// filters cannot change while it is stopped), copies each filter out with [`get_filter`]
+/// until `ENOENT`, and detaches. A process without a filter gives an empty list (the kernel
+/// answers `EINVAL` for index 0 when the thread is not in filter mode).
+pub fn read_filters(pid: libc::pid_t) -> Result<Vec<Program>, ReadFiltersError> {
+    let last = io::Error::last_os_error;
+    // SAFETY: ptrace and waitpid with integer arguments; the tracee is only stopped and
+    // resumed, never written to.
+    unsafe {
+        if libc::ptrace(libc::PTRACE_SEIZE, pid, 0usize, 0usize) != 0 {
+            return Err(ReadFiltersError::Attach(last()));
+        }
+        if libc::ptrace(libc::PTRACE_INTERRUPT, pid, 0usize, 0usize) != 0 {
+            let e = last();
+            libc::ptrace(libc::PTRACE_DETACH, pid, 0usize, 0usize);
+            return Err(ReadFiltersError::Stop(e));
+        }
+        let mut status = 0;
+        if libc::waitpid(pid, &mut status, libc::__WALL) != pid {
+            let e = last();
+            libc::ptrace(libc::PTRACE_DETACH, pid, 0usize, 0usize);
+            return Err(ReadFiltersError::Stop(e));
+        }
+    }
+    let mut filters = Vec::new();
+    let result = loop {
+        let index = filters.len() as u32;
+        match get_filter(pid, index) {
+            Ok(p) => filters.push(p),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) && index > 0 => break Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && index == 0 => break Ok(()),
+            Err(error) => break Err(ReadFiltersError::Get { index, error }),
+        }
+    };
+    // SAFETY: detaching our own tracee resumes it.
+    unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0usize, 0usize) };
+    result.map(|()| filters)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,261 @@
+//! `secopt dump`: the filters a running process has, read from the kernel.
+//!
+//! The user's question is "what filter does my container (sandbox, service) actually run?":
+//! the runtime's own output, after its defaults, ABI handling and any filter stacked on top.
+//! The kernel hands a tracer with `CAP_SYS_ADMIN` each filter exactly as it was passed to
+//! `seccomp(2)` (`kernel::read_filters`); this verb lists them as assembly or JSON, or
+//! writes one as a raw filter for `optimize`, `analyze`, `verify` and `bench --bpf`.
+
+use super::io::write_output;
+use super::{print_json, Failure, Format, EXIT_OK};
+use crate::arch::Endian;
+use crate::bpf::{disasm, validate, Program};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    long_about = "Read the seccomp filters attached to a running process (a thread id, as in \
+/proc/PID/task) from the kernel, with ptrace (PTRACE_SECCOMP_GET_FILTER: needs root, i.e. \
+CAP_SYS_PTRACE and CAP_SYS_ADMIN, and a secopt not itself under seccomp). The process is \
+stopped for the moment it takes and then resumes.\n\n\
+Without -o the filters are listed as assembly (or JSON), oldest first. A process can have \
+several: the kernel runs every one on each system call and acts on the most restrictive \
+answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2)).",
+    after_help = "Examples:\n  \
+secopt dump 1234                          list the filters of process 1234 as assembly\n  \
+secopt dump 1234 -o ctr.bpf               write its filter (one filter) as raw cBPF\n  \
+secopt dump 1234 --index 1 -o f1.bpf      the second-oldest of several\n  \
+secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report"
+)]
+pub struct DumpArgs {
+    /// The process (or thread) id.
+    pub pid: libc::pid_t,
+    /// Only the filter at this index (0 is the oldest, installed first).
+    #[arg(long)]
+    pub index: Option<usize>,
+    /// Write the filter here as raw cBPF (atomically); with several filters, --index picks one.
+    #[arg(short, long, conflicts_with = "format")]
+    pub output: Option<PathBuf>,
+    /// How the listing on stdout is written: `text` (assembly) or `json`.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// The fields of `/proc/PID/status` this verb reads.
+struct ProcStatus {
+    name: String,
+    /// 0 disabled, 1 strict, 2 filter.
+    seccomp_mode: Option<u32>,
+    tracer: i32,
+}
+
+fn proc_status(pid: libc::pid_t) -> Result<ProcStatus, Failure> {
+    let path = format!("/proc/{pid}/status");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Failure::input(format!("no process {pid} ({path} does not exist)"))
+        } else {
+            Failure::input(format!("cannot read {path}: {e}"))
+        }
+    })?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    Ok(ProcStatus {
+        name: field("Name").unwrap_or("?").to_string(),
+        seccomp_mode: field("Seccomp").and_then(|v| v.parse().ok()),
+        tracer: field("TracerPid").and_then(|v| v.parse().ok()).unwrap_or(0),
+    })
+}
+
+fn process_name(pid: i32) -> String {
+    proc_status(pid).map_or_else(|_| "?".to_string(), |s| s.name)
+}
+
+/// The filters of `pid`, with an error that says what to do when they cannot be read.
+fn read(pid: libc::pid_t, who: &str) -> Result<Vec<Program>, Failure> {
+    use crate::kernel::ReadFiltersError as E;
+    let status = proc_status(pid)?;
+    match status.seccomp_mode {
+        Some(0) => return Err(Failure::input(format!("{who} has no seccomp filter"))),
+        Some(1) => {
+            return Err(Failure::input(format!(
+                "{who} is in seccomp strict mode (read, write, _exit and sigreturn only): \
+                 there is no filter to read"
+            )))
+        }
+        _ => {}
+    }
+    if status.tracer != 0 {
+        return Err(Failure::input(format!(
+            "{who} is already traced by process {} ({}); a process has one tracer at a time",
+            status.tracer,
+            process_name(status.tracer)
+        )));
+    }
+    let filters = crate::kernel::read_filters(pid).map_err(|e| match &e {
+        E::Attach(io) if io.raw_os_error() == Some(libc::ESRCH) => {
+            Failure::input(format!("no process {pid} (it may have exited)"))
+        }
+        E::Attach(io) if io.raw_os_error() == Some(libc::EPERM) => {
+            let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+                .map(|s| format!(" (kernel.yama.ptrace_scope is {})", s.trim()))
+                .unwrap_or_default();
+            Failure::input(format!(
+                "not allowed to trace {who}: reading filters needs root (CAP_SYS_PTRACE and \
+                 CAP_SYS_ADMIN){yama}"
+            ))
+        }
+        E::Get { error, .. } if error.raw_os_error() == Some(libc::EACCES) => {
+            let own = proc_status(std::process::id() as i32).ok();
+            if own.and_then(|s| s.seccomp_mode).is_some_and(|m| m != 0) {
+                Failure::input(
+                    "secopt itself runs under a seccomp filter, and the kernel hands filters \
+                     only to a tracer without one: run it outside the container or sandbox",
+                )
+            } else {
+                Failure::input(format!(
+                    "the kernel refused to hand out the filters of {who}: \
+                     PTRACE_SECCOMP_GET_FILTER needs CAP_SYS_ADMIN"
+                ))
+            }
+        }
+        E::Get { error, .. } if error.raw_os_error() == Some(libc::EMEDIUMTYPE) => {
+            Failure::input(format!(
+                "the kernel cannot hand out the filters of {who}: it was built without \
+                 CONFIG_CHECKPOINT_RESTORE"
+            ))
+        }
+        _ => Failure::input(format!("cannot read the filters of {who}: {e}")),
+    })?;
+    if filters.is_empty() {
+        return Err(Failure::input(format!("{who} has no seccomp filter")));
+    }
+    for (i, f) in filters.iter().enumerate() {
+        if let Err(e) = validate::validate(f) {
+            eprintln!(
+                "secopt: warning: filter {i} of {who}, which the kernel accepted, fails secopt's \
+                 validator ({e}); please report this"
+            );
+        }
+    }
+    Ok(filters)
+}
+
+fn list(filters: &[Program]) -> String {
+    filters
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("index {i}: {} instructions", f.len()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn run(args: DumpArgs) -> Result<i32, Failure> {
+    let pid = args.pid;
+    if pid <= 0 {
+        return Err(Failure::input(format!(
+            "{pid} is not a process id (a positive number, as in /proc)"
+        )));
+    }
+    if pid as u32 == std::process::id() {
+        return Err(Failure::input(
+            "secopt cannot read its own filters (a process cannot trace itself)",
+        ));
+    }
+    let who = format!("process {pid} ({})", process_name(pid));
+    let filters = read(pid, &who)?;
+    let count = filters.len();
+    let selected: Vec<(usize, &Program)> = match args.index {
+        Some(i) if i >= count => {
+            return Err(Failure::input(format!(
+                "{who} has {count} filter{} ({}); --index {i} is past the last",
+                if count == 1 { "" } else { "s" },
+                list(&filters)
+            )))
+        }
+        Some(i) => vec![(i, &filters[i])],
+        None => filters.iter().enumerate().collect(),
+    };
+    if let Some(out) = &args.output {
+        if selected.len() > 1 {
+            return Err(Failure::input(format!(
+                "{who} has {count} filters ({}, 0 the oldest); the kernel runs them all and acts \
+                 on the most restrictive answer. Pick one to write with --index N",
+                list(&filters)
+            )));
+        }
+        let (i, f) = selected[0];
+        let endian = if cfg!(target_endian = "big") {
+            Endian::Big
+        } else {
+            Endian::Little
+        };
+        write_output(out, &f.to_raw_in(endian))?;
+        eprintln!(
+            "secopt: {who}: filter index {i} of {count} ({} instructions) -> {}",
+            f.len(),
+            out.display()
+        );
+        return Ok(EXIT_OK);
+    }
+    let assembly = |f: &Program| {
+        disasm::disassemble(
+            f,
+            &disasm::DisasmOptions {
+                index_comments: true,
+                arch: None,
+            },
+        )
+    };
+    match args.format.unwrap_or_default() {
+        Format::Json => {
+            let filters: Vec<serde_json::Value> = selected
+                .iter()
+                .map(|&(i, f)| {
+                    let insns: Vec<serde_json::Value> = f
+                        .insns
+                        .iter()
+                        .map(|n| serde_json::json!({"code": n.code, "jt": n.jt, "jf": n.jf, "k": n.k}))
+                        .collect();
+                    serde_json::json!({
+                        "index": i,
+                        "length": f.len(),
+                        "instructions": insns,
+                        "assembly": assembly(f),
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({
+                "pid": pid,
+                "name": process_name(pid),
+                "filter_count": count,
+                "filters": filters,
+            }))?;
+        }
+        Format::Text => {
+            if count > 1 {
+                println!(
+                    "; {who} has {count} filters, oldest first; the kernel runs them all on \
+                     each system call and acts on the most restrictive answer"
+                );
+            }
+            for (n, &(i, f)) in selected.iter().enumerate() {
+                if n > 0 {
+                    println!();
+                }
+                let age = match (i, count) {
+                    (_, 1) => String::new(),
+                    (0, _) => ", the oldest".to_string(),
+                    (i, c) if i + 1 == c => ", the newest".to_string(),
+                    _ => String::new(),
+                };
+                println!("; {who}, filter index {i}{age}: {} instructions", f.len());
+                print!("{}", assembly(f));
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,224 @@
+//! `secopt dump PID`: the filters a running process has, read back from the kernel.
+//!
+//! The oracle is the process itself: a child installs two filters with raw `seccomp(2)`
+//! calls (not through secopt) and execs `sleep`; `secopt dump` must hand back exactly those
+//! bytes, in installation order, and leave the process running. Then the cases it must
+//! explain instead of answering: no such process, a process without a filter, an index past
+//! the last, several filters and no `--index` for a raw output.
+//!
+//! Reading filters needs root (`CAP_SYS_ADMIN`); without it the tests skip loudly, or fail
+//! under `SECOPT_REQUIRE_E2E=1`.
+#![cfg(target_os = "linux")]
+
+#[path = "data/e2e_support.rs"]
+mod support;
+
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::*;
+
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
+const BPF_RET_K: u16 = 0x06;
+const BPF_RET_A: u16 = 0x16;
+const BPF_LD_IMM: u16 = 0x00;
+const ALLOW: u32 = 0x7fff_0000;
+const ERRNO: u32 = 0x0005_0000;
+
+/// First filter: `nr == 9999` fails with errno 7, everything else is allowed.
+const FIRST: &[(u16, u8, u8, u32)] = &[
+    (BPF_LD_W_ABS, 0, 0, 0),
+    (BPF_JEQ_K, 0, 1, 9999),
+    (BPF_RET_K, 0, 0, ERRNO | 7),
+    (BPF_RET_K, 0, 0, ALLOW),
+];
+
+/// Second filter: `nr == 9998` fails with errno 8; the rest is allowed through `RET A`
+/// (whose `k`, ignored by the kernel, must come back as it was given).
+const SECOND: &[(u16, u8, u8, u32)] = &[
+    (BPF_LD_W_ABS, 0, 0, 0),
+    (BPF_JEQ_K, 0, 1, 9998),
+    (BPF_RET_K, 0, 0, ERRNO | 8),
+    (BPF_LD_IMM, 0, 0, ALLOW),
+    (BPF_RET_A, 0, 0, 0x1234),
+];
+
+fn install(filter: &[u8]) -> std::io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: (filter.len() / 8) as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: seccomp(SECCOMP_SET_MODE_FILTER, 0, &prog) reads `prog` and the filter it
+    // points to, both alive for the call.
+    let r = unsafe { libc::syscall(libc::SYS_seccomp, 1, 0, &prog as *const libc::sock_fprog) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// `sleep 60` with `filters` installed, oldest first, once it has exec'd.
+fn sleeper(filters: Vec<Vec<u8>>) -> Child {
+    let mut cmd = Command::new("sleep");
+    cmd.arg("60").stdout(Stdio::null());
+    // SAFETY: prctl and seccomp are async-signal-safe; the buffers were allocated before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if !filters.is_empty() && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            for f in &filters {
+                install(f)?;
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().expect("start sleep");
+    // Wait for the exec: the parent's name until then.
+    let started = Instant::now();
+    let comm = format!("/proc/{}/comm", child.id());
+    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "sleep did not start"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
+
+/// The process state letter from `/proc/PID/stat` (`S` sleeping, `t` stopped by a tracer).
+fn state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    after_name.chars().next().unwrap()
+}
+
+fn root_or_skip(test: &str) -> bool {
+    if !is_root() {
+        skip_or_fail(test, "reading another process's filters needs root");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn dump_reads_back_the_filters_a_process_installed() {
+    if !root_or_skip("dump-reads-back") {
+        return;
+    }
+    let dir = TempDir::new("dump-reads-back");
+    let (first, second) = (raw_filter(FIRST), raw_filter(SECOND));
+    let mut child = sleeper(vec![first.clone(), second.clone()]);
+    let pid = child.id().to_string();
+
+    for (index, want) in [(0, &first), (1, &second)] {
+        let out = dir.join(&format!("f{index}.bpf"));
+        let run = run_secopt(&[
+            "dump",
+            &pid,
+            "--index",
+            &index.to_string(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", stderr_of(&run));
+        assert_eq!(&std::fs::read(&out).unwrap(), want, "filter index {index}");
+    }
+
+    // Two filters and a raw output without --index: refused, nothing written.
+    let out = dir.join("both.bpf");
+    let run = run_secopt(&["dump", &pid, "-o", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr_of(&run);
+    assert!(
+        err.contains("has 2 filters") && err.contains("--index"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let json = run_secopt(&["dump", &pid, "--format", "json"]);
+    assert!(json.status.success(), "{}", stderr_of(&json));
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["filter_count"], 2);
+    assert_eq!(doc["name"], "sleep");
+    for (f, want) in doc["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip([FIRST, SECOND])
+    {
+        let got: Vec<(u64, u64, u64, u64)> = f["instructions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                let n = |k: &str| i[k].as_u64().unwrap();
+                (n("code"), n("jt"), n("jf"), n("k"))
+            })
+            .collect();
+        let want: Vec<(u64, u64, u64, u64)> = want
+            .iter()
+            .map(|&(c, t, f, k)| (c.into(), t.into(), f.into(), k.into()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    let text = run_secopt(&["dump", &pid]);
+    assert!(text.status.success(), "{}", stderr_of(&text));
+    let text = stdout_of(&text);
+    assert!(
+        text.contains("filter index 0, the oldest: 4 instructions"),
+        "{text}"
+    );
+    assert!(
+        text.contains("filter index 1, the newest: 5 instructions"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ERRNO(7)") && text.contains("ERRNO(8)"),
+        "{text}"
+    );
+
+    // The process was only stopped for the reading: it sleeps on, and still under both filters.
+    assert_eq!(state(child.id()), 'S');
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(status.contains("Seccomp:\t2"), "{status}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn dump_explains_what_it_cannot_read() {
+    if !root_or_skip("dump-explains") {
+        return;
+    }
+    let mut plain = sleeper(Vec::new());
+    let mut filtered = sleeper(vec![raw_filter(FIRST)]);
+    let cases = [
+        (plain.id().to_string(), vec![], "has no seccomp filter"),
+        (
+            filtered.id().to_string(),
+            vec!["--index", "1"],
+            "has 1 filter (index 0: 4 instructions); --index 1 is past the last",
+        ),
+        // Beyond the kernel's default pid_max and every configurable one (2^22).
+        ("4194305".to_string(), vec![], "no process 4194305"),
+    ];
+    for (pid, extra, message) in cases {
+        let mut args = vec!["dump", pid.as_str()];
+        args.extend(extra);
+        let run = run_secopt(&args);
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
+        let err = stderr_of(&run);
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(stdout_of(&run).is_empty(), "{args:?}");
+    }
+    for c in [&mut plain, &mut filtered] {
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+}
