@@ -11,6 +11,7 @@ pub mod data;
 pub mod disasm;
 pub mod insn;
 pub mod interp;
+pub mod stack;
 pub mod symbolic;
 pub mod testing;
 pub mod validate;
