@@ -5,7 +5,7 @@ mod common;
 
 use common::libseccomp_profiles::docker_default;
 use secopt::bpf::validate::validate;
-use secopt::bpf::{interp, Program, SeccompData};
+use secopt::bpf::{interp, Program, RetVal, SeccompData};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -868,4 +868,146 @@ fn a_workload_on_an_arch_the_filter_does_not_check_is_flagged() {
         !notes.iter().any(|n| n.contains("single out")) && !stderr.contains("single out"),
         "{notes:?} {stderr}"
     );
+}
+
+/// The oldest filter of the stack tests: x86_64 only; read, write and close allowed, the rest
+/// `ERRNO(1)`.
+const STACK_OLDEST: &str = "ld [arch]
+jeq #AUDIT_ARCH_X86_64, next, kill
+ld [nr]
+jeq #x86_64.read, allow
+jeq #x86_64.write, allow
+jeq #x86_64.close, allow
+ret ERRNO(1)
+allow: ret ALLOW
+kill: ret KILL_PROCESS
+";
+
+/// The newest: `write` only to fd 1 (`ERRNO(9)` otherwise), `openat` `ERRNO(13)`, the rest
+/// allowed, other arches too.
+const STACK_NEWEST: &str = "ld [arch]
+jeq #AUDIT_ARCH_X86_64, next, allow
+ld [nr]
+jeq #x86_64.write, write
+jeq #x86_64.openat, eacces
+ret ALLOW
+write: ld [args[0].lo]
+jeq #1, next, ebadf
+ld [args[0].hi]
+jeq #0, allow, ebadf
+eacces: ret ERRNO(13)
+ebadf: ret ERRNO(9)
+allow: ret ALLOW
+";
+
+fn stack_data(token: u32, name: &str, fd: u64) -> SeccompData {
+    let nr = match name {
+        "read" => 0,
+        "write" => 1,
+        "close" => 3,
+        "getpid" => 39,
+        "openat" => 257,
+        other => panic!("{other}"),
+    };
+    SeccompData::new(token, nr, [fd, 0, 0, 0, 0, 0])
+}
+
+#[test]
+fn a_stack_of_filters_becomes_one_that_decides_as_the_kernel_does() {
+    use secopt::bpf::stack::eval_stack;
+    let oldest = temp_file("stack-oldest.s", STACK_OLDEST.as_bytes());
+    let newest = temp_file("stack-newest.s", STACK_NEWEST.as_bytes());
+    let filters = [
+        secopt::bpf::asm::assemble(STACK_OLDEST).unwrap(),
+        secopt::bpf::asm::assemble(STACK_NEWEST).unwrap(),
+    ];
+    let out = temp_dir().join("stack.bpf");
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&oldest),
+        s(&newest),
+        "-o",
+        s(&out),
+        "--report",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("joined from 2 filters of"), "{stderr}");
+    let merged = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    validate(&merged).unwrap();
+
+    // What the kernel's rule gives, worked out by hand: the lowest action wins, the newest
+    // filter's on a tie (openat: ERRNO(1) from the oldest, ERRNO(13) from the newest).
+    let (x86_64, i386) = (0xc000_003e, 0x4000_0003);
+    let expected = [
+        (stack_data(x86_64, "read", 7), RetVal::ALLOW),
+        (stack_data(x86_64, "write", 1), RetVal::ALLOW),
+        (stack_data(x86_64, "write", 2), RetVal(0x0005_0009)),
+        (
+            stack_data(x86_64, "write", 1 << 32 | 1),
+            RetVal(0x0005_0009),
+        ),
+        (stack_data(x86_64, "openat", 0), RetVal(0x0005_000d)),
+        (stack_data(x86_64, "getpid", 0), RetVal(0x0005_0001)),
+        (stack_data(i386, "read", 0), RetVal::KILL_PROCESS),
+    ];
+    for (d, want) in &expected {
+        assert_eq!(interp::eval(&merged, d).unwrap(), *want, "{d:?}");
+    }
+    for token in [x86_64, i386, 0xc000_00b7] {
+        for nr in (0..520).chain(0x4000_0000..0x4000_0220).chain([u32::MAX]) {
+            for fd in [0, 1, 2, 1 << 32 | 1] {
+                let d = SeccompData::new(token, nr as i32, [fd, 0, 0, 0, 0, 0]);
+                assert_eq!(
+                    interp::eval(&merged, &d).unwrap(),
+                    eval_stack(&filters, &d).unwrap(),
+                    "{d:?}"
+                );
+            }
+        }
+    }
+
+    // The report's "before" is the stack as the kernel runs it: both filters' instructions;
+    // cached only what both allow by number (read and close: write depends on an argument
+    // in the newest), and the output caches the same.
+    let report: Value = serde_json::from_slice(&stdout).unwrap();
+    let before = &report["report"]["before"];
+    assert_eq!(before["instructions"], filters[0].len() + filters[1].len());
+    let x86_64_cached = |side: &Value| {
+        side["cacheable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["token"] == x86_64)
+            .unwrap()["count"]
+            .clone()
+    };
+    assert_eq!(x86_64_cached(before), 2, "{report}");
+    assert_eq!(x86_64_cached(&report["report"]["after"]), 2, "{report}");
+    assert_eq!(report["stack"].as_array().unwrap().len(), 2);
+
+    // The order is the installation order: reversed, the tie on openat goes the other way.
+    let (code, _, stderr) = secopt(&["optimize", s(&newest), s(&oldest), "-o", s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    let reversed = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    let openat = stack_data(x86_64, "openat", 0);
+    assert_eq!(
+        interp::eval(&reversed, &openat).unwrap(),
+        RetVal(0x0005_0001)
+    );
+}
+
+#[test]
+fn a_stack_that_cannot_be_joined_is_refused_with_exit_2() {
+    let oldest = temp_file("stack-oldest2.s", STACK_OLDEST.as_bytes());
+    let div = temp_file("stack-div.s", b"ldx #0\nld #7\ndiv x\nret ALLOW\n");
+    let out = temp_dir().join("stack-refused.bpf");
+    let (code, _, stderr) = secopt(&["optimize", s(&oldest), s(&div), "-o", s(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("filter 1 divides by X"), "{stderr}");
+    assert!(!out.exists());
+    let (code, _, stderr) = secopt(&["optimize", "-", "-", "-o", s(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("only one of the inputs"), "{stderr}");
 }

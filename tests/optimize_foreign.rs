@@ -243,3 +243,215 @@ fn optimized_firejail_filters_decide_every_call_as_the_originals_on_the_kernel()
     }
     assert!(asked > 100_000, "only {asked} calls asked");
 }
+
+/// Runs `secopt optimize INPUTS… -o OUT` and returns the output.
+fn optimize_with_cli(inputs: &[PathBuf], out: &Path) -> Program {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["optimize".as_ref()];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    args.extend(["-o".as_ref(), out.as_os_str()]);
+    let run = run_secopt(&args);
+    assert!(
+        run.status.success(),
+        "secopt optimize {inputs:?} failed: {}",
+        stderr_of(&run)
+    );
+    read_program(out)
+}
+
+/// Asks the kernel about `calls` under `a` and `b` and requires the same answers.
+fn same_on_kernel(oracle: &Oracle, what: &str, a: &Program, b: &Program, calls: &[Call]) {
+    let want = oracle
+        .run(a, calls)
+        .unwrap_or_else(|e| panic!("{what}: the kernel on the reference: {e}"));
+    let got = oracle
+        .run(b, calls)
+        .unwrap_or_else(|e| panic!("{what}: the kernel on the output: {e}"));
+    for ((call, w), g) in calls.iter().zip(&want).zip(&got) {
+        assert_eq!(
+            w.value, g.value,
+            "{what}: {call:?} is {:?} under the reference and {:?} under secopt's output",
+            w.value, g.value
+        );
+    }
+}
+
+/// The kernel oracle, or `None` after a loud skip (a failure where the oracle is required).
+fn oracle_or_skip(test: &str) -> Option<Oracle> {
+    match Oracle::new() {
+        Ok(o) => Some(o),
+        Err(OracleError::Unavailable(why)) => {
+            assert!(
+                std::env::var_os("SECOPT_REQUIRE_KERNEL_ORACLE").is_none(),
+                "kernel oracle unavailable: {why}"
+            );
+            skip_or_fail(test, &format!("kernel oracle unavailable: {why}"));
+            None
+        }
+        Err(e) => panic!("kernel oracle failed to start: {e}"),
+    }
+}
+
+/// firejail stacks one filter per feature (`--seccomp` for each ABI,
+/// `--memory-deny-write-execute`, `--protocol`, `--restrict-namespaces`): `secopt optimize`
+/// of such a stack is one program, which the kernel must answer exactly as it answers the
+/// joined stack (`bpf::stack::as_one_program`, itself checked against the kernel's own
+/// stacking by `tests/stack_kernel.rs`).
+#[test]
+fn an_optimized_stack_of_firejail_filters_decides_as_the_stack_on_the_kernel() {
+    let test = "optimize-firejail-stack";
+    let Some(lib) = firejail_lib_dir() else {
+        skip_or_fail(
+            test,
+            "firejail's fseccomp is not installed (scripts/test.sh installs `firejail`)",
+        );
+        return;
+    };
+    let Some(oracle) = oracle_or_skip(test) else {
+        return;
+    };
+    let dir = TempDir::new(test);
+    let tool = lib.join("fseccomp");
+    fseccomp(
+        &tool,
+        dir.path(),
+        &["protocol", "build", "unix,inet,inet6", "protocol.bpf"],
+    );
+    fseccomp(
+        &tool,
+        dir.path(),
+        &[
+            "restrict-namespaces",
+            "namespaces.bpf",
+            "cgroup,ipc,net,mnt,pid,time,user,uts",
+        ],
+    );
+    let stack: Vec<PathBuf> = [
+        lib.join("seccomp"),
+        lib.join("seccomp.32"),
+        lib.join("seccomp.mdwx"),
+        dir.join("protocol.bpf"),
+        dir.join("namespaces.bpf"),
+    ]
+    .into();
+    let filters: Vec<Program> = stack.iter().map(|p| read_program(p)).collect();
+    let joined = secopt::bpf::stack::as_one_program(&filters).expect("firejail's filters join");
+    let merged = optimize_with_cli(&stack, &dir.join("merged.bpf"));
+    let total: usize = filters.iter().map(Program::len).sum();
+    let calls = calls(&oracle, &argument_values(&[&joined, &merged]));
+    same_on_kernel(&oracle, "firejail stack", &joined, &merged, &calls);
+    eprintln!(
+        "firejail stack of {}: {total} instructions in all -> {}, {} calls agree",
+        filters.len(),
+        merged.len(),
+        calls.len()
+    );
+}
+
+/// The whole way a user takes: firejail sandboxes `sleep` with several features, `secopt
+/// dump` reads the stack back from the kernel, `secopt optimize` joins it, and the kernel
+/// answers the output as it answers the joined stack. firejail needs namespaces a container
+/// may not grant; when it cannot start its sandbox here, this test skips loudly (even under
+/// `SECOPT_REQUIRE_E2E=1`: the stack test above covers the same filters without it).
+#[test]
+fn a_firejail_sandbox_s_filters_dumped_and_joined_decide_as_the_sandbox_on_the_kernel() {
+    let test = "firejail-sandbox-dump";
+    if which("firejail").is_none() {
+        skip_or_fail(
+            test,
+            "firejail is not installed (scripts/test.sh installs it)",
+        );
+        return;
+    }
+    if !is_root() {
+        skip_or_fail(test, "reading a process's filters needs root");
+        return;
+    }
+    let Some(oracle) = oracle_or_skip(test) else {
+        return;
+    };
+    let dir = TempDir::new(test);
+    // A duration no other process uses, to find the sandboxed sleep by its command line.
+    let marker = format!("3{}.25", std::process::id());
+    let mut firejail = Command::new("firejail")
+        .args([
+            "--noprofile",
+            "--quiet",
+            "--seccomp",
+            "--memory-deny-write-execute",
+            "--protocol=unix,inet,inet6",
+            "--restrict-namespaces",
+            "sleep",
+            &marker,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start firejail");
+    let started = std::time::Instant::now();
+    let sleeper = loop {
+        if let Some(pid) = find_process(&["sleep", &marker]) {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            if status.contains("Seccomp:\t2") {
+                break Some(pid);
+            }
+        }
+        if firejail.try_wait().unwrap().is_some() || started.elapsed().as_secs() > 15 {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let Some(pid) = sleeper else {
+        let _ = firejail.kill();
+        let out = firejail.wait_with_output().unwrap();
+        eprintln!(
+            "\n*** SKIPPED {test}: firejail did not start its sandbox here: {} ***\n",
+            stderr_of(&out).trim()
+        );
+        return;
+    };
+    let listing = run_secopt(&["dump", &pid.to_string(), "--format", "json"]);
+    assert!(listing.status.success(), "{}", stderr_of(&listing));
+    let count = serde_json::from_slice::<serde_json::Value>(&listing.stdout).unwrap()
+        ["filter_count"]
+        .as_u64()
+        .unwrap() as usize;
+    assert!(count >= 3, "firejail installed {count} filters");
+    let files: Vec<PathBuf> = (0..count)
+        .map(|i| {
+            let f = dir.join(&format!("f{i}.bpf"));
+            let run = run_secopt(&[
+                "dump",
+                &pid.to_string(),
+                "--index",
+                &i.to_string(),
+                "-o",
+                f.to_str().unwrap(),
+            ]);
+            assert!(run.status.success(), "{}", stderr_of(&run));
+            f
+        })
+        .collect();
+    let _ = firejail.kill();
+    let _ = firejail.wait();
+    let filters: Vec<Program> = files.iter().map(|p| read_program(p)).collect();
+    let joined = secopt::bpf::stack::as_one_program(&filters).expect("firejail's filters join");
+    let merged = optimize_with_cli(&files, &dir.join("merged.bpf"));
+    let calls = calls(&oracle, &argument_values(&[&joined, &merged]));
+    same_on_kernel(&oracle, "firejail sandbox", &joined, &merged, &calls);
+    let total: usize = filters.iter().map(Program::len).sum();
+    eprintln!(
+        "firejail sandbox: {count} filters, {total} instructions in all -> {}, {} calls agree",
+        merged.len(),
+        calls.len()
+    );
+}
+
+/// The pid of a process whose command line is exactly `argv`.
+fn find_process(argv: &[&str]) -> Option<u32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let e = e.ok()?;
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        (std::fs::read(e.path().join("cmdline")).ok()? == want).then_some(pid)
+    })
+}

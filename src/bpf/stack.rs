@@ -151,16 +151,15 @@ pub fn as_one_program(filters: &[Program]) -> Result<Program, StackError> {
             out.push(ld_imm(k));
             out.push(Insn::ja((combine - at - 2) as u32));
         }
-        for pc in body..stubs {
-            let i = out[pc];
-            let target = match i.code {
+        for (pc, insn) in out.iter_mut().enumerate().take(stubs).skip(body) {
+            let target = match insn.code {
                 c if c == BPF_RET | BPF_K => {
-                    stubs + 2 * stub_values.binary_search(&i.k).expect("collected above")
+                    stubs + 2 * stub_values.binary_search(&insn.k).expect("collected above")
                 }
                 c if c == BPF_RET | BPF_A => combine,
                 _ => continue,
             };
-            out[pc] = Insn::ja((target - pc - 1) as u32);
+            *insn = Insn::ja((target - pc - 1) as u32);
         }
         out.extend_from_slice(&[
             Insn::stmt(BPF_ST, cur),

@@ -2,13 +2,14 @@
 //! `--favor` weighs them out, proved equal to the input (unless `--no-verify`) and validated before it is written.
 
 use super::io::{display_name, load_program, read_input, write_output, InputFormat};
-use super::{print_json, Failure, Format, EXIT_OK};
+use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
-use crate::bpf::disasm;
+use crate::bpf::{disasm, Program};
 use crate::optimize::{
-    self, CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Verification, Weights,
+    self, CostModel, Favor, Method, OptimizeOptions, Optimized, Report, StackOptimizeError,
+    Verification, Weights,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -20,8 +21,11 @@ secopt optimize docker.bpf -o - --output-format asm          optimized assembly 
 secopt optimize docker.bpf -o opt.bpf --weights nginx.strace-c.txt --report --format json\n  \
 secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernels before 5.11")]
 pub struct OptimizeArgs {
-    /// The filter: raw cBPF or assembly (`-` for stdin).
-    pub input: PathBuf,
+    /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
+    /// first (the order they were installed in, as `secopt dump` lists them), optimized into
+    /// one filter that decides every call as the kernel does with all of them attached.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
     /// How the input is encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
@@ -86,7 +90,15 @@ pub enum OutputFormat {
 }
 
 pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
-    let prog = load_program(&args.input, args.input_format)?;
+    if args.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
+    }
+    let stack: Vec<Program> = args
+        .inputs
+        .iter()
+        .map(|p| load_program(p, args.input_format))
+        .collect::<Result<_, _>>()?;
+    let name = input_name(&args);
     let kernel = match args.kernel.as_deref() {
         None => KernelVersion::MODELLED,
         Some(s) => s
@@ -107,8 +119,18 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         favor: args.favor,
         ..OptimizeOptions::default()
     };
-    let out = optimize::optimize(&prog, &opts)
-        .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;
+    let out = if let [prog] = &stack[..] {
+        optimize::optimize(prog, &opts).map_err(|e| Failure::input(format!("{name}: {e}")))?
+    } else {
+        optimize::optimize_stack(&stack, &opts).map_err(|e| match e {
+            StackOptimizeError::NotJoined { .. } => Failure {
+                code: EXIT_DIFFERENT,
+                message: format!("{name}: {e}"),
+            },
+            e => Failure::input(format!("{name}: {e}")),
+        })?
+    };
+    let input_len: usize = stack.iter().map(Program::len).sum();
     for note in &out.notes {
         eprintln!("secopt: warning: {note}");
     }
@@ -144,10 +166,9 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     write_output(&output, &bytes)?;
     if !to_stdout {
         eprintln!(
-            "secopt: {}: {} instructions{} -> {}",
-            display_name(&args.input),
+            "secopt: {name}: {} instructions{} -> {}",
             out.program.len(),
-            outcome_summary(prog.len(), &out),
+            outcome_summary(input_len, stack.len(), &out),
             output.display()
         );
     }
@@ -157,16 +178,27 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     Ok(EXIT_OK)
 }
 
-/// `, optimized from 1083, proved equal` for the summary line (as `compile` words it).
-fn outcome_summary(input_len: usize, out: &Optimized) -> String {
+/// The inputs as messages name them: the file, or a stack's files joined by ` + `.
+fn input_name(args: &OptimizeArgs) -> String {
+    let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
+    names.join(" + ")
+}
+
+/// `, optimized from 1083, proved equal` for the summary line (as `compile` words it); for a
+/// stack, `, joined from 2 filters of 115 instructions in all, proved equal to the stack`.
+fn outcome_summary(input_len: usize, filters: usize, out: &Optimized) -> String {
+    let from = if filters > 1 {
+        format!("joined from {filters} filters of {input_len} instructions in all")
+    } else {
+        format!("optimized from {input_len}")
+    };
+    let to = if filters > 1 { " to the stack" } else { "" };
     match (out.method, &out.verification) {
         (Method::Unchanged, _) => {
             ", the input unchanged (no smaller equivalent program was found and proved)".into()
         }
-        (_, Verification::Equal) => format!(", optimized from {input_len}, proved equal"),
-        (_, Verification::Skipped) => {
-            format!(", optimized from {input_len}, not verified (--no-verify)")
-        }
+        (_, Verification::Equal) => format!(", {from}, proved equal{to}"),
+        (_, Verification::Skipped) => format!(", {from}, not verified (--no-verify)"),
     }
 }
 
@@ -207,7 +239,8 @@ fn print_report(
     let text = match args.format {
         Format::Json => {
             let doc = serde_json::json!({
-                "input": display_name(&args.input),
+                "input": input_name(args),
+                "stack": (args.inputs.len() > 1).then(|| args.inputs.iter().map(|p| display_name(p)).collect::<Vec<_>>()),
                 "thread": serde_json::Value::Null,
                 "method": out.method,
                 "verification": out.verification,
@@ -220,7 +253,7 @@ fn print_report(
             }
             serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
         }
-        Format::Text => report_text(&display_name(&args.input), out, report),
+        Format::Text => report_text(&input_name(args), out, report),
     };
     if to_stdout {
         eprintln!("{text}");

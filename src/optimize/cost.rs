@@ -387,6 +387,21 @@ impl Caches {
         Caches { bitmaps }
     }
 
+    /// The bitmaps after attaching every filter of a stack, oldest first: the kernel clears
+    /// from the previous filters' bitmap what each new one does not allow by number alone,
+    /// so a syscall is cached only when every filter allows it so.
+    pub fn for_stack(filters: &[Program], arches: &[Arch], version: KernelVersion) -> Caches {
+        let mut kernels: Vec<Arch> = arches.iter().map(|&a| kernel_arch(a)).collect();
+        kernels.sort();
+        kernels.dedup();
+        let bitmaps = kernels
+            .into_iter()
+            .filter_map(|k| Some((k, CacheBitmap::new(KernelCache::for_kernel(k, version)?))))
+            .map(|(k, b)| (k, filters.iter().fold(b, |b, f| b.attach(f))))
+            .collect();
+        Caches { bitmaps }
+    }
+
     /// Whether `(token, nr)` skips the filter.
     pub fn is_cached(&self, token: u32, nr: u32) -> bool {
         let Some(arch) = Arch::of_data(token, nr) else {

@@ -71,7 +71,7 @@ use crate::arch::Arch;
 use crate::bpf::cache::KernelVersion;
 use crate::bpf::insn::BPF_MAXINSNS;
 use crate::bpf::validate::{validate, validate_structure, ValidationError};
-use crate::bpf::Program;
+use crate::bpf::{stack, Program};
 use cost::Caches;
 use lift::{LiftConfig, Lifted};
 use serde::Serialize;
@@ -280,6 +280,24 @@ pub enum OptimizeError {
     },
 }
 
+/// Why a stack of filters could not be optimized into one program ([`optimize_stack`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StackOptimizeError {
+    #[error("filter {index} of the stack is not a valid seccomp filter: {error}")]
+    Filter {
+        index: usize,
+        error: ValidationError,
+    },
+    #[error("the stack cannot be joined into one program: {0}")]
+    Join(stack::StackError),
+    /// No candidate passed the checks; the joined program itself is never handed back (it
+    /// caches nothing).
+    #[error("no single program equal to the stack of {filters} filters was found that keeps every syscall the stack caches cacheable and passes the checks{}", if .notes.is_empty() { String::new() } else { format!(" ({})", .notes.join("; ")) })]
+    NotJoined { filters: usize, notes: Vec<String> },
+    #[error(transparent)]
+    Optimize(OptimizeError),
+}
+
 /// What [`Report::assumption`] says when the weights carry no argument values.
 pub const ASSUMPTION: &str = "syscalls whose decision depends on arguments are charged their longest path (the workload records no argument values)";
 /// What [`Report::assumption`] says when some calls come with argument values.
@@ -291,6 +309,43 @@ pub const ASSUMPTION_WITH_ARGUMENTS: &str = "calls the workload gives argument v
 /// be): it is checked with [`validate_structure`], and the output is then one that fits, or
 /// [`OptimizeError::TooLarge`] says how close the optimizer got.
 pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, OptimizeError> {
+    optimize_input(prog, None, opts)
+}
+
+/// Optimizes a stack of filters (oldest first, as they were installed and as `secopt dump`
+/// lists them) into **one** program that decides every input as the kernel decides it with
+/// the whole stack attached ([`crate::bpf::stack`]): the stack is joined into one program
+/// ([`stack::as_one_program`]), which is lifted, re-emitted and proved equal to the output
+/// like any input. The output caches every syscall the stack lets the kernel cache (those
+/// every filter allows by number alone); the joined program itself caches none, so it is
+/// never handed back: when no candidate passes, [`StackOptimizeError::NotJoined`]. The
+/// report's "before" is the stack as the kernel runs it: every filter on each uncached
+/// call, so its instructions, costs and worst path are the sums over the filters (the worst
+/// path an upper bound).
+pub fn optimize_stack(
+    filters: &[Program],
+    opts: &OptimizeOptions,
+) -> Result<Optimized, StackOptimizeError> {
+    for (index, f) in filters.iter().enumerate() {
+        validate(f).map_err(|error| StackOptimizeError::Filter { index, error })?;
+    }
+    let joined = stack::as_one_program(filters).map_err(StackOptimizeError::Join)?;
+    let out = optimize_input(&joined, Some(filters), opts).map_err(StackOptimizeError::Optimize)?;
+    if out.method == Method::Unchanged {
+        return Err(StackOptimizeError::NotJoined {
+            filters: filters.len(),
+            notes: out.notes,
+        });
+    }
+    Ok(out)
+}
+
+/// [`optimize`] of `prog`, which is the joined `stack` when there is one.
+fn optimize_input(
+    prog: &Program,
+    stack: Option<&[Program]>,
+    opts: &OptimizeOptions,
+) -> Result<Optimized, OptimizeError> {
     validate_structure(prog).map_err(OptimizeError::Invalid)?;
     let mut reached: Option<usize> = None;
     let arches = arches_checked(prog);
@@ -312,7 +367,11 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
                 .to_string(),
         );
     }
-    let before_caches = opts.verify.then(|| Caches::new(prog, &arches, opts.kernel));
+    let input_caches = |arches: &[Arch]| match stack {
+        Some(filters) => Caches::for_stack(filters, arches, opts.kernel),
+        None => Caches::new(prog, arches, opts.kernel),
+    };
+    let before_caches = opts.verify.then(|| input_caches(&arches));
 
     // Candidates, best first.
     let mut candidates: Vec<(Method, Program)> = Vec::new();
@@ -466,8 +525,8 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
         }
         if method == Method::Unchanged {
             // The input ranked first: nothing found is better (and an input too long for the
-            // kernel is never handed back).
-            if prog.len() > BPF_MAXINSNS {
+            // kernel, or a joined stack, is never handed back).
+            if prog.len() > BPF_MAXINSNS || stack.is_some() {
                 continue;
             }
             break;
@@ -493,9 +552,10 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
                 }
             }
         }
-        let report = opts
-            .report
-            .then(|| make_report(prog, &candidate, method, weights, opts, &arches));
+        let report = opts.report.then(|| {
+            let before = before_stats(prog, stack, weights, &arches, opts.kernel);
+            make_report(before, &candidate, method, weights, opts, &arches)
+        });
         return Ok(Optimized {
             program: candidate,
             method,
@@ -520,9 +580,10 @@ pub fn optimize(prog: &Program, opts: &OptimizeOptions) -> Result<Optimized, Opt
             reached,
         });
     }
-    let report = opts
-        .report
-        .then(|| make_report(prog, prog, Method::Unchanged, weights, opts, &arches));
+    let report = opts.report.then(|| {
+        let before = before_stats(prog, stack, weights, &arches, opts.kernel);
+        make_report(before, prog, Method::Unchanged, weights, opts, &arches)
+    });
     Ok(Optimized {
         program: prog.clone(),
         method: Method::Unchanged,
@@ -802,6 +863,18 @@ fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<Strin
     ))
 }
 
+fn cache_counts(caches: &Caches) -> Vec<CacheCount> {
+    caches
+        .filter_sets()
+        .into_iter()
+        .map(|(bitmap, token, numbers)| CacheCount {
+            bitmap,
+            token,
+            count: numbers.len(),
+        })
+        .collect()
+}
+
 /// Size, cacheable counts, costs and worst case of one program.
 pub fn stats(
     prog: &Program,
@@ -813,23 +886,46 @@ pub fn stats(
     let (without, with) = cost::expected_costs(prog, weights, &caches);
     ProgramStats {
         instructions: prog.len(),
-        cacheable: caches
-            .filter_sets()
-            .into_iter()
-            .map(|(bitmap, token, numbers)| CacheCount {
-                bitmap,
-                token,
-                count: numbers.len(),
-            })
-            .collect(),
+        cacheable: cache_counts(&caches),
         cost_with_cache: with,
         cost_without_cache: without,
         worst_case_path: cost::worst_case_path(prog),
     }
 }
 
+/// [`stats`] of the input: of `prog`, or of `stack` as the kernel runs it (every filter on
+/// each call it does not cache: instructions, costs and worst path summed over the filters,
+/// the cache the one the whole stack leaves).
+fn before_stats(
+    prog: &Program,
+    stack: Option<&[Program]>,
+    weights: &Weights,
+    arches: &[Arch],
+    kernel: KernelVersion,
+) -> ProgramStats {
+    let Some(filters) = stack else {
+        return stats(prog, weights, arches, kernel);
+    };
+    let caches = Caches::for_stack(filters, arches, kernel);
+    let mut total = ProgramStats {
+        instructions: 0,
+        cacheable: cache_counts(&caches),
+        cost_with_cache: 0.0,
+        cost_without_cache: 0.0,
+        worst_case_path: 0,
+    };
+    for f in filters {
+        let (without, with) = cost::expected_costs(f, weights, &caches);
+        total.instructions += f.len();
+        total.cost_with_cache += with;
+        total.cost_without_cache += without;
+        total.worst_case_path += cost::worst_case_path(f);
+    }
+    total
+}
+
 fn make_report(
-    before: &Program,
+    before: ProgramStats,
     after: &Program,
     method: Method,
     weights: &Weights,
@@ -847,7 +943,7 @@ fn make_report(
         )
     };
     Report {
-        before: stats(before, weights, arches, opts.kernel),
+        before,
         after: stats(after, weights, arches, opts.kernel),
         method,
         cost_model: opts.cost_model,
