@@ -13,6 +13,7 @@
 #[path = "data/e2e_support.rs"]
 mod support;
 
+use secopt::bpf::{interp, Program, RetVal, SeccompData};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -181,6 +182,50 @@ fn dump_reads_back_the_filters_a_process_installed() {
     assert!(
         text.contains("ERRNO(7)") && text.contains("ERRNO(8)"),
         "{text}"
+    );
+
+    // --join: one program deciding as the stack (worked out by hand: each filter's errno on
+    // its own number, ALLOW elsewhere); `secopt optimize` of the two files proves equal to it.
+    let joined = dir.join("joined.bpf");
+    let run = run_secopt(&["dump", &pid, "--join", "-o", joined.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    assert!(
+        stderr_of(&run).contains("its 2 filters"),
+        "{}",
+        stderr_of(&run)
+    );
+    let program = Program::from_raw(&std::fs::read(&joined).unwrap()).unwrap();
+    for (nr, want) in [
+        (9999, ERRNO | 7),
+        (9998, ERRNO | 8),
+        (1, ALLOW),
+        (-1, ALLOW),
+    ] {
+        let d = SeccompData::new(0xc000_003e, nr, [0; 6]);
+        assert_eq!(interp::eval(&program, &d).unwrap(), RetVal(want), "nr {nr}");
+    }
+    let optimized = dir.join("optimized.bpf");
+    let f0 = dir.join("f0.bpf");
+    let f1 = dir.join("f1.bpf");
+    let run = run_secopt(&[
+        "optimize",
+        f0.to_str().unwrap(),
+        f1.to_str().unwrap(),
+        "-o",
+        optimized.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let run = run_secopt(&[
+        "verify",
+        joined.to_str().unwrap(),
+        optimized.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}{}",
+        stdout_of(&run),
+        stderr_of(&run)
     );
 
     // The process was only stopped for the reading: it sleeps on, and still under both filters.

@@ -25,6 +25,7 @@ answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2
 secopt dump 1234                          list the filters of process 1234 as assembly\n  \
 secopt dump 1234 -o ctr.bpf               write its filter (one filter) as raw cBPF\n  \
 secopt dump 1234 --index 1 -o f1.bpf      the second-oldest of several\n  \
+secopt dump 1234 --join -o all.bpf        all of them as one program, for verify/diff/emu\n  \
 secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report"
 )]
 pub struct DumpArgs {
@@ -39,6 +40,13 @@ pub struct DumpArgs {
     /// How the listing on stdout is written: `text` (assembly) or `json`.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Join all the filters into one program that decides every call as the kernel decides
+    /// with the whole stack (each filter in turn, the most restrictive answer kept), for
+    /// `verify`, `diff` and `emu`. (`secopt optimize` of the filters themselves gives a fast
+    /// one; this one is exact but uses scratch memory, so the kernel would cache nothing
+    /// for it.)
+    #[arg(long, conflicts_with = "index")]
+    pub join: bool,
 }
 
 /// The fields of `/proc/PID/status` this verb reads.
@@ -168,6 +176,9 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
     let who = format!("process {pid} ({})", process_name(pid));
     let filters = read(pid, &who)?;
     let count = filters.len();
+    if args.join {
+        return write_joined(&args, &who, &filters);
+    }
     let selected: Vec<(usize, &Program)> = match args.index {
         Some(i) if i >= count => {
             return Err(Failure::input(format!(
@@ -188,12 +199,7 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
             )));
         }
         let (i, f) = selected[0];
-        let endian = if cfg!(target_endian = "big") {
-            Endian::Big
-        } else {
-            Endian::Little
-        };
-        write_output(out, &f.to_raw_in(endian))?;
+        write_output(out, &f.to_raw_in(native_endian()))?;
         eprintln!(
             "secopt: {who}: filter index {i} of {count} ({} instructions) -> {}",
             f.len(),
@@ -201,31 +207,14 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         );
         return Ok(EXIT_OK);
     }
-    let assembly = |f: &Program| {
-        disasm::disassemble(
-            f,
-            &disasm::DisasmOptions {
-                index_comments: true,
-                arch: None,
-            },
-        )
-    };
     match args.format.unwrap_or_default() {
         Format::Json => {
             let filters: Vec<serde_json::Value> = selected
                 .iter()
                 .map(|&(i, f)| {
-                    let insns: Vec<serde_json::Value> = f
-                        .insns
-                        .iter()
-                        .map(|n| serde_json::json!({"code": n.code, "jt": n.jt, "jf": n.jf, "k": n.k}))
-                        .collect();
-                    serde_json::json!({
-                        "index": i,
-                        "length": f.len(),
-                        "instructions": insns,
-                        "assembly": assembly(f),
-                    })
+                    let mut doc = program_json(f);
+                    doc["index"] = i.into();
+                    doc
                 })
                 .collect();
             print_json(&serde_json::json!({
@@ -255,6 +244,80 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
                 println!("; {who}, filter index {i}{age}: {} instructions", f.len());
                 print!("{}", assembly(f));
             }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn assembly(f: &Program) -> String {
+    disasm::disassemble(
+        f,
+        &disasm::DisasmOptions {
+            index_comments: true,
+            arch: None,
+        },
+    )
+}
+
+/// A program as JSON: its length, raw instructions and assembly.
+fn program_json(f: &Program) -> serde_json::Value {
+    let insns: Vec<serde_json::Value> = f
+        .insns
+        .iter()
+        .map(|n| serde_json::json!({"code": n.code, "jt": n.jt, "jf": n.jf, "k": n.k}))
+        .collect();
+    serde_json::json!({
+        "length": f.len(),
+        "instructions": insns,
+        "assembly": assembly(f),
+    })
+}
+
+fn native_endian() -> Endian {
+    if cfg!(target_endian = "big") {
+        Endian::Big
+    } else {
+        Endian::Little
+    }
+}
+
+/// `--join`: the whole stack as one program ([`crate::bpf::stack::as_one_program`]; a lone
+/// filter as it is), written raw with `-o` or listed.
+fn write_joined(args: &DumpArgs, who: &str, filters: &[Program]) -> Result<i32, Failure> {
+    let count = filters.len();
+    let joined = if count == 1 {
+        filters[0].clone()
+    } else {
+        crate::bpf::stack::as_one_program(filters).map_err(|e| {
+            Failure::input(format!(
+                "the {count} filters of {who} cannot be joined: {e}"
+            ))
+        })?
+    };
+    let what = if count == 1 {
+        format!("its one filter ({} instructions)", joined.len())
+    } else {
+        format!(
+            "its {count} filters ({}) joined into one program of {} instructions",
+            list(filters),
+            joined.len()
+        )
+    };
+    if let Some(out) = &args.output {
+        write_output(out, &joined.to_raw_in(native_endian()))?;
+        eprintln!("secopt: {who}: {what} -> {}", out.display());
+        return Ok(EXIT_OK);
+    }
+    match args.format.unwrap_or_default() {
+        Format::Json => print_json(&serde_json::json!({
+            "pid": args.pid,
+            "name": process_name(args.pid),
+            "filter_count": count,
+            "joined": program_json(&joined),
+        }))?,
+        Format::Text => {
+            println!("; {who}: {what}, deciding every call as the kernel does with all of them");
+            print!("{}", assembly(&joined));
         }
     }
     Ok(EXIT_OK)
