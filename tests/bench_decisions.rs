@@ -197,3 +197,83 @@ fn every_variant_decides_every_workload_syscall_as_its_source_filter() {
     }
     assert!(total > 1000, "only {total} checks");
 }
+
+/// A stack measured as the kernel runs it (`--bpf NAME=A+B`): the child installs both bench
+/// programs, oldest first. Worked out by hand: the oldest filter allows read, close gets
+/// ERRNO(7) and write ERRNO(5); the newest gives write ERRNO(6) and fstat KILL_PROCESS. Every
+/// call runs both filters (steps add up); the cache skips only what both allow by number; the
+/// kernel's answer is the lowest action, the newest on a tie — and the running kernel, with
+/// both bench programs installed, must return each call the marker the plan predicts, which
+/// is the one of the filter whose answer won.
+#[test]
+fn a_stack_is_measured_as_the_kernel_runs_it() {
+    let assemble = |s: &str| secopt::bpf::asm::assemble(s).unwrap();
+    let oldest = assemble(
+        "ld [nr]\njeq #0, allow\njeq #1, e5\njeq #3, e7\nallow: ret ALLOW\ne5: ret ERRNO(5)\ne7: ret ERRNO(7)\n",
+    );
+    let newest = assemble(
+        "ld [nr]\njeq #1, e6\njeq #5, kill\nret ALLOW\ne6: ret ERRNO(6)\nkill: ret KILL_PROCESS\n",
+    );
+    let w = json_workload(r#"{"read": 1, "write": 1, "close": 1, "fstat": 1, "getpid": 1}"#);
+    let kind = VariantKind::File { path: "a+b".into() };
+    let plan = bench::plan(
+        w,
+        vec![Variant::stack("stack", kind, vec![oldest, newest])],
+        BenchOptions::default(),
+    )
+    .unwrap();
+    let expected: BTreeMap<&str, (usize, bool, RetVal, usize)> = [
+        // (steps: oldest + newest, cached, the stack's answer, which filter's marker: 0 oldest, 1 newest)
+        ("read", (3 + 4, true, RetVal::ALLOW, 9)),
+        ("write", (4 + 3, false, RetVal::errno(6), 1)),
+        ("close", (5 + 4, false, RetVal::errno(7), 0)),
+        ("fstat", (5 + 4, false, RetVal::KILL_PROCESS, 1)),
+        ("getpid", (5 + 4, true, RetVal::ALLOW, 9)),
+    ]
+    .into();
+    // `plan` puts the baselines (no filter, RET ALLOW) first.
+    let v = plan
+        .variants
+        .iter()
+        .position(|pv| pv.variant.name == "stack")
+        .unwrap();
+    let pv = &plan.variants[v];
+    let bench_of = [&pv.below[0], pv.bench.as_ref().unwrap()];
+    let results = plan.run_once(v).unwrap();
+    for (p, probe) in plan.probes.iter().enumerate() {
+        let entry = &plan.workload.entries[probe.entry];
+        let (steps, cached, ret, winner) = expected[entry.syscall.as_str()];
+        let cost = plan.cost(v, p);
+        assert_eq!(
+            (cost.steps, cost.cached, cost.ret),
+            (steps, cached, ret),
+            "{}",
+            entry.label
+        );
+        let rax = results[p] as i64;
+        if winner == 9 {
+            assert!(!(-4095..=-1024).contains(&rax), "{}: {rax}", entry.label);
+        } else {
+            let data = secopt::bpf::SeccompData::new(0xc000_003e, entry.nr as i32, probe.regs);
+            let marker = secopt::bpf::interp::eval(&bench_of[winner].program, &data).unwrap();
+            assert_eq!(marker.action(), Some(Action::Errno), "{}", entry.label);
+            assert_eq!(
+                rax,
+                -i64::from(marker.data()),
+                "{}: the kernel's answer",
+                entry.label
+            );
+            assert_eq!(
+                cost.expected,
+                bench::Expected::Marker(marker.data() as u16),
+                "{}: the plan's prediction",
+                entry.label
+            );
+        }
+    }
+    // The oracle checks each filter of the stack on its own (and RET ALLOW's).
+    assert_eq!(
+        plan.check_decisions_on_kernel().unwrap(),
+        3 * plan.probes.len()
+    );
+}

@@ -170,11 +170,11 @@ pub fn current_cpu() -> Option<usize> {
     usize::try_from(c).ok()
 }
 
-/// Runs one child with `filter` (or none) over `probes` and returns what it measured.
-/// `variant` names the filter in errors.
+/// Runs one child with `filters` installed (oldest first; none for the baseline) over
+/// `probes` and returns what it measured. `variant` names the filter in errors.
 pub fn run_child(
     variant: &str,
-    filter: Option<&[libc::sock_filter]>,
+    filters: &[Vec<libc::sock_filter>],
     probes: &[ChildProbe],
     cfg: &ChildConfig,
 ) -> Result<ChildResult, BenchError> {
@@ -191,7 +191,7 @@ pub fn run_child(
     }
     if pid == 0 {
         // SAFETY: see above.
-        unsafe { child_main(filter, probes, &shared, cfg) }
+        unsafe { child_main(filters, probes, &shared, cfg) }
     }
     let status = crate::kernel::child::wait_for(pid).map_err(|e| fail(format!("waitpid: {e}")))?;
     // SAFETY: the child has exited; nothing writes the mapping any more.
@@ -244,7 +244,7 @@ pub fn run_child(
 
 /// The child (see the module docs). Never returns.
 unsafe fn child_main(
-    filter: Option<&[libc::sock_filter]>,
+    filters: &[Vec<libc::sock_filter>],
     probes: &[ChildProbe],
     shared: &Shared,
     cfg: &ChildConfig,
@@ -275,7 +275,9 @@ unsafe fn child_main(
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
         fail(STEP_NO_NEW_PRIVS);
     }
-    if let Some(f) = filter {
+    // A stack's older filters decide whether the newer ones may be installed (seccomp(2)
+    // is a system call like any other).
+    for f in filters {
         if install_filter_raw(f, 0).is_err() {
             fail(STEP_INSTALL);
         }

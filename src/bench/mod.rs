@@ -170,6 +170,8 @@ pub struct PlannedVariant {
     pub variant: Variant,
     /// `None` for the no-filter baseline.
     pub bench: Option<BenchProgram>,
+    /// The bench programs of a stack's older filters ([`Variant::below`]), oldest first.
+    pub below: Vec<BenchProgram>,
     /// Per workload entry (native entries only; `None` for others).
     pub costs: Vec<Option<ProbeCost>>,
 }
@@ -335,12 +337,22 @@ pub fn plan(
             planned.push(PlannedVariant {
                 variant: v,
                 bench: None,
+                below: Vec::new(),
                 costs,
             });
             continue;
         };
         let bench = bench_program(&v.name, source, options.no_cache)?;
-        let bitmap = CacheBitmap::new(kernel.clone()).attach(source);
+        let below: Vec<BenchProgram> = v
+            .below
+            .iter()
+            .enumerate()
+            .map(|(i, f)| bench_program(&format!("{} (filter {i})", v.name), f, options.no_cache))
+            .collect::<Result<_, _>>()?;
+        // A stack's cache: each filter clears what it does not allow by number alone.
+        let bitmap = v
+            .filters()
+            .fold(CacheBitmap::new(kernel.clone()), |b, f| b.attach(f));
         let mut costs = Vec::with_capacity(workload.entries.len());
         for (i, e) in workload.entries.iter().enumerate() {
             if e.arch != native {
@@ -353,7 +365,10 @@ pub fn plan(
                 .map(|p| p.regs)
                 .unwrap_or_else(|| e.args.map(|a| a.unwrap_or(0)));
             let data = SeccompData::new(token, e.nr as i32, regs);
-            let cost = predict(&v.name, source, &bench, &data, &e.label)?;
+            let mut cost = predict(&v.name, source, &bench, &data, &e.label)?;
+            if !below.is_empty() {
+                cost = stack_cost(&v, cost, &below, &data, &e.label)?;
+            }
             costs.push(Some(ProbeCost {
                 cached: bitmap.is_cached(token, e.nr),
                 ..cost
@@ -362,6 +377,7 @@ pub fn plan(
         planned.push(PlannedVariant {
             variant: v,
             bench: Some(bench),
+            below,
             costs,
         });
     }
@@ -398,6 +414,39 @@ fn cpu_allowed(cpu: usize) -> bool {
         let _ = cpu;
         false
     }
+}
+
+/// The cost of a stack on `data`, from its newest filter's (`newest`): every filter runs, so
+/// the steps add up; the kernel acts on the lowest action among the sources' answers
+/// ([`crate::bpf::stack::eval_stack`]); and among the bench programs' answers, which are
+/// `ALLOW` or `ERRNO(marker)`, the newest marker stands (equal actions: the newest wins).
+fn stack_cost(
+    v: &Variant,
+    newest: ProbeCost,
+    below: &[BenchProgram],
+    data: &SeccompData,
+    label: &str,
+) -> Result<ProbeCost, BenchError> {
+    let mut steps = newest.steps;
+    let mut expected = newest.expected;
+    for (f, b) in v.below.iter().zip(below).rev() {
+        let c = predict(&v.name, f, b, data, label)?;
+        steps += c.steps;
+        if expected == Expected::Runs {
+            expected = c.expected;
+        }
+    }
+    let filters: Vec<crate::bpf::Program> = v.filters().cloned().collect();
+    let ret = crate::bpf::stack::eval_stack(&filters, data).map_err(|e| BenchError::Variant {
+        variant: v.name.clone(),
+        message: format!("{label}: {e}"),
+    })?;
+    Ok(ProbeCost {
+        steps,
+        ret,
+        expected,
+        ..newest
+    })
 }
 
 /// Runs the source and the bench program on `data` and checks that the bench program takes
@@ -490,11 +539,15 @@ impl Plan {
             .collect()
     }
 
-    fn filter_of(&self, v: usize) -> Option<Vec<libc::sock_filter>> {
-        self.variants[v]
-            .bench
-            .as_ref()
+    /// The bench programs the child for variant `v` installs, oldest first (none for the
+    /// no-filter baseline).
+    fn filter_of(&self, v: usize) -> Vec<Vec<libc::sock_filter>> {
+        let pv = &self.variants[v];
+        pv.below
+            .iter()
+            .chain(&pv.bench)
             .map(|b| crate::kernel::seccomp::to_sock_filters(&b.program))
+            .collect()
     }
 
     /// Installs every variant's bench program in a child that then ends at once, so a
@@ -508,8 +561,9 @@ impl Plan {
             timeout_secs: 20,
         };
         for v in 0..self.variants.len() {
-            if let Some(f) = self.filter_of(v) {
-                measure::run_child(&self.variants[v].variant.name, Some(&f), &[], &cfg)?;
+            let filters = self.filter_of(v);
+            if !filters.is_empty() {
+                measure::run_child(&self.variants[v].variant.name, &filters, &[], &cfg)?;
             }
         }
         Ok(())
@@ -534,11 +588,17 @@ impl Plan {
             })
             .collect();
         let mut checked = 0;
-        for pv in &self.variants {
-            let (Some(source), Some(bench)) = (&pv.variant.source, &pv.bench) else {
-                continue;
-            };
-            let name = &pv.variant.name;
+        // Each filter of a stack on its own: the bench program must take its source's path.
+        let pairs = self.variants.iter().flat_map(|pv| {
+            let newest = pv.variant.source.as_ref().zip(pv.bench.as_ref());
+            pv.variant
+                .below
+                .iter()
+                .zip(&pv.below)
+                .chain(newest)
+                .map(move |(source, bench)| (&pv.variant.name, source, bench))
+        });
+        for (name, source, bench) in pairs {
             let err = |m: String| BenchError::Decision(format!("variant {name}: {m}"));
             let src = oracle.run(source, &calls).map_err(|e| err(e.to_string()))?;
             let got = oracle
@@ -578,10 +638,10 @@ impl Plan {
             rotate: 0,
             timeout_secs: 20,
         };
-        let filter = self.filter_of(v);
+        let filters = self.filter_of(v);
         let r = measure::run_child(
             &self.variants[v].variant.name,
-            filter.as_deref(),
+            &filters,
             &self.child_probes(),
             &cfg,
         )?;
@@ -603,7 +663,7 @@ impl Plan {
         environment.tsc_ghz = Some(ghz);
         environment.pinned_cpu = self.options.cpu;
         let probes = self.child_probes();
-        let filters: Vec<Option<Vec<libc::sock_filter>>> = (0..self.variants.len())
+        let filters: Vec<Vec<Vec<libc::sock_filter>>> = (0..self.variants.len())
             .map(|v| self.filter_of(v))
             .collect();
         let nv = self.variants.len();
@@ -628,7 +688,7 @@ impl Plan {
                     timeout_secs,
                 };
                 let name = &self.variants[v].variant.name;
-                let r = measure::run_child(name, filters[v].as_deref(), &probes, &cfg)?;
+                let r = measure::run_child(name, &filters[v], &probes, &cfg)?;
                 for (p, (&rax, &cycles)) in r.first_rax.iter().zip(&r.cycles).enumerate() {
                     self.check_result(v, p, rax, &mut unexpected)?;
                     results_checked += 1;

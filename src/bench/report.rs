@@ -209,9 +209,10 @@ impl Plan {
             let cells = (0..self.variants.len())
                 .map(|v| {
                     let c = self.cost(v, p);
-                    // With --no-cache the child ran the bench program, prefix included, and
-                    // the kernel cached nothing.
-                    let prefix = self.variants[v].bench.as_ref().map_or(0, |b| b.prefix);
+                    // With --no-cache the child ran the bench programs, prefixes included,
+                    // and the kernel cached nothing.
+                    let pv = &self.variants[v];
+                    let prefix: usize = pv.below.iter().chain(&pv.bench).map(|b| b.prefix).sum();
                     Cell {
                         variant: self.variants[v].variant.name.clone(),
                         timing: timing(&mut boot, &series, v),
@@ -279,8 +280,13 @@ impl Plan {
                     name: pv.variant.name.clone(),
                     description: pv.variant.describe(),
                     kind: pv.variant.kind.clone(),
-                    instructions: pv.variant.source.as_ref().map_or(0, |s| s.len()),
-                    bench_instructions: pv.bench.as_ref().map_or(0, |b| b.program.len()),
+                    instructions: pv.variant.instructions(),
+                    bench_instructions: pv
+                        .below
+                        .iter()
+                        .chain(&pv.bench)
+                        .map(|b| b.program.len())
+                        .sum(),
                     deterministic: DeterministicCost {
                         with_cache: with,
                         without_cache: without,

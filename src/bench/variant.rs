@@ -55,8 +55,13 @@ pub struct Variant {
     /// Short unique name used in tables (`none`, `allow`, `libseccomp-linear`, …).
     pub name: String,
     pub kind: VariantKind,
-    /// The filter as produced (`None` for [`VariantKind::NoFilter`]).
+    /// The filter as produced (`None` for [`VariantKind::NoFilter`]); for a stack, its newest
+    /// filter.
     pub source: Option<Program>,
+    /// For a stack of filters measured together ([`Variant::stack`]): the filters installed
+    /// before `source`, oldest first. The kernel runs all of them on every call its cache
+    /// does not skip. Empty for a single filter.
+    pub below: Vec<Program>,
     /// What the report should say about how it was built (e.g. names a peer skipped).
     pub notes: Vec<String>,
 }
@@ -68,6 +73,7 @@ impl Variant {
             name: "none".into(),
             kind: VariantKind::NoFilter,
             source: None,
+            below: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -78,6 +84,7 @@ impl Variant {
             name: "allow".into(),
             kind: VariantKind::AllowAll,
             source: Some(Program::new(vec![Insn::ret(RetVal::ALLOW.0)])),
+            below: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -88,20 +95,43 @@ impl Variant {
             name: name.into(),
             kind,
             source: Some(program),
+            below: Vec::new(),
             notes: Vec::new(),
         }
     }
 
+    /// A stack of filters (oldest first, at least one), installed together in that order.
+    pub fn stack(name: impl Into<String>, kind: VariantKind, mut filters: Vec<Program>) -> Variant {
+        let newest = filters.pop().expect("a stack has a filter");
+        Variant {
+            name: name.into(),
+            kind,
+            source: Some(newest),
+            below: filters,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Every filter the child installs, oldest first (none for the no-filter baseline).
+    pub fn filters(&self) -> impl Iterator<Item = &Program> {
+        self.source
+            .iter()
+            .flat_map(|s| self.below.iter().chain([s]))
+    }
+
+    /// Instructions over all its filters.
+    pub fn instructions(&self) -> usize {
+        self.filters().map(Program::len).sum()
+    }
+
     /// One line saying what it is.
     pub fn describe(&self) -> String {
-        let len = self
-            .source
-            .as_ref()
-            .map(|p| {
-                let n = p.len();
-                format!(" ({n} instruction{})", if n == 1 { "" } else { "s" })
-            })
-            .unwrap_or_default();
+        let n = self.instructions();
+        let len = match (&self.source, self.below.len()) {
+            (None, _) => String::new(),
+            (Some(_), 0) => format!(" ({n} instruction{})", if n == 1 { "" } else { "s" }),
+            (Some(_), below) => format!(" (a stack of {} filters, {n} instructions)", below + 1),
+        };
         let what = match &self.kind {
             VariantKind::NoFilter => "no filter".to_string(),
             VariantKind::AllowAll => "RET ALLOW, the cheapest filter".to_string(),

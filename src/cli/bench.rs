@@ -12,7 +12,7 @@ use crate::bench::{self, peers, workload, BenchError, BenchOptions, Variant, Var
 use crate::compile::{self, CompileOptions};
 use crate::policy::{self, CapSet, KernelVersion, ResolveOptions};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How to read `--profile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +31,8 @@ secopt bench --profile docker-default.json --workload nginx.strace-c.txt\n      
 Docker's default profile: libseccomp linear + tree, secopt, against none and RET ALLOW\n  \
 secopt bench --profile firecracker.json --thread vcpu --probe firecracker-vcpu --plot vcpu.svg\n  \
 secopt bench --bpf mine=filter.bpf --probe getpid --rounds 101\n  \
+secopt bench --bpf stack=f0.bpf+f1.bpf+f2.bpf --bpf joined=one.bpf --probe common\n      \
+a stack of filters (secopt dump's files) against the one filter secopt optimize joins it into\n  \
 secopt bench --profile docker-default.json --workload redis.txt --no-cache --format json\n  \
 secopt record -o app.json -- ./app && secopt bench --profile docker-default.json --workload app.json\n  \
 secopt bench --list-probes\n\n\
@@ -69,7 +71,9 @@ pub struct BenchArgs {
     /// instead of failing.
     #[arg(long)]
     pub skip_unknown: bool,
-    /// Also measure this filter (raw or assembly), as `NAME=FILE`; repeatable.
+    /// Also measure this filter (raw or assembly), as `NAME=FILE`; repeatable. A stack of
+    /// filters, installed together oldest first as a task carries them (e.g. `secopt dump`'s
+    /// files): `NAME=FILE+FILE+…`.
     #[arg(long = "bpf", value_name = "NAME=FILE")]
     pub bpf: Vec<String>,
     /// Do not build libseccomp variants.
@@ -288,15 +292,24 @@ fn file_variants(specs: &[String]) -> Result<Vec<Variant>, Failure> {
                     "--bpf {spec}: the name must be non-empty and without spaces"
                 )));
             }
-            let path = PathBuf::from(file);
-            let program = load_program(&path, InputFormat::Auto)?;
-            Ok(Variant::program(
-                name,
-                VariantKind::File {
-                    path: display_name(&path),
-                },
-                program,
-            ))
+            // `a.bpf+b.bpf` is a stack unless a file of that very name exists.
+            let paths: Vec<PathBuf> = if file.contains('+') && !Path::new(file).is_file() {
+                file.split('+').map(PathBuf::from).collect()
+            } else {
+                vec![PathBuf::from(file)]
+            };
+            let programs = paths
+                .iter()
+                .map(|p| load_program(p, InputFormat::Auto))
+                .collect::<Result<Vec<_>, _>>()?;
+            let kind = VariantKind::File {
+                path: paths
+                    .iter()
+                    .map(|p| display_name(p))
+                    .collect::<Vec<_>>()
+                    .join("+"),
+            };
+            Ok(Variant::stack(name, kind, programs))
         })
         .collect()
 }
