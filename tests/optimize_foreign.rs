@@ -184,17 +184,8 @@ fn optimized_firejail_filters_decide_every_call_as_the_originals_on_the_kernel()
         );
         return;
     };
-    let oracle = match Oracle::new() {
-        Ok(o) => o,
-        Err(OracleError::Unavailable(why)) => {
-            assert!(
-                std::env::var_os("SECOPT_REQUIRE_KERNEL_ORACLE").is_none(),
-                "kernel oracle unavailable: {why}"
-            );
-            skip_or_fail(test, &format!("kernel oracle unavailable: {why}"));
-            return;
-        }
-        Err(e) => panic!("kernel oracle failed to start: {e}"),
+    let Some(oracle) = oracle_or_skip(test) else {
+        return;
     };
     let dir = TempDir::new(test);
     let filters = firejail_filters(&lib, dir.path());
@@ -205,34 +196,13 @@ fn optimized_firejail_filters_decide_every_call_as_the_originals_on_the_kernel()
     );
     let mut asked = 0;
     for (n, (name, input)) in filters.iter().enumerate() {
-        let output = dir.join(&format!("out{n}.bpf"));
-        let run = run_secopt(&[
-            "optimize".as_ref(),
-            input.as_os_str(),
-            "-o".as_ref(),
-            output.as_os_str(),
-        ]);
-        assert!(
-            run.status.success(),
-            "{name}: secopt optimize failed: {}",
-            stderr_of(&run)
+        let before = read_program(input);
+        let after = optimize_with_cli(
+            std::slice::from_ref(input),
+            &dir.join(&format!("out{n}.bpf")),
         );
-        let (before, after) = (read_program(input), read_program(&output));
-        let values = argument_values(&[&before, &after]);
-        let calls = calls(&oracle, &values);
-        let want = oracle
-            .run(&before, &calls)
-            .unwrap_or_else(|e| panic!("{name}: the kernel on the input: {e}"));
-        let got = oracle
-            .run(&after, &calls)
-            .unwrap_or_else(|e| panic!("{name}: the kernel on the output: {e}"));
-        for ((call, w), g) in calls.iter().zip(&want).zip(&got) {
-            assert_eq!(
-                w.value, g.value,
-                "{name}: {call:?} is {:?} under the input and {:?} under secopt's output",
-                w.value, g.value
-            );
-        }
+        let calls = calls(&oracle, &argument_values(&[&before, &after]));
+        same_on_kernel(&oracle, name, &before, &after, &calls);
         asked += calls.len();
         eprintln!(
             "{name}: {} -> {} instructions, {} calls agree",

@@ -5,6 +5,8 @@
 //! it, or a refusal.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+#[path = "common/seed.rs"]
+mod seed;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::{interp, validate, Program};
 use secopt::optimize::{
@@ -12,10 +14,7 @@ use secopt::optimize::{
 };
 
 fuzz_target!(|data: &[u8]| {
-    let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    let mut rng = Rng::new(seed);
+    let mut rng = seed::rng_from(data);
     // One input in three gets the whole instruction set. A multiplication by a large
     // constant, or a comparison of two input words (`jeq x` with X = arch, A = nr), can make
     // the self-check's decision diagrams exponential: the optimizer then spends its

@@ -5,19 +5,18 @@
 //! documented ones (division by X, no free scratch words, no passing candidate).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+#[path = "common/seed.rs"]
+mod seed;
 use secopt::arch::Arch;
 use secopt::bpf::cache::KernelVersion;
 use secopt::bpf::stack::{as_one_program, eval_stack, StackError};
-use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
+use secopt::bpf::testing::{random_data, random_program, GenConfig};
 use secopt::bpf::{interp, validate, Program};
 use secopt::optimize::cost::Caches;
 use secopt::optimize::{self, optimize_stack, OptimizeOptions, StackOptimizeError, Verification};
 
 fuzz_target!(|data: &[u8]| {
-    let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    let mut rng = Rng::new(seed);
+    let mut rng = seed::rng_from(data);
     // As the optimize target: the whole instruction set only now and then (its self-checks
     // can spend their budget), cache-friendly filters most often (the cache rule matters).
     let config = match data.first().map(|b| b % 4) {

@@ -238,15 +238,19 @@ fn print_report(
 ) -> Result<(), Failure> {
     let text = match args.format {
         Format::Json => {
-            let doc = serde_json::json!({
+            let mut doc = serde_json::json!({
                 "input": input_name(args),
-                "stack": (args.inputs.len() > 1).then(|| args.inputs.iter().map(|p| display_name(p)).collect::<Vec<_>>()),
                 "thread": serde_json::Value::Null,
                 "method": out.method,
                 "verification": out.verification,
                 "notes": out.notes,
                 "report": report,
             });
+            // compile's shape, plus the files of a stack, oldest first, when there are several.
+            if args.inputs.len() > 1 {
+                let files: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
+                doc["stack"] = files.into();
+            }
             if !to_stdout {
                 print_json(&doc)?;
                 return Ok(());

@@ -376,15 +376,7 @@ impl Caches {
     /// The bitmaps of kernel `version` for every kernel one of `arches` runs on, with `prog`
     /// attached; none before 5.11.
     pub fn new(prog: &Program, arches: &[Arch], version: KernelVersion) -> Caches {
-        let mut kernels: Vec<Arch> = arches.iter().map(|&a| kernel_arch(a)).collect();
-        kernels.sort();
-        kernels.dedup();
-        let bitmaps = kernels
-            .into_iter()
-            .filter_map(|k| Some((k, CacheBitmap::new(KernelCache::for_kernel(k, version)?))))
-            .map(|(k, b)| (k, b.attach(prog)))
-            .collect();
-        Caches { bitmaps }
+        Caches::for_stack(std::slice::from_ref(prog), arches, version)
     }
 
     /// The bitmaps after attaching every filter of a stack, oldest first: the kernel clears
