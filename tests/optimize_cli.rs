@@ -1011,3 +1011,30 @@ fn a_stack_that_cannot_be_joined_is_refused_with_exit_2() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("only one of the inputs"), "{stderr}");
 }
+
+#[test]
+fn a_stack_whose_filters_both_notify_says_the_joined_one_has_one_listener() {
+    let notify_getpid =
+        "ld [nr]\njeq #x86_64.getpid, next, allow\nret USER_NOTIF\nallow: ret ALLOW\n";
+    let notify_getppid =
+        "ld [nr]\njeq #x86_64.getppid, next, allow\nret USER_NOTIF\nallow: ret ALLOW\n";
+    let a = temp_file("notify-a.s", notify_getpid.as_bytes());
+    let b = temp_file("notify-b.s", notify_getppid.as_bytes());
+    let out = temp_dir().join("notify-joined.bpf");
+    let (code, _, stderr) = secopt(&["optimize", s(&a), s(&b), "-o", s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("filters 0, 1 of the stack can answer USER_NOTIF"),
+        "{stderr}"
+    );
+    // One notifying filter: nothing to say.
+    let (code, _, stderr) = secopt(&[
+        "optimize",
+        s(&a),
+        s(&temp_file("plain.s", STACK_OLDEST.as_bytes())),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("USER_NOTIF"), "{stderr}");
+}

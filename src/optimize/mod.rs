@@ -330,14 +330,42 @@ pub fn optimize_stack(
         validate(f).map_err(|error| StackOptimizeError::Filter { index, error })?;
     }
     let joined = stack::as_one_program(filters).map_err(StackOptimizeError::Join)?;
-    let out = optimize_input(&joined, Some(filters), opts).map_err(StackOptimizeError::Optimize)?;
+    let mut out =
+        optimize_input(&joined, Some(filters), opts).map_err(StackOptimizeError::Optimize)?;
     if out.method == Method::Unchanged {
         return Err(StackOptimizeError::NotJoined {
             filters: filters.len(),
             notes: out.notes,
         });
     }
+    out.notes.extend(several_listeners(filters));
     Ok(out)
+}
+
+/// The joined filter returns what the stack returns, but a `USER_NOTIF` answer goes to the
+/// listener of the filter that gave it: when several filters of the stack can notify, say
+/// that the joined filter (one filter, one listener) routes them all to one agent.
+fn several_listeners(filters: &[Program]) -> Option<String> {
+    use crate::bpf::action::{SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF};
+    use crate::bpf::insn::{BPF_A, BPF_K, BPF_RET};
+    let notifying: Vec<String> = filters
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            f.insns.iter().any(|i| {
+                i.code == BPF_RET | BPF_A
+                    || (i.code == BPF_RET | BPF_K
+                        && i.k & SECCOMP_RET_ACTION_FULL == SECCOMP_RET_USER_NOTIF)
+            })
+        })
+        .map(|(index, _)| index.to_string())
+        .collect();
+    (notifying.len() > 1).then(|| {
+        format!(
+            "filters {} of the stack can answer USER_NOTIF: in the stack each notification goes              to the listener of the filter whose answer won, while the joined filter has one              listener for all of them",
+            notifying.join(", ")
+        )
+    })
 }
 
 /// [`optimize`] of `prog`, which is the joined `stack` when there is one.
