@@ -987,6 +987,19 @@ fn a_stack_of_filters_becomes_one_that_decides_as_the_kernel_does() {
     assert_eq!(x86_64_cached(&report["report"]["after"]), 2, "{report}");
     assert_eq!(report["stack"].as_array().unwrap().len(), 2);
 
+    // The text report says its "before" is the stack's.
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&oldest),
+        s(&newest),
+        "-o",
+        s(&out),
+        "--report",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = String::from_utf8(stdout).unwrap();
+    assert!(text.contains("stack: 2 filters, oldest first"), "{text}");
+
     // The order is the installation order: reversed, the tie on openat goes the other way.
     let (code, _, stderr) = secopt(&["optimize", s(&newest), s(&oldest), "-o", s(&out)]);
     assert_eq!(code, 0, "{stderr}");

@@ -257,7 +257,18 @@ fn print_report(
             }
             serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
         }
-        Format::Text => report_text(&input_name(args), out, report),
+        Format::Text => {
+            let mut text = report_text(&input_name(args), out, report);
+            if args.inputs.len() > 1 {
+                text += &format!(
+                    "\n  stack: {} filters, oldest first; before: the kernel runs each on every \
+                     call it does not cache, so their instructions, costs and worst paths are \
+                     summed (the worst path a bound), and caches what all of them allow by number",
+                    args.inputs.len()
+                );
+            }
+            text
+        }
     };
     if to_stdout {
         eprintln!("{text}");
