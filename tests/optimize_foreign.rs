@@ -177,14 +177,7 @@ fn calls(oracle: &Oracle, values: &[u64]) -> Vec<Call> {
 #[test]
 fn optimized_firejail_filters_decide_every_call_as_the_originals_on_the_kernel() {
     let test = "optimize-firejail";
-    let Some(lib) = firejail_lib_dir() else {
-        skip_or_fail(
-            test,
-            "firejail's fseccomp is not installed (scripts/test.sh installs `firejail`)",
-        );
-        return;
-    };
-    let Some(oracle) = oracle_or_skip(test) else {
+    let Some((lib, oracle)) = firejail_and_oracle(test) else {
         return;
     };
     let dir = TempDir::new(test);
@@ -245,6 +238,19 @@ fn same_on_kernel(oracle: &Oracle, what: &str, a: &Program, b: &Program, calls: 
     }
 }
 
+/// firejail's helper directory and the kernel oracle, or `None` after a loud skip (a
+/// failure where they are required).
+fn firejail_and_oracle(test: &str) -> Option<(PathBuf, Oracle)> {
+    let Some(lib) = firejail_lib_dir() else {
+        skip_or_fail(
+            test,
+            "firejail's fseccomp is not installed (scripts/test.sh installs `firejail`)",
+        );
+        return None;
+    };
+    Some((lib, oracle_or_skip(test)?))
+}
+
 /// The kernel oracle, or `None` after a loud skip (a failure where the oracle is required).
 fn oracle_or_skip(test: &str) -> Option<Oracle> {
     match Oracle::new() {
@@ -269,14 +275,7 @@ fn oracle_or_skip(test: &str) -> Option<Oracle> {
 #[test]
 fn an_optimized_stack_of_firejail_filters_decides_as_the_stack_on_the_kernel() {
     let test = "optimize-firejail-stack";
-    let Some(lib) = firejail_lib_dir() else {
-        skip_or_fail(
-            test,
-            "firejail's fseccomp is not installed (scripts/test.sh installs `firejail`)",
-        );
-        return;
-    };
-    let Some(oracle) = oracle_or_skip(test) else {
+    let Some((lib, oracle)) = firejail_and_oracle(test) else {
         return;
     };
     let dir = TempDir::new(test);

@@ -5,8 +5,8 @@
 //! it, or a refusal.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-#[path = "common/seed.rs"]
-mod seed;
+#[path = "common/generated.rs"]
+mod generated;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::{interp, validate, Program};
 use secopt::optimize::{
@@ -14,7 +14,7 @@ use secopt::optimize::{
 };
 
 fuzz_target!(|data: &[u8]| {
-    let mut rng = seed::rng_from(data);
+    let mut rng = generated::rng_from(data);
     // One input in three gets the whole instruction set. A multiplication by a large
     // constant, or a comparison of two input words (`jeq x` with X = arch, A = nr), can make
     // the self-check's decision diagrams exponential: the optimizer then spends its
@@ -39,15 +39,7 @@ fuzz_target!(|data: &[u8]| {
     if validate::validate(&prog).is_err() {
         return;
     }
-    let opts = OptimizeOptions {
-        report: false,
-        self_check_budget: secopt::verify::Budget {
-            max_bdd_steps: optimize::SELF_CHECK_BUDGET.max_bdd_steps / 16,
-            time_limit: Some(std::time::Duration::from_secs(2)),
-            ..optimize::SELF_CHECK_BUDGET
-        },
-        ..OptimizeOptions::default()
-    };
+    let opts = generated::quick_options();
     let out = optimize(&prog, &opts).expect("a valid program optimizes");
     validate::validate(&out.program).expect("the output is valid");
     if out.method != Method::Unchanged {

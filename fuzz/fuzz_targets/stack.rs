@@ -5,18 +5,18 @@
 //! documented ones (division by X, no free scratch words, no passing candidate).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-#[path = "common/seed.rs"]
-mod seed;
+#[path = "common/generated.rs"]
+mod generated;
 use secopt::arch::Arch;
 use secopt::bpf::cache::KernelVersion;
 use secopt::bpf::stack::{as_one_program, eval_stack, StackError};
 use secopt::bpf::testing::{random_data, random_program, GenConfig};
 use secopt::bpf::{interp, validate, Program};
 use secopt::optimize::cost::Caches;
-use secopt::optimize::{self, optimize_stack, OptimizeOptions, StackOptimizeError, Verification};
+use secopt::optimize::{optimize_stack, StackOptimizeError, Verification};
 
 fuzz_target!(|data: &[u8]| {
-    let mut rng = seed::rng_from(data);
+    let mut rng = generated::rng_from(data);
     // As the optimize target: the whole instruction set only now and then (its self-checks
     // can spend their budget), cache-friendly filters most often (the cache rule matters).
     let config = match data.first().map(|b| b % 4) {
@@ -56,15 +56,7 @@ fuzz_target!(|data: &[u8]| {
             "{d:?}"
         );
     }
-    let opts = OptimizeOptions {
-        report: false,
-        self_check_budget: secopt::verify::Budget {
-            max_bdd_steps: optimize::SELF_CHECK_BUDGET.max_bdd_steps / 16,
-            time_limit: Some(std::time::Duration::from_secs(2)),
-            ..optimize::SELF_CHECK_BUDGET
-        },
-        ..OptimizeOptions::default()
-    };
+    let opts = generated::quick_options();
     let out = match optimize_stack(&filters, &opts) {
         Ok(out) => out,
         Err(StackOptimizeError::NotJoined { .. }) => return,
