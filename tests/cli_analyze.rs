@@ -232,3 +232,96 @@ fn worked_example_in_the_readme_runs_as_described() {
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert_eq!(std::fs::read(&a).unwrap().len(), 20 * 8);
 }
+
+/// A stack of two filters analyzed as the kernel runs it; every figure worked out by hand from
+/// the two programs (instruction counts include the final `ret`).
+#[test]
+fn a_stack_is_analyzed_as_the_kernel_runs_it() {
+    // x86_64 only: read, write, close allowed, the rest ERRNO(1); other arches killed.
+    let oldest = temp_file(
+        "analyze-stack-oldest.s",
+        b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #x86_64.read, allow\n\
+          jeq #x86_64.write, allow\njeq #x86_64.close, allow\nret ERRNO(1)\nallow: ret ALLOW\n\
+          kill: ret KILL_PROCESS\n",
+    );
+    // write only to fd 1 (ERRNO(9) otherwise), openat ERRNO(13), the rest and other arches
+    // allowed.
+    let newest = temp_file(
+        "analyze-stack-newest.s",
+        b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, allow\nld [nr]\njeq #x86_64.write, write\n\
+          jeq #x86_64.openat, eacces\nret ALLOW\nwrite: ld [args[0].lo]\njeq #1, next, ebadf\n\
+          ld [args[0].hi]\njeq #0, allow, ebadf\neacces: ret ERRNO(13)\nebadf: ret ERRNO(9)\n\
+          allow: ret ALLOW\n",
+    );
+    let (code, out, err) = secopt(&[
+        "analyze",
+        oldest.to_str().unwrap(),
+        newest.to_str().unwrap(),
+        "--arch",
+        "x86_64,x86",
+        "--kernel",
+        "6.18",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["length"], 9 + 13);
+    assert_eq!(doc["stack"], serde_json::json!([9, 13]));
+    assert_eq!(doc["limits"]["task_cost"], 9 + 4 + 13 + 4);
+    let x86_64 = &doc["arches"][0];
+    // Cached only where both allow by number alone: read and close (write reads an argument
+    // in the newest; everything else gets an errno from one of them).
+    assert_eq!(x86_64["cacheable"], serde_json::json!([0, 3]));
+    let row = |name: &str| {
+        x86_64["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    // (min, max steps: oldest + newest, returns)
+    for (name, min, max, returns) in [
+        ("read", 5 + 6, 5 + 6, vec!["ALLOW"]),
+        ("write", 6 + 7, 6 + 9, vec!["ERRNO(9)", "ALLOW"]),
+        ("close", 7 + 6, 7 + 6, vec!["ALLOW"]),
+        ("openat", 7 + 6, 7 + 6, vec!["ERRNO(13)"]),
+        ("getpid", 7 + 6, 7 + 6, vec!["ERRNO(1)"]),
+    ] {
+        let r = row(name);
+        assert_eq!(
+            (r["min_steps"].clone(), r["max_steps"].clone()),
+            (min.into(), max.into()),
+            "{name}"
+        );
+        let mut got: Vec<String> = r["returns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        let mut want: Vec<String> = returns.iter().map(|s| s.to_string()).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{name}");
+    }
+    assert_eq!(x86_64["argument_dependent"], serde_json::json!(["write"]));
+    // i386: killed by the oldest after 3 instructions, allowed by the newest after 3.
+    let x86 = &doc["arches"][1];
+    assert_eq!(x86["min_steps"], 6);
+    assert_eq!(x86["max_steps"], 6);
+    assert_eq!(x86["cacheable_count"], 0);
+
+    // A workload is refused for a stack, saying what gives its cost instead.
+    let (code, _, err) = secopt(&[
+        "analyze",
+        oldest.to_str().unwrap(),
+        newest.to_str().unwrap(),
+        "--workload",
+        "-",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--weights W --report"), "{err}");
+}

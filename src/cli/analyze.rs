@@ -31,8 +31,13 @@ secopt analyze docker.bpf --workload vcpu.json --kernel 5.10      the same witho
 secopt analyze docker.bpf --workload w.json --format json | jq .totals.expected_with_cache\n\n\
 Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
 pub struct AnalyzeArgs {
-    /// The filter: raw cBPF or assembly (`-` for stdin).
-    pub input: PathBuf,
+    /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
+    /// first (as installed, as `secopt dump` lists them), analyzed as the kernel runs it: what
+    /// it decides, the syscalls every filter lets the cache skip, and path lengths summed over
+    /// the filters (each runs on every call that is not cached). Not with --workload (`secopt
+    /// optimize FILTERS --weights W --report` gives a stack's workload cost).
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
     /// How the input is encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
@@ -92,6 +97,44 @@ fn kernel_arch(a: Arch) -> Arch {
     }
 }
 
+/// The filter, or a stack's filters joined into one program ([`crate::bpf::stack`], for
+/// what the stack decides), with the filters themselves and the name messages use.
+fn load_inputs(args: &AnalyzeArgs) -> Result<(Program, Vec<Program>, String), Failure> {
+    if args.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
+    }
+    let stack: Vec<Program> = args
+        .inputs
+        .iter()
+        .map(|p| load_program(p, args.input_format))
+        .collect::<Result<_, _>>()?;
+    let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
+    let name = names.join(" + ");
+    let prog = match &stack[..] {
+        [one] => one.clone(),
+        _ => crate::bpf::stack::as_one_program(&stack).map_err(|e| {
+            Failure::input(format!("{name}: the stack cannot be analyzed as one: {e}"))
+        })?,
+    };
+    Ok((prog, stack, name))
+}
+
+/// A stack's path lengths: every filter runs, so the steps add up (the longest a bound: no
+/// one input need take every filter's longest path). What the stack decides stays as the
+/// joined program's analysis found it; the step witnesses no longer apply.
+fn sum_steps<'a>(paths: &mut SyscallPaths, each: impl Iterator<Item = &'a SyscallPaths>) {
+    let (mut min, mut max) = (0, 0);
+    for p in each {
+        min += p.min_steps;
+        max += p.max_steps;
+        paths.exact &= p.exact;
+    }
+    paths.min_steps = min;
+    paths.max_steps = max;
+    paths.witnesses.min_steps = None;
+    paths.witnesses.max_steps = None;
+}
+
 fn running_kernel() -> Option<KernelVersion> {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
     release.trim().parse().ok()
@@ -147,8 +190,7 @@ fn steps_text(p: &SyscallPaths) -> String {
 }
 
 pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
-    let prog = load_program(&args.input, args.input_format)?;
-    let name = display_name(&args.input);
+    let (prog, stack, name) = load_inputs(&args)?;
     let analyzer = Analyzer::new(&prog).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     let kernel = match args.kernel.as_deref() {
         Some("none") => None,
@@ -159,6 +201,12 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         None => running_kernel(),
     };
     if let Some(path) = &args.workload {
+        if stack.len() > 1 {
+            return Err(Failure::input(
+                "analyze --workload reads one filter; for a stack's cost under a workload, \
+                 `secopt optimize FILTERS… --weights W --report` reports it (the before column)",
+            ));
+        }
         return run_workload(&args, path, &prog, &analyzer, kernel);
     }
     let mut arches = args.arch.clone();
@@ -174,12 +222,32 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
     }
     let budget = Budget::default();
 
+    // A stack's filters each, for their path lengths.
+    let filter_analyzers: Vec<Analyzer> = if stack.len() > 1 {
+        stack
+            .iter()
+            .map(|f| Analyzer::new(f).map_err(|e| Failure::input(format!("{name}: {e}"))))
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
     let mut arch_reports = Vec::new();
     for &arch in &arches {
+        // A stack's cache: each filter clears what it does not allow by number alone.
         let cache = kernel
             .and_then(|v| KernelCache::for_kernel(kernel_arch(arch), v))
-            .map(|k| CacheBitmap::new(k).attach(&prog));
-        let summary = analyzer.arch_summary(arch, &budget);
+            .map(|k| stack.iter().fold(CacheBitmap::new(k), |b, f| b.attach(f)));
+        let mut summary = analyzer.arch_summary(arch, &budget);
+        if !filter_analyzers.is_empty() {
+            let each: Vec<_> = filter_analyzers
+                .iter()
+                .map(|a| a.arch_summary(arch, &budget))
+                .collect();
+            for (k, s) in summary.syscalls.iter_mut().enumerate() {
+                sum_steps(&mut s.paths, each.iter().map(|e| &e.syscalls[k].paths));
+            }
+            sum_steps(&mut summary.unnamed, each.iter().map(|e| &e.unnamed));
+        }
         let rows: Vec<Row> = summary
             .syscalls
             .into_iter()
@@ -194,6 +262,9 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
     }
 
     let endian_of = |a: Arch| a.endian();
+    let length: usize = stack.iter().map(Program::len).sum();
+    // The kernel's MAX_INSNS_PER_PATH charges every filter its length plus 4.
+    let task_cost: usize = stack.iter().map(|f| f.len() + 4).sum();
     match args.format {
         Format::Json => {
             let arches_json: Vec<serde_json::Value> = arch_reports
@@ -251,12 +322,13 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
                 .collect();
             print_json(&json!({
                 "input": name,
-                "length": prog.len(),
+                "length": length,
+                "stack": (stack.len() > 1).then(|| stack.iter().map(Program::len).collect::<Vec<_>>()),
                 "limits": {
                     "max_instructions": BPF_MAXINSNS,
-                    "fits": prog.len() <= BPF_MAXINSNS,
+                    "fits": stack.iter().all(|f| f.len() <= BPF_MAXINSNS),
                     "task_budget": MAX_INSNS_PER_PATH,
-                    "task_cost": prog.len() + 4,
+                    "task_cost": task_cost,
                 },
                 "kernel": kernel.map(|k| k.to_string()),
                 "allow_cache": kernel.is_some_and(|k| k.has_allow_cache()),
@@ -265,14 +337,22 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         }
         Format::Text => {
             println!("filter: {name}");
-            println!(
-                "size: {} instructions ({:.1}% of the {} a filter may have); costs {} of the {} instructions all filters of a task may total",
-                prog.len(),
-                100.0 * prog.len() as f64 / BPF_MAXINSNS as f64,
-                BPF_MAXINSNS,
-                prog.len() + 4,
-                MAX_INSNS_PER_PATH
-            );
+            if stack.len() > 1 {
+                println!(
+                    "stack: {} filters, oldest first ({} instructions), {length} in all; the kernel runs each on every call it does not cache and acts on the most restrictive answer: path lengths below are summed over the filters (the longest a bound), the cache is what every filter allows by number; costs {task_cost} of the {MAX_INSNS_PER_PATH} instructions all filters of a task may total",
+                    stack.len(),
+                    stack.iter().map(|f| f.len().to_string()).collect::<Vec<_>>().join(", "),
+                );
+            } else {
+                println!(
+                    "size: {} instructions ({:.1}% of the {} a filter may have); costs {} of the {} instructions all filters of a task may total",
+                    prog.len(),
+                    100.0 * prog.len() as f64 / BPF_MAXINSNS as f64,
+                    BPF_MAXINSNS,
+                    task_cost,
+                    MAX_INSNS_PER_PATH
+                );
+            }
             match kernel {
                 Some(k) if k.has_allow_cache() => {
                     println!("allow cache: modelled for Linux {k} (only ALLOW decisions reached through nr/arch checks are cached)")
@@ -549,7 +629,7 @@ fn run_workload(
             ))
         }
     };
-    if path == Path::new("-") && args.input == Path::new("-") {
+    if path == Path::new("-") && args.inputs.iter().any(|p| p == Path::new("-")) {
         return Err(Failure::input(
             "the filter and the workload cannot both come from stdin",
         ));
@@ -651,7 +731,7 @@ fn run_workload(
         .filter(|(_, r)| r.depends_on_args)
         .map(|(e, _)| e.label.as_str())
         .collect();
-    let input = display_name(&args.input);
+    let input = display_name(&args.inputs[0]);
     let cache_on = kernel.is_some_and(|k| k.has_allow_cache());
 
     match args.format {
