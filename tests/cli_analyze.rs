@@ -314,14 +314,114 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
     assert_eq!(x86["max_steps"], 6);
     assert_eq!(x86["cacheable_count"], 0);
 
-    // A workload is refused for a stack, saying what gives its cost instead.
-    let (code, _, err) = secopt(&[
+    // Under a workload every filter runs on each uncached call, so a call is charged the
+    // filters' instructions summed (counted by hand from the two programs above):
+    //   read        10 calls: 5 + 6 = 11, cached (both allow it by number);
+    //   write fd 1   4 calls: 6 + 9 = 15, exact from the argument given;
+    //   write        2 calls: 6 + 7..9, charged the longest, 15 (the fd is not given);
+    //   openat       4 calls: 7 + 6 = 13; ERRNO(1) and ERRNO(13) are the same action, and
+    //                on a tie the kernel keeps the newest filter's answer: ERRNO(13).
+    let workload = temp_file(
+        "analyze-stack-workload.json",
+        br#"{"read": 10, "write(fd 1)": {"syscall": "write", "count": 4, "args": [1]},
+             "write": 2, "openat": 4}"#,
+    );
+    let (code, out, err) = secopt(&[
         "analyze",
         oldest.to_str().unwrap(),
         newest.to_str().unwrap(),
         "--workload",
-        "-",
+        workload.to_str().unwrap(),
+        "--arch",
+        "x86_64",
+        "--kernel",
+        "6.18",
+        "--format",
+        "json",
     ]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--weights W --report"), "{err}");
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["length"], 9 + 13);
+    assert_eq!(doc["stack"], serde_json::json!([9, 13]));
+    for (label, min, max, decisions, cached, kind) in [
+        ("read", 11, 11, vec!["ALLOW"], true, "no_arguments_read"),
+        (
+            "write(fd 1)",
+            15,
+            15,
+            vec!["ALLOW"],
+            false,
+            "workload_arguments",
+        ),
+        (
+            "write",
+            13,
+            15,
+            vec!["ALLOW", "ERRNO(9)"],
+            false,
+            "longest_path",
+        ),
+        (
+            "openat",
+            13,
+            13,
+            vec!["ERRNO(13)"],
+            false,
+            "no_arguments_read",
+        ),
+    ] {
+        let e = doc["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["label"] == label)
+            .unwrap();
+        assert_eq!(
+            (&e["min_path"], &e["max_path"], &e["cached"]),
+            (&min.into(), &max.into(), &cached.into()),
+            "{label}"
+        );
+        let mut got: Vec<&str> = e["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        got.sort();
+        assert_eq!(got, decisions, "{label}");
+        assert_eq!(e["assumption"]["kind"], kind, "{label}");
+    }
+    // (10·11 + 4·15 + 2·15 + 4·13) / 20 without the cache; read costs 0 with it. The worst
+    // paths: 7 (an unlisted x86_64 syscall) + 9 (write to fd 1).
+    let totals = &doc["totals"];
+    assert_eq!(totals["expected_without_cache"], 252.0 / 20.0);
+    assert_eq!(totals["expected_with_cache"], 142.0 / 20.0);
+    assert_eq!(totals["worst_case_path"], 7 + 9);
+    assert_eq!(totals["cached_calls"], 10);
+
+    // The text report says the costs are summed over a stack.
+    let (code, out, err) = secopt(&[
+        "analyze",
+        oldest.to_str().unwrap(),
+        newest.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--arch",
+        "x86_64",
+        "--kernel",
+        "6.18",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("a stack of 2, oldest first: 9 + 13 instructions"),
+        "{out}"
+    );
+    assert!(
+        out.contains("without it (kernels before 5.11): 12.60"),
+        "{out}"
+    );
+    assert!(
+        out.contains("worst-case path of the stack (the filters' summed): 16"),
+        "{out}"
+    );
 }

@@ -28,14 +28,15 @@ secopt analyze docker.bpf --kernel 5.10          a kernel without the allow cach
 secopt analyze docker.bpf --format json | jq '.arches[0].cacheable_count'\n  \
 secopt analyze docker.bpf --workload nginx.strace-c.txt           cost per syscall of a workload\n  \
 secopt analyze docker.bpf --workload vcpu.json --kernel 5.10      the same without the allow cache\n  \
-secopt analyze docker.bpf --workload w.json --format json | jq .totals.expected_with_cache\n\n\
+secopt analyze docker.bpf --workload w.json --format json | jq .totals.expected_with_cache\n  \
+secopt analyze f0.bpf f1.bpf --workload w.json   a stack (secopt dump PID --index 0 -o f0.bpf, …)\n\n\
 Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
 pub struct AnalyzeArgs {
     /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
     /// first (as installed, as `secopt dump` lists them), analyzed as the kernel runs it: what
     /// it decides, the syscalls every filter lets the cache skip, and path lengths summed over
-    /// the filters (each runs on every call that is not cached). Not with --workload (`secopt
-    /// optimize FILTERS --weights W --report` gives a stack's workload cost).
+    /// the filters (each runs on every call that is not cached); with --workload, each call is
+    /// charged every filter's instructions.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// How the input is encoded.
@@ -201,13 +202,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         None => running_kernel(),
     };
     if let Some(path) = &args.workload {
-        if stack.len() > 1 {
-            return Err(Failure::input(
-                "analyze --workload reads one filter; for a stack's cost under a workload, \
-                 `secopt optimize FILTERS… --weights W --report` reports it (the before column)",
-            ));
-        }
-        return run_workload(&args, path, &prog, &analyzer, kernel);
+        return run_workload(&args, path, &prog, &stack, &analyzer, kernel);
     }
     let mut arches = args.arch.clone();
     if arches.is_empty() {
@@ -613,6 +608,7 @@ fn run_workload(
     args: &AnalyzeArgs,
     path: &Path,
     prog: &Program,
+    stack: &[Program],
     analyzer: &Analyzer,
     kernel: Option<KernelVersion>,
 ) -> Result<i32, Failure> {
@@ -658,9 +654,26 @@ fn run_workload(
     abis.dedup();
     // No kernel (or `none`) models no cache, like any kernel before 5.11.
     let cache_kernel = kernel.unwrap_or(KernelVersion::new(0, 0));
-    let caches = Caches::new(prog, &abis, cache_kernel);
-    let costs = cost::workload_costs(prog, &samples, &caches);
-    let worst = cost::worst_case_path(prog);
+    let caches = Caches::for_stack(stack, &abis, cache_kernel);
+    // A stack runs every filter on each call the cache does not skip: its costs are the
+    // filters' summed, its decisions the joined program's (`prog`).
+    let (costs, worst) = match stack {
+        [_] => (
+            cost::workload_costs(prog, &samples, &caches),
+            cost::worst_case_path(prog),
+        ),
+        _ => (
+            cost::stack_workload_costs(stack, prog, &samples, &caches),
+            stack.iter().map(cost::worst_case_path).sum(),
+        ),
+    };
+    let filter_analyzers: Vec<Analyzer> = match stack {
+        [_] => Vec::new(),
+        _ => stack
+            .iter()
+            .map(|f| Analyzer::new(f).map_err(|e| Failure::input(e.to_string())))
+            .collect::<Result<_, _>>()?,
+    };
 
     let budget = Budget::default();
     let mut exact: BTreeMap<(u32, u32), SyscallPaths> = BTreeMap::new();
@@ -677,9 +690,17 @@ fn run_workload(
     }
     let mut rows = Vec::with_capacity(samples.len());
     for ((entry, sample), cost) in workload.entries.iter().zip(&samples).zip(costs.samples) {
-        let paths = exact
-            .entry((sample.token, sample.nr))
-            .or_insert_with(|| analyzer.syscall(sample.token, sample.nr, &budget));
+        let paths = exact.entry((sample.token, sample.nr)).or_insert_with(|| {
+            let mut paths = analyzer.syscall(sample.token, sample.nr, &budget);
+            if !filter_analyzers.is_empty() {
+                let each: Vec<SyscallPaths> = filter_analyzers
+                    .iter()
+                    .map(|a| a.syscall(sample.token, sample.nr, &budget))
+                    .collect();
+                sum_steps(&mut paths, each.iter());
+            }
+            paths
+        });
         if !paths.exact {
             notes.push(format!(
                 "{}: the exact analysis of {} ran out of budget; whether its decision depends on arguments is a conservative guess",
@@ -731,7 +752,12 @@ fn run_workload(
         .filter(|(_, r)| r.depends_on_args)
         .map(|(e, _)| e.label.as_str())
         .collect();
-    let input = display_name(&args.inputs[0]);
+    let input = args
+        .inputs
+        .iter()
+        .map(|p| display_name(p))
+        .collect::<Vec<_>>()
+        .join(" + ");
     let cache_on = kernel.is_some_and(|k| k.has_allow_cache());
 
     match args.format {
@@ -769,7 +795,8 @@ fn run_workload(
                 .collect();
             print_json(&json!({
                 "input": input,
-                "length": prog.len(),
+                "length": stack.iter().map(Program::len).sum::<usize>(),
+                "stack": (stack.len() > 1).then(|| stack.iter().map(Program::len).collect::<Vec<_>>()),
                 "kernel": kernel.map(|k| k.to_string()),
                 "allow_cache": cache_on,
                 "assumption": WORKLOAD_ASSUMPTION,
@@ -797,7 +824,7 @@ fn run_workload(
         Format::Text => {
             print_workload_text(&WorkloadText {
                 input: &input,
-                prog,
+                stack,
                 workload: &workload,
                 native,
                 kernel,
@@ -819,7 +846,7 @@ fn run_workload(
 /// Everything the text report of `--workload` prints.
 struct WorkloadText<'a> {
     input: &'a str,
-    prog: &'a Program,
+    stack: &'a [Program],
     workload: &'a Workload,
     native: Arch,
     kernel: Option<KernelVersion>,
@@ -844,7 +871,19 @@ fn percent(part: u64, whole: u64) -> String {
 
 fn print_workload_text(t: &WorkloadText) {
     let w = t.workload;
-    println!("filter: {} ({} instructions)", t.input, t.prog.len());
+    match t.stack {
+        [one] => println!("filter: {} ({} instructions)", t.input, one.len()),
+        _ => println!(
+            "filters: {} (a stack of {}, oldest first: {} instructions; the kernel runs each on every call it does not cache, so the paths and costs below are summed over them, and a call is cached only when every filter allows it by number)",
+            t.input,
+            t.stack.len(),
+            t.stack
+                .iter()
+                .map(|f| f.len().to_string())
+                .collect::<Vec<_>>()
+                .join(" + "),
+        ),
+    }
     println!(
         "workload: {} ({}, {}, {}; native ABI {})",
         w.source,
@@ -946,7 +985,12 @@ fn print_workload_text(t: &WorkloadText) {
         "  expected instructions per syscall without it (kernels before 5.11): {:.2}",
         t.without_cache
     );
-    println!("  worst-case path of the program: {} instructions", t.worst);
+    let of = if t.stack.len() > 1 {
+        "the stack (the filters' summed)"
+    } else {
+        "the program"
+    };
+    println!("  worst-case path of {of}: {} instructions", t.worst);
     println!(
         "  calls whose syscall's decision depends on arguments: {} of {} ({}){}{}",
         t.dependent_calls,

@@ -544,15 +544,66 @@ pub struct WorkloadCosts {
 /// allow cache. For samples without argument values this is [`expected_costs`] with the same
 /// counts.
 pub fn workload_costs(prog: &Program, samples: &[Sample], caches: &Caches) -> WorkloadCosts {
+    workload_costs_with(samples, caches, |s| {
+        let eval = evaluate(prog, s.token, s.nr, &s.args);
+        let reads_given_args = eval.unknown_words_read == 0
+            && s.args.iter().any(Option::is_some)
+            && evaluate(prog, s.token, s.nr, &[None; 6]).unknown_words_read != 0;
+        (eval, reads_given_args)
+    })
+}
+
+/// [`workload_costs`] of a stack of filters (oldest first) as the kernel runs it: every
+/// filter on each call the cache does not skip, so the instructions charged are the filters'
+/// summed (`caches` should be [`Caches::for_stack`] of the same filters). What the stack
+/// returns comes from `decisions`, one program deciding as the whole stack
+/// ([`crate::bpf::stack::as_one_program`]); its own path lengths are not the stack's.
+///
+/// Example: a filter of 3 instructions on every path under one of 5 charges an uncached call
+/// 8, whatever the joined program's length for it.
+pub fn stack_workload_costs(
+    filters: &[Program],
+    decisions: &Program,
+    samples: &[Sample],
+    caches: &Caches,
+) -> WorkloadCosts {
+    workload_costs_with(samples, caches, |s| {
+        let decided = evaluate(decisions, s.token, s.nr, &s.args);
+        let mut eval = PathEval {
+            min: 0,
+            max: 0,
+            returns: decided.returns,
+            returns_complete: decided.returns_complete,
+            unknown_words_read: 0,
+        };
+        let mut reads_given_args = false;
+        for f in filters {
+            let each = evaluate(f, s.token, s.nr, &s.args);
+            eval.min += each.min;
+            eval.max += each.max;
+            eval.unknown_words_read |= each.unknown_words_read;
+            reads_given_args |= s.args.iter().any(Option::is_some)
+                && evaluate(f, s.token, s.nr, &[None; 6]).unknown_words_read != 0;
+        }
+        reads_given_args &= eval.unknown_words_read == 0;
+        (eval, reads_given_args)
+    })
+}
+
+/// The sums of [`workload_costs`] over `samples`, each evaluated by `eval` into its path and
+/// whether it reads arguments the sample gives (and would otherwise be charged its longest).
+fn workload_costs_with(
+    samples: &[Sample],
+    caches: &Caches,
+    mut eval: impl FnMut(&Sample) -> (PathEval, bool),
+) -> WorkloadCosts {
     let mut costs = Vec::with_capacity(samples.len());
     let (mut calls, mut without, mut with) = (0.0, 0.0, 0.0);
     for s in samples {
-        let eval = evaluate(prog, s.token, s.nr, &s.args);
+        let (eval, reads_given_args) = eval(s);
         let assumption = if eval.unknown_words_read != 0 {
             Assumption::LongestPath
-        } else if s.args.iter().any(Option::is_some)
-            && evaluate(prog, s.token, s.nr, &[None; 6]).unknown_words_read != 0
-        {
+        } else if reads_given_args {
             Assumption::WorkloadArguments
         } else {
             Assumption::NoArgumentsRead
@@ -791,5 +842,84 @@ mod tests {
             };
             assert_eq!(e.returns, BTreeSet::from([want]), "{test:?}");
         }
+    }
+
+    #[test]
+    fn a_stack_costs_its_filters_summed_and_decides_as_the_kernel_does() {
+        use crate::bpf::interp;
+        use crate::bpf::stack::{as_one_program, eval_stack};
+        use crate::bpf::testing::{random_data, random_program, GenConfig, Rng};
+        let mut rng = Rng::new(0x5ac4);
+        let tokens = [0xc000_003e, 0x4000_0003];
+        let kernel = KernelVersion::new(6, 18);
+        let (mut compared, mut decided) = (0, 0);
+        for _ in 0..300 {
+            let cfg = if rng.chance(1, 2) {
+                GenConfig::cache_friendly()
+            } else {
+                GenConfig::default()
+            };
+            let filters: Vec<Program> = (0..2 + rng.below(3))
+                .map(|_| random_program(&mut rng, &cfg))
+                .collect();
+            let Ok(joined) = as_one_program(&filters) else {
+                continue;
+            };
+            let caches = Caches::for_stack(&filters, &[Arch::X86_64, Arch::X86], kernel);
+            // Numbers only: the same figures as `expected_costs` of each filter, summed.
+            let mut weights = Weights::new();
+            let mut samples = Vec::new();
+            for _ in 0..8 {
+                let from = rng.below(filters.len());
+                let d = random_data(&mut rng, &filters[from], &tokens);
+                let count = 1.0 + rng.below(50) as f64;
+                if weights.add(d.arch, d.nr as u32, count).is_ok() {
+                    samples.push(Sample {
+                        token: d.arch,
+                        nr: d.nr as u32,
+                        count,
+                        args: [None; 6],
+                    });
+                }
+            }
+            let costs = stack_workload_costs(&filters, &joined, &samples, &caches);
+            let (mut without, mut with) = (0.0, 0.0);
+            for f in &filters {
+                let (a, b) = expected_costs(f, &weights, &caches);
+                without += a;
+                with += b;
+            }
+            assert!((costs.expected_without_cache - without).abs() < 1e-9);
+            assert!((costs.expected_with_cache - with).abs() < 1e-9);
+
+            // Every word given: one path per filter, the kernel's answer for the stack.
+            for _ in 0..8 {
+                let from = rng.below(filters.len());
+                let d = random_data(&mut rng, &filters[from], &tokens);
+                let sample = Sample {
+                    token: d.arch,
+                    nr: d.nr as u32,
+                    count: 1.0,
+                    args: d.args.map(Some),
+                };
+                let cost = &stack_workload_costs(&filters, &joined, &[sample], &caches).samples[0];
+                if cost.eval.unknown_words_read != 0 {
+                    continue; // the IP, which a sample cannot give
+                }
+                let steps: u32 = filters
+                    .iter()
+                    .map(|f| interp::trace(f, &d).unwrap().steps as u32)
+                    .sum();
+                assert_eq!((cost.eval.min, cost.eval.max), (steps, steps));
+                if cost.eval.returns_complete {
+                    let want = eval_stack(&filters, &d).unwrap();
+                    assert_eq!(cost.eval.returns, BTreeSet::from([want]));
+                    decided += 1;
+                }
+                compared += 1;
+            }
+        }
+        assert!(compared > 1000, "only {compared} compared");
+        assert!(decided > 1000, "only {decided} decided");
     }
 }
