@@ -184,25 +184,12 @@ fn capabilities_change_the_filter() {
     assert!(probes_of(&out)[clone3.as_str()].failed_with(EINVAL));
 }
 
-/// A raw filter written by hand: `getppid` fails with errno 77, everything else is allowed.
-fn getppid_errno_filter() -> Vec<u8> {
-    raw_filter(&[
-        (LD_W_ABS, 0, 0, 4), // arch
-        (JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
-        (RET_K, 0, 0, RET_ALLOW),
-        (LD_W_ABS, 0, 0, 0), // nr
-        (JEQ_K, 0, 1, NR_GETPPID),
-        (RET_K, 0, 0, RET_ERRNO | 77),
-        (RET_K, 0, 0, RET_ALLOW),
-    ])
-}
-
 #[test]
 fn bpf_runs_a_command_under_a_raw_filter() {
     let dir = TempDir::new("exec-bpf");
     let probe = build_probe(dir.path());
     let filter = dir.join("f.bpf");
-    std::fs::write(&filter, getppid_errno_filter()).unwrap();
+    std::fs::write(&filter, errno_filter(77, None)).unwrap();
     let getppid = format!("raw:{NR_GETPPID}");
     let getpid = format!("raw:{NR_GETPID}");
     let out = secopt()
@@ -228,6 +215,177 @@ fn bpf_runs_a_command_under_a_raw_filter() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(7), "stderr: {}", stderr_of(&out));
+}
+
+/// A raw filter written by hand: `getppid` fails with errno `on_getppid` and, if given,
+/// `getpid` with `on_getpid`; everything else is allowed.
+fn errno_filter(on_getppid: u32, on_getpid: Option<u32>) -> Vec<u8> {
+    let mut insns = vec![
+        (LD_W_ABS, 0, 0, 4), // arch
+        (JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        (RET_K, 0, 0, RET_ALLOW),
+        (LD_W_ABS, 0, 0, 0), // nr
+        (JEQ_K, 0, 1, NR_GETPPID),
+        (RET_K, 0, 0, RET_ERRNO | on_getppid),
+    ];
+    if let Some(errno) = on_getpid {
+        insns.push((JEQ_K, 0, 1, NR_GETPID));
+        insns.push((RET_K, 0, 0, RET_ERRNO | errno));
+    }
+    insns.push((RET_K, 0, 0, RET_ALLOW));
+    raw_filter(&insns)
+}
+
+#[test]
+fn bpf_repeated_installs_a_stack_in_the_order_given() {
+    let dir = TempDir::new("exec-stack");
+    let probe = build_probe(dir.path());
+    let older = dir.join("older.bpf");
+    let newer = dir.join("newer.bpf");
+    std::fs::write(&older, errno_filter(77, Some(1))).unwrap();
+    std::fs::write(&newer, errno_filter(5, None)).unwrap();
+    let getppid = format!("raw:{NR_GETPPID}");
+    let getpid = format!("raw:{NR_GETPID}");
+    let run = |first: &Path, second: &Path| {
+        let out = secopt()
+            .arg("exec")
+            .arg("--bpf")
+            .arg(first)
+            .arg("--bpf")
+            .arg(second)
+            .arg("--")
+            .arg(&probe)
+            .args([&getppid, &getpid, PERSONALITY_QUERY])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+        probes_of(&out)
+    };
+    // The kernel runs every filter and keeps the lowest action, the newest filter's answer
+    // when the actions are equal (kernel/seccomp.c, seccomp_run_filters): getppid gets both
+    // filters' ERRNO and so the newest's; getpid the older one's ERRNO over the newer's ALLOW.
+    let got = run(&older, &newer);
+    assert!(got[getppid.as_str()].failed_with(5), "{got:?}");
+    assert!(got[getpid.as_str()].failed_with(EPERM), "{got:?}");
+    assert!(got[PERSONALITY_QUERY].succeeded(), "{got:?}");
+    // Given the other way round, the other filter is the newest.
+    let got = run(&newer, &older);
+    assert!(got[getppid.as_str()].failed_with(77), "{got:?}");
+    assert!(got[getpid.as_str()].failed_with(EPERM), "{got:?}");
+
+    // The dry run lists both, in order.
+    let out = secopt()
+        .args(["exec", "--dry-run", "--bpf"])
+        .arg(&older)
+        .arg("--bpf")
+        .arg(&newer)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("filters:  2 installed in this order"),
+        "{text}"
+    );
+    let (a, b) = (
+        text.find("--- filter ").unwrap(),
+        text.rfind("--- filter ").unwrap(),
+    );
+    assert!(
+        text[a..].starts_with(&format!("--- filter {}", older.display())),
+        "{text}"
+    );
+    assert!(
+        text[b..].starts_with(&format!("--- filter {}", newer.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stack_that_cannot_be_installed_is_refused_before_anything_runs() {
+    let dir = TempDir::new("exec-stack-refused");
+    let allow = dir.join("allow.bpf");
+    std::fs::write(&allow, raw_filter(&[(RET_K, 0, 0, RET_ALLOW)])).unwrap();
+    // seccomp(2) is 317 on x86_64: a filter denying it stops the next one being installed.
+    let no_seccomp = dir.join("no-seccomp.bpf");
+    std::fs::write(
+        &no_seccomp,
+        raw_filter(&[
+            (LD_W_ABS, 0, 0, 0),
+            (JEQ_K, 0, 1, 317),
+            (RET_K, 0, 0, RET_ERRNO | EPERM as u32),
+            (RET_K, 0, 0, RET_ALLOW),
+        ]),
+    )
+    .unwrap();
+    let marker = dir.join("ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&no_seccomp)
+        .arg("--bpf")
+        .arg(&allow)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("no-seccomp.bpf") && err.contains("secopt optimize"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the command must not run");
+    // Last, it is the filter the command runs under; nothing follows it.
+    let out = secopt()
+        .arg("exec")
+        .arg("--bpf")
+        .arg(&allow)
+        .arg("--bpf")
+        .arg(&no_seccomp)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(marker.exists());
+
+    // Two filters that can notify would need two listeners; a process has one.
+    let notify = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            raw_filter(&[
+                (LD_W_ABS, 0, 0, 0),
+                (JEQ_K, 0, 1, NR_GETPPID),
+                (RET_K, 0, 0, RET_USER_NOTIF),
+                (RET_K, 0, 0, RET_ALLOW),
+            ]),
+        )
+        .unwrap();
+        path
+    };
+    let out = secopt()
+        .args([
+            "exec",
+            "--dry-run",
+            "--listener-path",
+            "/nonexistent.sock",
+            "--bpf",
+        ])
+        .arg(notify("n1.bpf"))
+        .arg("--bpf")
+        .arg(notify("n2.bpf"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("one NOTIFY listener"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[test]
@@ -381,7 +539,7 @@ fn usage_errors_exit_2() {
 fn dry_run_reports_and_runs_nothing() {
     let dir = TempDir::new("exec-dry");
     let filter = dir.join("f.bpf");
-    std::fs::write(&filter, getppid_errno_filter()).unwrap();
+    std::fs::write(&filter, errno_filter(77, None)).unwrap();
     let marker = dir.join("ran");
     let out = secopt()
         .arg("exec")
@@ -462,7 +620,7 @@ fn filter_flags_are_passed_to_the_kernel() {
     // LOG and TSYNC are accepted and the command runs; an unknown bit would be EINVAL.
     let dir = TempDir::new("exec-flags");
     let filter = dir.join("f.bpf");
-    std::fs::write(&filter, getppid_errno_filter()).unwrap();
+    std::fs::write(&filter, errno_filter(77, None)).unwrap();
     let out = secopt()
         .arg("exec")
         .arg("--bpf")

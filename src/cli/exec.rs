@@ -41,6 +41,7 @@ secopt exec -p docker-default.json -- /bin/true\n      \
 run a command under Docker's default profile (host arch + sub-arches, Docker's 14 caps)\n  \
 secopt exec -p profile.json --caps default,sys_admin --runc-compat -- make test\n  \
 secopt exec --bpf filter.bpf -- ./server --port 8080      exec under an existing raw filter\n  \
+secopt exec --bpf f0.bpf --bpf f1.bpf -- ./app     a stack, as `secopt dump PID` listed it\n  \
 secopt exec -p notify.json --listener-path /run/agent.sock -- ./app\n      \
 hand the NOTIFY listener to a seccomp agent (OCI container process state + SCM_RIGHTS)\n  \
 secopt exec -p docker-default.json --dry-run -- sh        show what would be installed\n\n\
@@ -55,9 +56,12 @@ pub struct ExecArgs {
     #[arg(short = 'p', long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
     /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,
-    /// or secopt assembly).
+    /// or secopt assembly). Repeat for a stack: the filters are installed in the order given
+    /// (oldest first, as `secopt dump` lists them), and the kernel runs every one on each call
+    /// its cache does not skip; each filter but the last must allow `seccomp(2)`, which
+    /// installs the next.
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
-    pub bpf: Option<PathBuf>,
+    pub bpf: Vec<PathBuf>,
     /// Architectures the filter covers (repeat or comma-separate; replaces the profile's
     /// own list and must include this host's). `includes.arches`/`archMap` are always
     /// matched against this host's arch. Default: the host's plus the sub-architectures the
@@ -131,14 +135,27 @@ struct Listener {
     metadata: Option<String>,
 }
 
+/// One filter `exec` installs.
+#[derive(Debug)]
+struct PlannedFilter {
+    program: Program,
+    /// Where it came from, for messages and the dry run.
+    origin: String,
+}
+
 /// Everything `exec` installs, decided before anything irreversible happens.
 #[derive(Debug)]
 struct Plan {
-    program: Program,
-    /// `seccomp(2)` flags (without `NEW_LISTENER`, added when `listener` is set).
+    /// Installed in this order (one, unless `--bpf` gave a stack).
+    filters: Vec<PlannedFilter>,
+    /// `seccomp(2)` flags for every filter (without `NEW_LISTENER`, added for the filter
+    /// `listener_on` when `listener` is set).
     flags: Vec<FilterFlag>,
     listener: Option<Listener>,
-    /// Where the filter came from, for the dry run.
+    /// Index in `filters` of the one installed with `NEW_LISTENER` (the one that notifies:
+    /// the kernel gives a process one listener).
+    listener_on: usize,
+    /// Where the filters came from, for messages.
     origin: String,
     arches: Vec<Arch>,
     /// Remarks for --verbose and --dry-run.
@@ -150,13 +167,12 @@ struct Plan {
 pub fn run(args: ExecArgs) -> Result<i32, Failure> {
     let plan = match &args.profile {
         Some(profile) => plan_from_profile(profile, &args)?,
-        None => {
-            let path = args
-                .bpf
-                .as_deref()
-                .ok_or_else(|| Failure::input("exec needs a filter: -p PROFILE or --bpf FILE"))?;
-            plan_from_bpf(path, &args)?
+        None if args.bpf.is_empty() => {
+            return Err(Failure::input(
+                "exec needs a filter: -p PROFILE or --bpf FILE",
+            ))
         }
+        None => plan_from_bpf(&args.bpf, &args)?,
     };
     let command = resolve_command(&args.command)?;
     if args.dry_run {
@@ -253,9 +269,13 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         resolved.listener_metadata.clone(),
     );
     let mut plan = Plan {
-        program,
+        filters: vec![PlannedFilter {
+            program,
+            origin: name.clone(),
+        }],
         flags,
         listener,
+        listener_on: 0,
         origin: name,
         arches: resolved.arches.iter().map(|a| a.arch).collect(),
         notes,
@@ -264,33 +284,69 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     Ok(plan)
 }
 
-fn plan_from_bpf(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
-    let name = display_name(path);
-    let program = load_program(path, InputFormat::Auto)?;
-    let listener = choose_listener(args, None, None);
+fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
+    let filters: Vec<PlannedFilter> = paths
+        .iter()
+        .map(|p| {
+            Ok(PlannedFilter {
+                program: load_program(p, InputFormat::Auto)?,
+                origin: display_name(p),
+            })
+        })
+        .collect::<Result<_, Failure>>()?;
+    let origin = filters
+        .iter()
+        .map(|f| f.origin.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
     let mut plan = Plan {
-        program,
+        filters,
         flags: chosen_flags(args, Vec::new()),
-        listener,
-        origin: name,
+        listener: choose_listener(args, None, None),
+        listener_on: 0,
+        origin,
         arches: Vec::new(),
         notes: Vec::new(),
     };
     if let Some(host) = Arch::host() {
-        for syscall in ["write", "sendmsg"] {
-            let Some(nr) = host.syscalls().nr(syscall) else {
-                continue;
-            };
-            let data = SeccompData::new(host.token(), nr as i32, [0; 6]);
-            if let Ok(ret) = interp::eval(&plan.program, &data) {
-                if ret.action() == Some(RetAction::UserNotif) {
+        let decision = |f: &PlannedFilter, syscall: &str, args: [u64; 6]| {
+            let nr = host.syscalls().nr(syscall)?;
+            let data = SeccompData::new(host.token(), nr as i32, args);
+            interp::eval(&f.program, &data).ok()
+        };
+        for f in &plan.filters {
+            for syscall in ["write", "sendmsg"] {
+                if decision(f, syscall, [0; 6]).and_then(RetVal::action)
+                    == Some(RetAction::UserNotif)
+                {
                     return Err(Failure::input(format!(
                         "{}: the filter sends {syscall} to the NOTIFY listener; secopt exec \
                          needs {syscall} after installing the filter to hand over the listener \
                          (it would wait for an agent that cannot answer yet)",
-                        plan.origin
+                        f.origin
                     )));
                 }
+            }
+        }
+        // Each filter of a stack is installed under the ones before it, by seccomp(2).
+        let (_, older) = plan.filters.split_last().expect("clap requires one --bpf");
+        for f in older {
+            let set_mode_filter = [1, flag_bits(&plan.flags).into(), 0, 0, 0, 0];
+            let Some(ret) = decision(f, "seccomp", set_mode_filter) else {
+                continue;
+            };
+            if !matches!(ret.action(), Some(RetAction::Allow | RetAction::Log)) {
+                return Err(Failure::input(format!(
+                    "{}: the filter answers seccomp(2) with {ret}, so the filters after it \
+                     could not be installed; join the stack into one filter instead \
+                     (`secopt optimize {} -o one.bpf`, proved equal to the stack) and exec that",
+                    f.origin,
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )));
             }
         }
     }
@@ -350,17 +406,31 @@ fn may_notify(prog: &Program) -> Option<bool> {
 /// a listener (refuse otherwise), a listener without NOTIFY is ignored (as the spec says),
 /// and `WAIT_KILLABLE_RECV` is dropped without a listener (the kernel refuses it then).
 fn settle_listener(plan: &mut Plan) -> Result<(), Failure> {
-    match may_notify(&plan.program) {
-        Some(true) if plan.listener.is_none() => {
+    let each: Vec<Option<bool>> = plan
+        .filters
+        .iter()
+        .map(|f| may_notify(&f.program))
+        .collect();
+    let notifying: Vec<usize> = (0..each.len()).filter(|&i| each[i] == Some(true)).collect();
+    let computing = each.iter().position(Option::is_none);
+    if let [first, second, ..] = notifying[..] {
+        return Err(Failure::input(format!(
+            "{} and {} can both answer USER_NOTIF, but a process has one NOTIFY listener (the \
+             kernel refuses a second with EBUSY): the calls of the other would fail with ENOSYS",
+            plan.filters[first].origin, plan.filters[second].origin
+        )));
+    }
+    match (notifying.first(), computing) {
+        (Some(_), _) if plan.listener.is_none() => {
             return Err(Failure::input(format!(
                 "{}: the filter has NOTIFY (USER_NOTIF) rules but no listener: give the profile \
                  a `listenerPath` or pass --listener-path SOCKET (secopt will not drop NOTIFY \
                  rules; without a listener the kernel would fail those calls with ENOSYS)",
-                plan.origin
+                plan.filters[notifying[0]].origin
             )));
         }
-        Some(true) => {}
-        None => {
+        (Some(&i), _) => plan.listener_on = i,
+        (None, Some(i)) => {
             if plan.listener.is_none() {
                 plan.notes.push(
                     "the filter computes some return values (RET A); if it can return \
@@ -368,8 +438,9 @@ fn settle_listener(plan: &mut Plan) -> Result<(), Failure> {
                         .to_string(),
                 );
             }
+            plan.listener_on = i;
         }
-        Some(false) => {
+        (None, None) => {
             if let Some(l) = plan.listener.take() {
                 plan.notes.push(format!(
                     "listener {} ignored: the filter has no NOTIFY rule",
@@ -512,37 +583,35 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
         return Failure::input(format!("prctl(PR_SET_NO_NEW_PRIVS): {e}"));
     }
     let flags = flag_bits(&plan.flags);
-    let with_listener = if handoff.is_some() {
-        ", NEW_LISTENER"
-    } else {
-        ""
-    };
-    let refused = |e: std::io::Error| {
+    let refused = |f: &PlannedFilter, listener: &str, e: std::io::Error| {
         Failure::input(format!(
-            "{}: seccomp(2) refused the filter (flags: {}{with_listener}): {e}",
-            plan.origin,
+            "{}: seccomp(2) refused the filter (flags: {}{listener}): {e}",
+            f.origin,
             flag_names(&plan.flags),
         ))
     };
-    match handoff {
-        None => {
-            if let Err(e) = install_filter(&plan.program, flags) {
-                return refused(e);
+    let mut handoff = handoff;
+    for (i, f) in plan.filters.iter().enumerate() {
+        match handoff.take_if(|_| i == plan.listener_on) {
+            None => {
+                if let Err(e) = install_filter(&f.program, flags) {
+                    return refused(f, "", e);
+                }
             }
-        }
-        Some(handoff) => {
-            let listener = match install_filter_with_listener(&plan.program, flags) {
-                Ok(fd) => fd,
-                Err(e) => return refused(e),
-            };
-            if let Err(e) = handoff.send(listener.as_fd()) {
-                return Failure::input(format!(
-                    "cannot send the seccomp listener to the agent: {e}"
-                ));
+            Some(handoff) => {
+                let listener = match install_filter_with_listener(&f.program, flags) {
+                    Ok(fd) => fd,
+                    Err(e) => return refused(f, ", NEW_LISTENER", e),
+                };
+                if let Err(e) = handoff.send(listener.as_fd()) {
+                    return Failure::input(format!(
+                        "cannot send the seccomp listener to the agent: {e}"
+                    ));
+                }
+                // The agent has its own copy now; this one would be closed by execve anyway
+                // (the kernel creates it close-on-exec).
+                drop(listener);
             }
-            // The agent has its own copy now; this one would be closed by execve anyway
-            // (the kernel creates it close-on-exec).
-            drop(listener);
         }
     }
     // SAFETY: `path` and the NUL-terminated `arg_ptrs` point at CStrings alive here;
@@ -577,23 +646,28 @@ fn print_plan(
     format: Format,
 ) -> Result<(), Failure> {
     let arch = plan.arches.first().copied();
-    let assembly = disasm::disassemble(
-        &plan.program,
-        &disasm::DisasmOptions {
-            index_comments: false,
-            arch,
-        },
-    );
+    let assembly = |f: &PlannedFilter| {
+        disasm::disassemble(
+            &f.program,
+            &disasm::DisasmOptions {
+                index_comments: false,
+                arch,
+            },
+        )
+    };
+    let stacked = plan.filters.len() > 1;
+    let instructions: usize = plan.filters.iter().map(|f| f.program.len()).sum();
     let args: Vec<String> = argv
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let flags: Vec<&str> = plan.flags.iter().map(|f| f.spec_name()).collect();
     match format {
-        Format::Json => print_json(&serde_json::json!({
+        Format::Json => {
+            let mut doc = serde_json::json!({
             "source": plan.origin,
             "arches": plan.arches.iter().map(|a| a.name()).collect::<Vec<_>>(),
-            "instructions": plan.program.len(),
+            "instructions": instructions,
             "no_new_privs": true,
             "flags": flags,
             "flag_bits": flag_bits(&plan.flags),
@@ -604,14 +678,43 @@ fn print_plan(
             "command": command.display().to_string(),
             "argv": args,
             "notes": plan.notes,
-            "assembly": assembly,
-        })),
+            "assembly": plan.filters.iter().map(assembly).collect::<Vec<_>>().concat(),
+            });
+            // Only a stack has the key (one filter's document keeps its shape).
+            if stacked {
+                doc["stack"] = plan
+                    .filters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        serde_json::json!({
+                            "source": f.origin,
+                            "instructions": f.program.len(),
+                            "listener": plan.listener.is_some() && i == plan.listener_on,
+                            "assembly": assembly(f),
+                        })
+                    })
+                    .collect();
+            }
+            print_json(&doc)
+        }
         Format::Text => {
-            println!(
-                "filter:   {} instructions from {}",
-                plan.program.len(),
-                plan.origin
-            );
+            if stacked {
+                println!(
+                    "filters:  {} installed in this order, {instructions} instructions in all \
+                     (the kernel runs each on every call its cache does not skip)",
+                    plan.filters.len()
+                );
+                for f in &plan.filters {
+                    println!(
+                        "          {} instructions from {}",
+                        f.program.len(),
+                        f.origin
+                    );
+                }
+            } else {
+                println!("filter:   {instructions} instructions from {}", plan.origin);
+            }
             if !plan.arches.is_empty() {
                 let names: Vec<&str> = plan.arches.iter().map(|a| a.name()).collect();
                 println!("arches:   {}", names.join(" "));
@@ -624,7 +727,12 @@ fn print_plan(
             println!("no_new_privs: set");
             match &plan.listener {
                 Some(l) => println!(
-                    "listener: NEW_LISTENER fd sent to {}{}",
+                    "listener: NEW_LISTENER fd{} sent to {}{}",
+                    if stacked {
+                        format!(" (of {})", plan.filters[plan.listener_on].origin)
+                    } else {
+                        String::new()
+                    },
                     l.path.display(),
                     l.metadata
                         .as_deref()
@@ -637,8 +745,14 @@ fn print_plan(
             for note in &plan.notes {
                 println!("note:     {note}");
             }
-            println!("--- filter ---");
-            print!("{assembly}");
+            for f in &plan.filters {
+                if stacked {
+                    println!("--- filter {} ---", f.origin);
+                } else {
+                    println!("--- filter ---");
+                }
+                print!("{}", assembly(f));
+            }
             Ok(())
         }
     }
