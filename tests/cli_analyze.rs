@@ -326,7 +326,7 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
         br#"{"read": 10, "write(fd 1)": {"syscall": "write", "count": 4, "args": [1]},
              "write": 2, "openat": 4}"#,
     );
-    let (code, out, err) = secopt(&[
+    let with_workload = [
         "analyze",
         oldest.to_str().unwrap(),
         newest.to_str().unwrap(),
@@ -336,9 +336,8 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
         "x86_64",
         "--kernel",
         "6.18",
-        "--format",
-        "json",
-    ]);
+    ];
+    let (code, out, err) = secopt(&[&with_workload[..], &["--format", "json"]].concat());
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["length"], 9 + 13);
@@ -400,17 +399,7 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
     assert_eq!(totals["cached_calls"], 10);
 
     // The text report says the costs are summed over a stack.
-    let (code, out, err) = secopt(&[
-        "analyze",
-        oldest.to_str().unwrap(),
-        newest.to_str().unwrap(),
-        "--workload",
-        workload.to_str().unwrap(),
-        "--arch",
-        "x86_64",
-        "--kernel",
-        "6.18",
-    ]);
+    let (code, out, err) = secopt(&with_workload);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("a stack of 2, oldest first: 9 + 13 instructions"),

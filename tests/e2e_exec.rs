@@ -217,6 +217,16 @@ fn bpf_runs_a_command_under_a_raw_filter() {
     assert_eq!(out.status.code(), Some(7), "stderr: {}", stderr_of(&out));
 }
 
+/// `secopt exec --bpf F … -- touch MARKER`: whether the command ran shows in `marker`.
+fn exec_touch(filters: &[&Path], marker: &Path) -> Output {
+    let mut cmd = secopt();
+    cmd.arg("exec");
+    for f in filters {
+        cmd.arg("--bpf").arg(f);
+    }
+    cmd.args(["--", "touch"]).arg(marker).output().unwrap()
+}
+
 /// A raw filter written by hand: `getppid` fails with errno `on_getppid` and, if given,
 /// `getpid` with `on_getpid`; everything else is allowed.
 fn errno_filter(on_getppid: u32, on_getpid: Option<u32>) -> Vec<u8> {
@@ -320,16 +330,7 @@ fn a_stack_that_cannot_be_installed_is_refused_before_anything_runs() {
     )
     .unwrap();
     let marker = dir.join("ran");
-    let out = secopt()
-        .arg("exec")
-        .arg("--bpf")
-        .arg(&no_seccomp)
-        .arg("--bpf")
-        .arg(&allow)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
+    let out = exec_touch(&[&no_seccomp, &allow], &marker);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert!(
@@ -338,16 +339,7 @@ fn a_stack_that_cannot_be_installed_is_refused_before_anything_runs() {
     );
     assert!(!marker.exists(), "the command must not run");
     // Last, it is the filter the command runs under; nothing follows it.
-    let out = secopt()
-        .arg("exec")
-        .arg("--bpf")
-        .arg(&allow)
-        .arg("--bpf")
-        .arg(&no_seccomp)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
+    let out = exec_touch(&[&allow, &no_seccomp], &marker);
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert!(marker.exists());
 
@@ -424,14 +416,7 @@ fn a_filter_the_kernel_would_reject_is_not_installed() {
     )
     .unwrap();
     let marker = dir.join("ran");
-    let out = secopt()
-        .arg("exec")
-        .arg("--bpf")
-        .arg(&filter)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
+    let out = exec_touch(&[&filter], &marker);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("bad.bpf"), "{}", stderr_of(&out));
     assert!(!marker.exists(), "the command must not run");
@@ -885,14 +870,7 @@ fn notify_without_a_listener_is_refused_not_dropped() {
         ]),
     )
     .unwrap();
-    let out = secopt()
-        .arg("exec")
-        .arg("--bpf")
-        .arg(&filter)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
+    let out = exec_touch(&[&filter], &marker);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert!(
