@@ -338,6 +338,30 @@ fn a_stack_that_cannot_be_installed_is_refused_before_anything_runs() {
         "{err}"
     );
     assert!(!marker.exists(), "the command must not run");
+    // What the check cannot see: a filter refusing seccomp(2) by its pointer argument
+    // (args[2].lo at offset 32; exec checks with a null pointer, the real one is not). The
+    // kernel refuses the second filter; the error says where in the stack, and nothing runs.
+    let by_pointer = dir.join("by-pointer.bpf");
+    std::fs::write(
+        &by_pointer,
+        raw_filter(&[
+            (LD_W_ABS, 0, 0, 0),
+            (JEQ_K, 0, 3, 317),
+            (LD_W_ABS, 0, 0, 32),
+            (JEQ_K, 1, 0, 0),
+            (RET_K, 0, 0, RET_ERRNO | EPERM as u32),
+            (RET_K, 0, 0, RET_ALLOW),
+        ]),
+    )
+    .unwrap();
+    let out = exec_touch(&[&by_pointer, &allow], &marker);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("allow.bpf") && err.contains("filter 2 of 2"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the command must not run");
     // Last, it is the filter the command runs under; nothing follows it.
     let out = exec_touch(&[&allow, &no_seccomp], &marker);
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));

@@ -583,9 +583,22 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
         return Failure::input(format!("prctl(PR_SET_NO_NEW_PRIVS): {e}"));
     }
     let flags = flag_bits(&plan.flags);
-    let refused = |f: &PlannedFilter, listener: &str, e: std::io::Error| {
+    let n = plan.filters.len();
+    let refused = |i: usize, listener: &str, e: std::io::Error| {
+        let f = &plan.filters[i];
+        // A later filter of a stack is installed under the earlier ones, which also see
+        // that seccomp(2) call (the check before installing could not see its pointer).
+        let place = if i > 0 {
+            format!(
+                "; filter {} of {n}, installed under the {i} before it, which may refuse \
+                 seccomp(2) themselves",
+                i + 1
+            )
+        } else {
+            String::new()
+        };
         Failure::input(format!(
-            "{}: seccomp(2) refused the filter (flags: {}{listener}): {e}",
+            "{}: seccomp(2) refused the filter (flags: {}{listener}{place}): {e}",
             f.origin,
             flag_names(&plan.flags),
         ))
@@ -595,13 +608,13 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
         match handoff.take_if(|_| i == plan.listener_on) {
             None => {
                 if let Err(e) = install_filter(&f.program, flags) {
-                    return refused(f, "", e);
+                    return refused(i, "", e);
                 }
             }
             Some(handoff) => {
                 let listener = match install_filter_with_listener(&f.program, flags) {
                     Ok(fd) => fd,
-                    Err(e) => return refused(f, ", NEW_LISTENER", e),
+                    Err(e) => return refused(i, ", NEW_LISTENER", e),
                 };
                 if let Err(e) = handoff.send(listener.as_fd()) {
                     return Failure::input(format!(
