@@ -14,6 +14,10 @@
 //! Needs firejail (`scripts/test.sh` installs it) and a kernel with seccomp: without them the
 //! test skips loudly, or fails under `SECOPT_REQUIRE_E2E=1` / `SECOPT_REQUIRE_KERNEL_ORACLE=1`.
 //! `SECOPT_FOREIGN_FILTERS=a.bpf:b.bpf` adds raw filters of your own to the same check.
+//!
+//! Chromium's sandbox filter (its `bpf_dsl` code generator) is read from a live headless
+//! Chromium's renderer with `secopt dump` and checked the same way; `scripts/test.sh` installs
+//! `chromium`.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 #[path = "data/e2e_support.rs"]
@@ -23,6 +27,7 @@ use secopt::bpf::insn::*;
 use secopt::kernel::oracle::NATIVE_PASSTHROUGH_NRS;
 use secopt::kernel::{Call, Entry, Oracle, OracleError};
 use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::*;
@@ -422,5 +427,121 @@ fn find_process(argv: &[&str]) -> Option<u32> {
         let e = e.ok()?;
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         (std::fs::read(e.path().join("cmdline")).ok()? == want).then_some(pid)
+    })
+}
+
+/// Chromium's own sandbox: its seccomp-bpf policies are compiled by its `bpf_dsl` (search
+/// trees of `jge` over the numbers, `jset` to turn away x32, `TRAP` to its SIGSYS handler,
+/// argument checks on `clone`, `mmap`, `fcntl`, `ioctl`, …). A headless Chromium started as an
+/// unprivileged user installs that filter in its renderers; `secopt dump` reads one back, and
+/// `secopt optimize`'s output must get every answer from the kernel that Chromium's own does.
+#[test]
+fn chromium_s_renderer_filter_dumped_and_optimized_decides_as_chromium_on_the_kernel() {
+    let test = "chromium-renderer";
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find_map(which)
+    else {
+        skip_or_fail(
+            test,
+            "Chromium is not installed (scripts/test.sh installs `chromium`)",
+        );
+        return;
+    };
+    if !is_root() || which("setpriv").is_none() {
+        skip_or_fail(
+            test,
+            "needs root and setpriv (to start Chromium as nobody and read its filter)",
+        );
+        return;
+    }
+    let Some(oracle) = oracle_or_skip(test) else {
+        return;
+    };
+    let dir = TempDir::new(test);
+    // Chromium refuses to sandbox itself as root: run it as nobody, in a directory it owns.
+    const NOBODY: u32 = 65534;
+    std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY)).unwrap();
+    let log = std::fs::File::create(dir.join("chromium.log")).unwrap();
+    let mut browser = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&chromium)
+        .args(["--headless=new", "--disable-gpu", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg("about:blank")
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .process_group(0)
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("start chromium");
+    let group = browser.id() as i32;
+    let started = std::time::Instant::now();
+    let renderer = loop {
+        if let Some(pid) = sandboxed_renderer(group) {
+            break Some(pid);
+        }
+        if browser.try_wait().unwrap().is_some() || started.elapsed().as_secs() > 30 {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let input = dir.join("renderer.bpf");
+    let dumped =
+        renderer.map(|pid| run_secopt(&["dump", &pid.to_string(), "-o", input.to_str().unwrap()]));
+    // SAFETY: signals the process group this test started.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let _ = browser.wait();
+    let Some(dumped) = dumped else {
+        eprintln!(
+            "\n*** SKIPPED {test}: Chromium started no sandboxed renderer here (no user \
+             namespaces?): {} ***\n",
+            std::fs::read_to_string(dir.join("chromium.log"))
+                .unwrap_or_default()
+                .trim()
+        );
+        return;
+    };
+    assert!(dumped.status.success(), "{}", stderr_of(&dumped));
+    let before = read_program(&input);
+    let after = optimize_with_cli(std::slice::from_ref(&input), &dir.join("out.bpf"));
+    let calls = calls(&oracle, &argument_values(&[&before, &after]));
+    same_on_kernel(
+        &oracle,
+        "Chromium's renderer filter",
+        &before,
+        &after,
+        &calls,
+    );
+    eprintln!(
+        "Chromium renderer: {} -> {} instructions, {} calls agree",
+        before.len(),
+        after.len(),
+        calls.len()
+    );
+}
+
+/// A process of process group `group` that runs as a Chromium renderer and has its seccomp
+/// filter (`Seccomp: 2`). Chromium rewrites its children's command lines into one string.
+fn sandboxed_renderer(group: i32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let e = e.ok()?;
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        // pid (comm) state ppid pgrp …: comm may hold spaces, so count from its `)`.
+        let pgrp: i32 = stat
+            .rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(2)?
+            .parse()
+            .ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let status = std::fs::read_to_string(e.path().join("status")).ok()?;
+        (pgrp == group
+            && String::from_utf8_lossy(&cmdline).contains("--type=renderer")
+            && status.contains("Seccomp:\t2"))
+        .then_some(pid)
     })
 }
