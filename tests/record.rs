@@ -554,3 +554,230 @@ fn signals_are_delivered_and_stops_last_until_sigcont() {
     assert_eq!(get(&m, Arch::X86_64, "tgkill"), 2);
     assert_eq!(get(&m, Arch::X86_64, "kill"), 1);
 }
+
+/// Reads bytes from stdin; for each one makes exactly 1000 `getppid` calls and writes the
+/// byte back. Blocked in `read` otherwise, so it makes no call while nobody writes to it.
+const ON_REQUEST: &str = r#"
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(void) {
+    char c;
+    while (read(0, &c, 1) == 1) {
+        for (int i = 0; i < 1000; i++) syscall(SYS_getppid);
+        if (write(1, &c, 1) != 1) return 1;
+    }
+    return 0;
+}
+"#;
+
+/// A child process killed when the test ends, even by a failed assertion.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn tracer_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Writes one byte to the program and waits for it to come back.
+fn request(stdin: &mut impl std::io::Write, stdout: &mut impl std::io::Read) {
+    stdin.write_all(b"x").unwrap();
+    stdin.flush().unwrap();
+    let mut ack = [0u8; 1];
+    stdout.read_exact(&mut ack).unwrap();
+    assert_eq!(&ack, b"x");
+}
+
+#[test]
+fn a_running_process_is_recorded_until_sigint_and_runs_on() {
+    let dir = tmpdir("attach");
+    let bin = compile(&dir, "on_request", ON_REQUEST, &[]);
+    let mut program = Command::new(&bin)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = program.id();
+    let (mut to, mut from) = (
+        program.stdin.take().unwrap(),
+        program.stdout.take().unwrap(),
+    );
+    // Before it is recorded: these calls must not be counted.
+    request(&mut to, &mut from);
+    let out_file = dir.join("attached.txt");
+    let recorder = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(["record", "-q", "--format", "strace", "-o"])
+        .arg(&out_file)
+        .args(["--pid", &pid.to_string()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while tracer_of(pid) != Some(recorder.id()) {
+        assert!(started.elapsed().as_secs() < 10, "secopt never attached");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Seized; secopt interrupts it next, which switches it to syscall stops (a few
+    // microseconds later; wait well beyond that). The program is blocked in read, so every
+    // call from here on is seen.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    request(&mut to, &mut from);
+    request(&mut to, &mut from);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(recorder.id() as i32, libc::SIGINT) };
+    let done = recorder.wait_with_output().unwrap();
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let table = std::fs::read_to_string(&out_file).unwrap();
+    let count = |name: &str| -> u64 {
+        table
+            .lines()
+            .find_map(|l| {
+                let mut f = l.split_whitespace();
+                let n = f.next()?.parse().ok()?;
+                (f.next()? == name).then_some(n)
+            })
+            .unwrap_or(0)
+    };
+    // Two requests: 2000 getppid and 2 writes, exactly (the program's own loop).
+    assert_eq!(count("getppid"), 2000, "{table}");
+    assert_eq!(count("write"), 2, "{table}");
+    assert!(count("read") >= 2, "{table}");
+
+    // Detached: no tracer, and the program still answers.
+    assert_eq!(tracer_of(pid), Some(0));
+    request(&mut to, &mut from);
+    drop(to);
+    assert!(program.wait().unwrap().success());
+}
+
+#[test]
+fn a_forking_process_is_followed_and_left_running_after_the_duration() {
+    let dir = tmpdir("attach-fork");
+    // A shell that starts `cat` over and over: one fork and one execve per round.
+    let shell = KillOnDrop(
+        Command::new("sh")
+            .args(["-c", "while :; do cat /proc/self/stat > /dev/null; done"])
+            .spawn()
+            .unwrap(),
+    );
+    let pid = shell.0.id().to_string();
+    let record = |name: &str| -> Workload {
+        let out_file = dir.join(name);
+        let started = std::time::Instant::now();
+        let out = secopt(&[
+            "record",
+            "-q",
+            "-o",
+            path_str(&out_file),
+            "--pid",
+            &pid,
+            "--duration",
+            "0.5",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "took {:?}",
+            started.elapsed()
+        );
+        workload(&out_file)
+    };
+    for round in ["first.json", "second.json"] {
+        let w = record(round);
+        let t = totals(&w);
+        let execs = get(&t, Arch::X86_64, "execve");
+        let forks = get(&t, Arch::X86_64, "vfork")
+            + get(&t, Arch::X86_64, "fork")
+            + get(&t, Arch::X86_64, "clone")
+            + get(&t, Arch::X86_64, "clone3");
+        // The children were followed: each round forks once and executes cat once (a round
+        // cut by the start or the end of the recording may count one and not the other).
+        assert!(execs >= 5, "{round}: {t:?}");
+        assert!(
+            forks.abs_diff(execs) <= 2,
+            "{round}: {forks} forks, {execs} execve"
+        );
+        // Nothing is left stopped or traced: the second round attaches again and sees the
+        // loop still running.
+        assert_eq!(tracer_of(shell.0.id()), Some(0));
+    }
+}
+
+#[test]
+fn an_idle_process_is_detached_when_the_duration_ends() {
+    let dir = tmpdir("attach-idle");
+    let mut sleeper = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
+    let out_file = dir.join("idle.json");
+    let started = std::time::Instant::now();
+    let out = secopt(&[
+        "record",
+        "-q",
+        "-o",
+        path_str(&out_file),
+        "--pid",
+        &sleeper.0.id().to_string(),
+        "--duration",
+        "0.3",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It makes no call to wake the tracer: the timer must.
+    assert!(
+        started.elapsed().as_secs_f64() < 3.0,
+        "took {:?}",
+        started.elapsed()
+    );
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(
+        text.contains("\"$exit\": \"was still running when secopt detached\""),
+        "{text}"
+    );
+    assert!(text.contains("\"$command\": [\"sleep\", \"60\"]"), "{text}");
+    assert_eq!(tracer_of(sleeper.0.id()), Some(0));
+    assert!(sleeper.0.try_wait().unwrap().is_none(), "sleep ended");
+}
+
+#[test]
+fn attach_errors_exit_2_and_write_nothing() {
+    let dir = tmpdir("attach-errors");
+    let out_file = dir.join("never.json");
+    let out = secopt(&["record", "-o", path_str(&out_file), "--pid", "999999999"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no process 999999999"), "{err}");
+    assert!(!out_file.exists());
+    for args in [
+        &["record", "--pid", "1", "--", "true"][..],
+        &["record", "--duration", "1", "--", "true"],
+        &["record", "--pid", "1", "--duration", "0"],
+        &["record", "--pid", "1", "--duration", "soon"],
+    ] {
+        let out = secopt(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}

@@ -42,12 +42,17 @@ secopt record -o nginx.json --filter docker.bpf -- nginx -g 'daemon off;'\n     
 sample only the argument words docker.bpf decides on\n  \
 secopt record --no-args --format strace -o make.txt -- make -j2\n  \
 secopt optimize docker.bpf --weights ls.json -o fast.bpf\n  \
-secopt bench --profile docker-default.json --workload ls.json\n\n\
+secopt bench --profile docker-default.json --workload ls.json\n  \
+secopt record --pid 4242 --duration 10 -o srv.json   attach to a running process for 10 s\n\n\
 The command runs under ptrace with all its threads and children (like strace -f); calls \
 through the i386 (int $0x80) and x32 entries are counted separately, as a seccomp filter sees \
-them. The calls secopt makes to start the command are not counted, its execve is.\n\n\
+them. The calls secopt makes to start the command are not counted, its execve is. With --pid, \
+secopt attaches to every thread of a running process (and follows the children it starts), \
+records until --duration has passed, Ctrl-C (SIGINT), SIGTERM or the process ends, then \
+detaches and leaves it running.\n\n\
 Exit status: the command's own (128 + N when a signal N killed it), after the workload is \
-written; 2 when the command cannot be found or run, or for a bad option or filter.")]
+written (0 with --pid); 2 when the command cannot be found or run, the process cannot be \
+traced, or for a bad option or filter.")]
 pub struct RecordArgs {
     /// Write the workload here (`-`: stdout). The command's own output also goes to stdout, so
     /// prefer a file when it prints anything.
@@ -73,14 +78,34 @@ pub struct RecordArgs {
     /// No summary on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Record a running process instead of starting a command: every thread of process PID
+    /// (and the children it starts while recorded). Needs the right to ptrace it (root, or
+    /// the same user where kernel.yama.ptrace_scope allows).
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<i32>,
+    /// With --pid: stop recording after this many seconds (fractions allowed). Without it,
+    /// recording lasts until Ctrl-C, SIGTERM, or the process ends.
+    #[arg(long, value_name = "SECONDS", requires = "pid", value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
     /// The command and its arguments (after `--`).
     #[arg(
-        required = true,
+        required_unless_present = "pid",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "COMMAND"
     )]
     pub command: Vec<OsString>,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("`{s}`: give a positive number of seconds"))
 }
 
 /// Distinct argument tuples kept per syscall while tracing.
@@ -461,7 +486,7 @@ fn iso_date(secs: u64) -> String {
 struct Meta<'a> {
     command: &'a [OsString],
     date: String,
-    exit: trace::Exit,
+    end: trace::End,
     total: u64,
     tasks: u64,
     sampling: String,
@@ -487,7 +512,7 @@ fn render_json(entries: &[Entry], native: Arch, meta: &Meta<'_>) -> String {
         ),
         format!("  \"$date\": {}", json_string(&meta.date)),
         format!("  \"$native\": {}", json_string(native.name())),
-        format!("  \"$exit\": {}", json_string(&meta.exit.to_string())),
+        format!("  \"$exit\": {}", json_string(&meta.end.to_string())),
         format!("  \"$total_calls\": {}", meta.total),
         format!("  \"$tasks\": {}", meta.tasks),
         format!("  \"$args\": {}", json_string(&meta.sampling)),
@@ -607,16 +632,34 @@ fn summary(trace: &Trace, entries: &[Entry], native: Arch) -> String {
         .map(|(n, c)| format!("{n} {c} ({:.1}%)", 100.0 * *c as f64 / total.max(1) as f64))
         .collect();
     format!(
-        "secopt record: {total} system calls from {} task{} ({}); the command {}\n  most frequent: {}",
+        "secopt record: {total} system calls from {} task{} ({}); the {} {}\n  most frequent: {}",
         trace.tasks,
         if trace.tasks == 1 { "" } else { "s" },
-        if abis.is_empty() { "none".to_string() } else { abis.join(", ") },
-        trace.exit,
-        if top.is_empty() { "-".to_string() } else { top.join(", ") }
+        if abis.is_empty() {
+            "none".to_string()
+        } else {
+            abis.join(", ")
+        },
+        if matches!(trace.end, trace::End::Detached) {
+            "process"
+        } else {
+            "command"
+        },
+        trace.end,
+        if top.is_empty() {
+            "-".to_string()
+        } else {
+            top.join(", ")
+        }
     )
 }
 
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
+    if args.duration.is_some() && args.pid.is_none() {
+        return Err(Failure::input(
+            "--duration is for --pid: a command is recorded until it ends",
+        ));
+    }
     check_output_dir(&args.output)?;
     let native = Arch::host()
         .ok_or_else(|| Failure::input("secopt record does not know this host's architecture"))?;
@@ -639,7 +682,36 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         arg_masks: &mut masks,
         forward_signals: true,
     };
-    let trace = trace::trace_command(&args.command, &mut options).map_err(|e| match e {
+    // The process's own command line stands for the command when attaching (read
+    // before: it may end while recorded).
+    let command: Vec<OsString> = match args.pid {
+        Some(pid) => std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| {
+                b.split(|&c| c == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| OsString::from(String::from_utf8_lossy(a).into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => args.command.clone(),
+    };
+    let traced = match args.pid {
+        Some(pid) => {
+            if !args.quiet {
+                eprintln!(
+                    "secopt: recording process {pid} ({}) {}",
+                    process_name(pid),
+                    match args.duration {
+                        Some(d) => format!("for {} s", d.as_secs_f64()),
+                        None => "until Ctrl-C (SIGINT) or SIGTERM".to_string(),
+                    }
+                );
+            }
+            trace::trace_process(pid, args.duration, &mut options)
+        }
+        None => trace::trace_command(&args.command, &mut options),
+    };
+    let trace = traced.map_err(|e| match e {
         TraceError::NoCommand => {
             Failure::input("no command given (secopt record [OPTIONS] -- COMMAND [ARGS...])")
         }
@@ -653,9 +725,9 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
             let meta = Meta {
-                command: &args.command,
+                command: &command,
                 date: iso_date(date),
-                exit: trace.exit,
+                end: trace.end,
                 total: trace.total_calls(),
                 tasks: trace.tasks,
                 sampling: sampling.describe(filter_name.as_deref()),
@@ -674,14 +746,21 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         }
         eprintln!("{}", summary(&trace, &entries, native));
     }
-    Ok(trace.exit.shell_status())
+    Ok(trace.end.shell_status())
+}
+
+/// The process's name (`/proc/PID/comm`), or `?`.
+fn process_name(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bench::workload::{parse_file, WorkloadOptions};
-    use crate::kernel::trace::{Exit, SyscallCounts};
+    use crate::kernel::trace::{End, Exit, SyscallCounts};
     use std::collections::HashMap;
 
     const X86_64: u32 = 0xc000_003e;
@@ -716,7 +795,7 @@ mod tests {
         calls.insert((0x1234, 1), counts(7, [0; 6], &[]));
         Trace {
             calls,
-            exit: Exit::Code(0),
+            end: End::Exited(Exit::Code(0)),
             tasks: 1,
         }
     }
@@ -742,7 +821,7 @@ mod tests {
         let meta = Meta {
             command: &[OsString::from("prog")],
             date: iso_date(0),
-            exit: trace.exit,
+            end: trace.end,
             total: trace.total_calls(),
             tasks: 1,
             sampling: "test".into(),

@@ -20,6 +20,16 @@
 //! dies. Tracing ends when no tracee is left (`waitpid` says `ECHILD`), so a command that
 //! leaves a daemon behind is traced until the daemon exits, as with `strace -f`.
 //!
+//! # Attaching to a running process
+//!
+//! [`trace_process`] seizes every thread of a running process instead (listing
+//! `/proc/PID/task` until no new thread shows up; `PTRACE_O_TRACECLONE` catches the ones
+//! started after that), without `PTRACE_O_EXITKILL`, so the process outlives the tracer. It
+//! records until its time is up or `SIGINT`/`SIGTERM`/`SIGHUP` reaches the tracer (an interval
+//! timer interrupts `waitpid` to look), then stops every tracee with `PTRACE_INTERRUPT` and
+//! detaches each at whatever stop it reports first, passing on a signal it was about to get:
+//! the process runs on as before.
+//!
 //! # Costs
 //!
 //! Every syscall stops the tracee twice (entry and exit) and costs a few context switches;
@@ -31,11 +41,13 @@ use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
 
 // Requests, options and events of include/uapi/linux/ptrace.h (the libc crate types them
 // differently per C library, so they are spelled out here).
 const PTRACE_SYSCALL: u32 = 24;
+const PTRACE_DETACH: u32 = 17;
 const PTRACE_GETEVENTMSG: u32 = 0x4201;
 const PTRACE_SEIZE: u32 = 0x4206;
 const PTRACE_INTERRUPT: u32 = 0x4207;
@@ -124,13 +136,42 @@ impl std::fmt::Display for Exit {
     }
 }
 
+/// How a trace ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The command (the first process), or the process attached to, ended.
+    Exited(Exit),
+    /// Recording stopped ([`trace_process`]: its time was up, or the tracer was asked to
+    /// stop) and the tracer detached: the process runs on.
+    Detached,
+}
+
+impl End {
+    /// The status a shell would report for the command; 0 after detaching.
+    pub fn shell_status(self) -> i32 {
+        match self {
+            End::Exited(e) => e.shell_status(),
+            End::Detached => 0,
+        }
+    }
+}
+
+impl std::fmt::Display for End {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            End::Exited(e) => e.fmt(f),
+            End::Detached => f.write_str("was still running when secopt detached"),
+        }
+    }
+}
+
 /// Everything a trace found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trace {
     /// Per `(seccomp_data.arch, seccomp_data.nr)`.
     pub calls: HashMap<(u32, u32), SyscallCounts>,
-    /// How the command (the first process) ended.
-    pub exit: Exit,
+    /// How the trace ended.
+    pub end: End,
     /// Processes and threads traced, the command included.
     pub tasks: u64,
 }
@@ -540,9 +581,9 @@ pub fn trace_command(
         calls: HashMap::new(),
     };
     let mut live = HashSet::from([pid]);
-    let outcome = run_loop(pid, &mut recorder, &mut live);
+    let outcome = run_loop(pid, &mut recorder, &mut live, false, &|| false);
     drop(guard);
-    let (exit, tasks) = match outcome {
+    let (exit, tasks, _) = match outcome {
         Ok(done) => done,
         Err(e) => {
             kill_all(&live);
@@ -567,9 +608,260 @@ pub fn trace_command(
     })?;
     Ok(Trace {
         calls: recorder.calls,
-        exit,
+        end: End::Exited(exit),
         tasks,
     })
+}
+
+/// Why a running process could not be attached to.
+fn attach_error(pid: libc::pid_t, e: io::Error) -> TraceError {
+    let what = match e.raw_os_error() {
+        Some(libc::ESRCH) => format!("no process {pid}"),
+        Some(libc::EPERM) => format!(
+            "cannot trace process {pid}: not allowed (another tracer such as strace or gdb, \
+             no CAP_SYS_PTRACE over it (run as root), kernel.yama.ptrace_scope, or a seccomp \
+             filter on secopt itself)"
+        ),
+        _ => format!("cannot trace process {pid}"),
+    };
+    TraceError::System { what, error: e }
+}
+
+/// The threads of process `pid` (`/proc/PID/task`).
+fn threads_of(pid: libc::pid_t) -> io::Result<Vec<libc::pid_t>> {
+    let mut tids = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        if let Some(tid) = entry?.file_name().to_str().and_then(|n| n.parse().ok()) {
+            tids.push(tid);
+        }
+    }
+    Ok(tids)
+}
+
+/// Attaches to the running process `pid` (all its threads, and the children it starts from
+/// then on, like `strace -f -p`), records its calls until `duration` has passed (`None`: no
+/// limit), until `SIGINT`, `SIGTERM` or `SIGHUP` reaches this process, or until every tracee
+/// has ended, and detaches, leaving the process running (see the module documentation).
+///
+/// The same `waitpid(-1, __WALL)` caveat as [`trace_command`]: run no other children meanwhile.
+/// The signal handlers and the `ITIMER_REAL` timer it uses are restored before it returns.
+pub fn trace_process(
+    pid: libc::pid_t,
+    duration: Option<Duration>,
+    options: &mut TraceOptions<'_>,
+) -> Result<Trace, TraceError> {
+    if pid <= 0 {
+        return Err(TraceError::Unsupported(format!(
+            "{pid} is not a process id"
+        )));
+    }
+    // SAFETY: getpid has no preconditions.
+    if pid == unsafe { libc::getpid() } {
+        return Err(TraceError::Unsupported("secopt cannot trace itself".into()));
+    }
+    let seize_options = PTRACE_O_TRACESYSGOOD
+        | PTRACE_O_TRACEFORK
+        | PTRACE_O_TRACEVFORK
+        | PTRACE_O_TRACECLONE
+        | PTRACE_O_TRACEEXEC;
+    let mut live: HashSet<libc::pid_t> = HashSet::new();
+    // Threads may start while we attach: list again until no new one shows up.
+    loop {
+        let tids = match threads_of(pid) {
+            Ok(t) => t,
+            Err(e) if live.is_empty() && e.kind() == io::ErrorKind::NotFound => {
+                return Err(attach_error(pid, io::Error::from_raw_os_error(libc::ESRCH)))
+            }
+            Err(e) => {
+                detach_all(&mut live);
+                return Err(system(format!("cannot list the threads of process {pid}"))(
+                    e,
+                ));
+            }
+        };
+        let new: Vec<libc::pid_t> = tids.into_iter().filter(|t| !live.contains(t)).collect();
+        if new.is_empty() {
+            break;
+        }
+        for tid in new {
+            match ptrace(PTRACE_SEIZE, tid, 0, seize_options as usize) {
+                Ok(_) => {
+                    live.insert(tid);
+                    // Its stop resumes it in syscall-stop mode (the run loop's first stop).
+                    let _ = ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+                }
+                // A thread that ended after the listing.
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid != pid => {}
+                Err(e) => {
+                    detach_all(&mut live);
+                    return Err(attach_error(pid, e));
+                }
+            }
+        }
+    }
+    let mut recorder = Recorder {
+        options,
+        calls: HashMap::new(),
+    };
+    let stop = StopGuard::install();
+    let deadline = duration.map(|d| Instant::now() + d);
+    let should_stop =
+        || STOP_REQUESTED.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
+    let tasks_at_start = live.len() as u64;
+    let outcome = run_loop(pid, &mut recorder, &mut live, true, &should_stop);
+    drop(stop);
+    let (exit, tasks, stopped) = match outcome {
+        Ok(done) => done,
+        Err(e) => {
+            detach_all(&mut live);
+            return Err(e);
+        }
+    };
+    let end = match exit {
+        Some(exit) if !stopped => End::Exited(exit),
+        _ => {
+            detach_all(&mut live);
+            End::Detached
+        }
+    };
+    Ok(Trace {
+        calls: recorder.calls,
+        end,
+        // run_loop counts one task to start with and one per fork/clone.
+        tasks: tasks - 1 + tasks_at_start,
+    })
+}
+
+/// Set by the handlers [`StopGuard`] installs: recording should end.
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn request_stop(_: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// Only there to interrupt `waitpid` (a handler, not `SIG_IGN`, and no `SA_RESTART`).
+extern "C" fn wake_up(_: libc::c_int) {}
+
+/// While attached: `SIGINT`/`SIGTERM`/`SIGHUP` ask the trace to stop, and a 50 ms timer
+/// signals this thread alone (`SIGEV_THREAD_ID`) with `SIGALRM` so that its `waitpid` sees
+/// the request, or the end of the duration, even when no tracee makes a call. Restored on
+/// drop: the timer is deleted first, so a `SIGALRM` still pending reaches this thread (on
+/// that syscall's return) while the no-op handler is still in place; a process-wide timer
+/// could deliver it to another thread after the default action, termination, is back.
+struct StopGuard {
+    saved: Vec<(libc::c_int, libc::sigaction)>,
+    timer: Option<libc::timer_t>,
+}
+
+impl StopGuard {
+    fn install() -> StopGuard {
+        STOP_REQUESTED.store(false, Ordering::Relaxed);
+        let mut saved = Vec::new();
+        let stop: extern "C" fn(libc::c_int) = request_stop;
+        let wake: extern "C" fn(libc::c_int) = wake_up;
+        for (signal, handler) in [
+            (libc::SIGINT, stop as libc::sighandler_t),
+            (libc::SIGTERM, stop as libc::sighandler_t),
+            (libc::SIGHUP, stop as libc::sighandler_t),
+            (libc::SIGALRM, wake as libc::sighandler_t),
+        ] {
+            // SAFETY: zeroed sigaction structs are valid; the handlers only store an atomic.
+            unsafe {
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = handler;
+                libc::sigemptyset(&mut new.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, &new, &mut old) == 0 {
+                    saved.push((signal, old));
+                }
+            }
+        }
+        // SAFETY: a zeroed sigevent is valid; the fields set are the ones SIGEV_THREAD_ID
+        // reads, and timer_create writes the id into a live timer_t.
+        let timer = unsafe {
+            let mut event: libc::sigevent = std::mem::zeroed();
+            event.sigev_notify = libc::SIGEV_THREAD_ID;
+            event.sigev_signo = libc::SIGALRM;
+            event.sigev_notify_thread_id = libc::gettid();
+            let mut id: libc::timer_t = std::mem::zeroed();
+            let tick = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000_000,
+            };
+            let every = libc::itimerspec {
+                it_interval: tick,
+                it_value: tick,
+            };
+            (libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut id) == 0).then(|| {
+                libc::timer_settime(id, 0, &every, std::ptr::null_mut());
+                id
+            })
+        };
+        StopGuard { saved, timer }
+    }
+}
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        // SAFETY: deletes the timer created above, then restores the dispositions the kernel
+        // returned earlier.
+        unsafe {
+            if let Some(id) = self.timer {
+                libc::timer_delete(id);
+            }
+            for (signal, old) in &self.saved {
+                libc::sigaction(*signal, old, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// Detaches from every tracee in `live` and from any task they started meanwhile, leaving
+/// each running (or stopped, if a job-control stop had it stopped): stops each with
+/// `PTRACE_INTERRUPT` and detaches it at the first stop it reports, passing on the signal of
+/// a signal-delivery stop.
+fn detach_all(live: &mut HashSet<libc::pid_t>) {
+    live.retain(|&tid| ptrace(PTRACE_INTERRUPT, tid, 0, 0).is_ok());
+    while !live.is_empty() {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if tid < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if !libc::WIFSTOPPED(status) {
+            live.remove(&tid);
+            continue;
+        }
+        let (signal, event) = stop_parts(status);
+        if matches!(
+            event,
+            PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE
+        ) {
+            let mut new_tid: libc::c_ulong = 0;
+            if ptrace(
+                PTRACE_GETEVENTMSG,
+                tid,
+                0,
+                &mut new_tid as *mut libc::c_ulong as usize,
+            )
+            .is_ok()
+            {
+                // Attached by the kernel already; it reports a stop of its own.
+                live.insert(new_tid as libc::pid_t);
+            }
+        }
+        let inject = if event == 0 && signal != libc::SIGTRAP | 0x80 {
+            signal
+        } else {
+            0
+        };
+        let _ = ptrace(PTRACE_DETACH, tid, 0, inject as usize);
+        live.remove(&tid);
+    }
 }
 
 /// Stops the freshly seized `pid` with `PTRACE_INTERRUPT` and resumes it with
@@ -628,21 +920,28 @@ fn kill_all(live: &HashSet<libc::pid_t>) {
     }
 }
 
-/// Waits for tracee stops until none is left; returns how `main` ended and how many tasks
-/// were traced. `live` holds the tasks not known to have ended (new ones are added at their
-/// parent's fork/clone event, so an error can kill them all).
+/// Waits for tracee stops until none is left or `stop` says so; returns how `main` ended, how
+/// many tasks were traced (one plus the forks and clones seen) and whether `stop` ended it.
+/// `live` holds the tasks not known to have ended (new ones are added at their parent's
+/// fork/clone event, so an error can kill or detach them all).
 fn run_loop(
     main: libc::pid_t,
     recorder: &mut Recorder<'_, '_>,
     live: &mut HashSet<libc::pid_t>,
-) -> Result<(Option<Exit>, u64), TraceError> {
+    mut started: bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Option<Exit>, u64, bool), TraceError> {
     let mut exit = None;
     let mut tasks = 1u64;
-    // The command has not exec'd yet: its calls are the fork's plumbing, except the last
-    // entry before the exec event, which is the execve that starts the command.
-    let mut started = false;
+    // Unless `started` (an attached process), the command has not exec'd yet: its calls are
+    // the fork's plumbing, except the last entry before the exec event, which is the execve
+    // that starts the command.
     let mut last_entry: Option<(u32, u32, [u64; 6])> = None;
     loop {
+        // Every stop handled so far has been resumed: the tracees can be left as they are.
+        if stop() {
+            return Ok((exit, tasks, true));
+        }
         let mut status = 0;
         // SAFETY: `status` is a valid out-pointer.
         let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
@@ -650,7 +949,7 @@ fn run_loop(
             let e = io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
-                Some(libc::ECHILD) => return Ok((exit, tasks)),
+                Some(libc::ECHILD) => return Ok((exit, tasks, false)),
                 _ => return Err(system("waitpid")(e)),
             }
         }
