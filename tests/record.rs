@@ -666,6 +666,33 @@ fn a_running_process_is_recorded_until_sigint_and_runs_on() {
     assert!(program.wait().unwrap().success());
 }
 
+/// `secopt record -q -o OUT --pid PID --duration SECONDS`: must succeed, and within `limit`
+/// seconds (the duration plus attaching and detaching).
+fn record_pid(out_file: &Path, pid: u32, seconds: &str, limit: f64) {
+    let started = std::time::Instant::now();
+    let out = secopt(&[
+        "record",
+        "-q",
+        "-o",
+        path_str(out_file),
+        "--pid",
+        &pid.to_string(),
+        "--duration",
+        seconds,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed().as_secs_f64() < limit,
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn a_forking_process_is_followed_and_left_running_after_the_duration() {
     let dir = tmpdir("attach-fork");
@@ -676,31 +703,10 @@ fn a_forking_process_is_followed_and_left_running_after_the_duration() {
             .spawn()
             .unwrap(),
     );
-    let pid = shell.0.id().to_string();
+    let pid = shell.0.id();
     let record = |name: &str| -> Workload {
         let out_file = dir.join(name);
-        let started = std::time::Instant::now();
-        let out = secopt(&[
-            "record",
-            "-q",
-            "-o",
-            path_str(&out_file),
-            "--pid",
-            &pid,
-            "--duration",
-            "0.5",
-        ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            started.elapsed().as_secs() < 5,
-            "took {:?}",
-            started.elapsed()
-        );
+        record_pid(&out_file, pid, "0.5", 5.0);
         workload(&out_file)
     };
     for round in ["first.json", "second.json"] {
@@ -729,29 +735,8 @@ fn an_idle_process_is_detached_when_the_duration_ends() {
     let dir = tmpdir("attach-idle");
     let mut sleeper = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
     let out_file = dir.join("idle.json");
-    let started = std::time::Instant::now();
-    let out = secopt(&[
-        "record",
-        "-q",
-        "-o",
-        path_str(&out_file),
-        "--pid",
-        &sleeper.0.id().to_string(),
-        "--duration",
-        "0.3",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // It makes no call to wake the tracer: the timer must.
-    assert!(
-        started.elapsed().as_secs_f64() < 3.0,
-        "took {:?}",
-        started.elapsed()
-    );
+    record_pid(&out_file, sleeper.0.id(), "0.3", 3.0);
     let text = std::fs::read_to_string(&out_file).unwrap();
     assert!(
         text.contains("\"$exit\": \"was still running when secopt detached\""),

@@ -344,38 +344,54 @@ struct SignalGuard {
 impl SignalGuard {
     fn install(pid: libc::pid_t) -> SignalGuard {
         TRACED_PID.store(pid, Ordering::Relaxed);
-        let mut saved = Vec::new();
         let forward: extern "C" fn(libc::c_int) = forward_signal;
-        for (signal, handler) in [
+        // The handler only calls kill(2).
+        let saved = set_handlers(&[
             (libc::SIGINT, libc::SIG_IGN),
             (libc::SIGQUIT, libc::SIG_IGN),
             (libc::SIGTERM, forward as libc::sighandler_t),
             (libc::SIGHUP, forward as libc::sighandler_t),
-        ] {
-            // SAFETY: zeroed sigaction structs are valid; the handler only calls kill(2).
-            unsafe {
-                let mut new: libc::sigaction = std::mem::zeroed();
-                new.sa_sigaction = handler;
-                libc::sigemptyset(&mut new.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, &new, &mut old) == 0 {
-                    saved.push((signal, old));
-                }
-            }
-        }
+        ]);
         SignalGuard { saved }
     }
 }
 
 impl Drop for SignalGuard {
     fn drop(&mut self) {
-        for (signal, old) in &self.saved {
-            // SAFETY: restores a disposition sigaction(2) returned earlier.
-            unsafe {
-                libc::sigaction(*signal, old, std::ptr::null_mut());
+        restore_handlers(&self.saved);
+        TRACED_PID.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Installs each `(signal, handler)` (no flags: a blocking call the signal interrupts fails
+/// with `EINTR` rather than restarting) and returns the dispositions it replaced. The handlers
+/// must be async-signal-safe.
+fn set_handlers(
+    handlers: &[(libc::c_int, libc::sighandler_t)],
+) -> Vec<(libc::c_int, libc::sigaction)> {
+    let mut saved = Vec::new();
+    for &(signal, handler) in handlers {
+        // SAFETY: zeroed sigaction structs are valid; the caller vouches for the handlers.
+        unsafe {
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = handler;
+            libc::sigemptyset(&mut new.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, &new, &mut old) == 0 {
+                saved.push((signal, old));
             }
         }
-        TRACED_PID.store(0, Ordering::Relaxed);
+    }
+    saved
+}
+
+/// Puts back the dispositions [`set_handlers`] returned.
+fn restore_handlers(saved: &[(libc::c_int, libc::sigaction)]) {
+    for (signal, old) in saved {
+        // SAFETY: restores a disposition sigaction(2) returned earlier.
+        unsafe {
+            libc::sigaction(*signal, old, std::ptr::null_mut());
+        }
     }
 }
 
@@ -756,26 +772,15 @@ struct StopGuard {
 impl StopGuard {
     fn install() -> StopGuard {
         STOP_REQUESTED.store(false, Ordering::Relaxed);
-        let mut saved = Vec::new();
         let stop: extern "C" fn(libc::c_int) = request_stop;
         let wake: extern "C" fn(libc::c_int) = wake_up;
-        for (signal, handler) in [
+        // The handlers only store an atomic, or nothing.
+        let saved = set_handlers(&[
             (libc::SIGINT, stop as libc::sighandler_t),
             (libc::SIGTERM, stop as libc::sighandler_t),
             (libc::SIGHUP, stop as libc::sighandler_t),
             (libc::SIGALRM, wake as libc::sighandler_t),
-        ] {
-            // SAFETY: zeroed sigaction structs are valid; the handlers only store an atomic.
-            unsafe {
-                let mut new: libc::sigaction = std::mem::zeroed();
-                new.sa_sigaction = handler;
-                libc::sigemptyset(&mut new.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, &new, &mut old) == 0 {
-                    saved.push((signal, old));
-                }
-            }
-        }
+        ]);
         // SAFETY: a zeroed sigevent is valid; the fields set are the ones SIGEV_THREAD_ID
         // reads, and timer_create writes the id into a live timer_t.
         let timer = unsafe {
@@ -803,17 +808,32 @@ impl StopGuard {
 
 impl Drop for StopGuard {
     fn drop(&mut self) {
-        // SAFETY: deletes the timer created above, then restores the dispositions the kernel
-        // returned earlier.
-        unsafe {
-            if let Some(id) = self.timer {
-                libc::timer_delete(id);
-            }
-            for (signal, old) in &self.saved {
-                libc::sigaction(*signal, old, std::ptr::null_mut());
-            }
+        if let Some(id) = self.timer {
+            // SAFETY: deletes the timer created in `install`.
+            unsafe { libc::timer_delete(id) };
         }
+        restore_handlers(&self.saved);
     }
+}
+
+/// The task a fork, vfork or clone event stop of `tid` reports (already traced: the seize
+/// options follow children), or `None` for any other stop.
+fn new_task(tid: libc::pid_t, event: i32) -> Option<libc::pid_t> {
+    if !matches!(
+        event,
+        PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE
+    ) {
+        return None;
+    }
+    let mut new_tid: libc::c_ulong = 0;
+    ptrace(
+        PTRACE_GETEVENTMSG,
+        tid,
+        0,
+        &mut new_tid as *mut libc::c_ulong as usize,
+    )
+    .ok()
+    .map(|_| new_tid as libc::pid_t)
 }
 
 /// Detaches from every tracee in `live` and from any task they started meanwhile, leaving
@@ -837,22 +857,9 @@ fn detach_all(live: &mut HashSet<libc::pid_t>) {
             continue;
         }
         let (signal, event) = stop_parts(status);
-        if matches!(
-            event,
-            PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE
-        ) {
-            let mut new_tid: libc::c_ulong = 0;
-            if ptrace(
-                PTRACE_GETEVENTMSG,
-                tid,
-                0,
-                &mut new_tid as *mut libc::c_ulong as usize,
-            )
-            .is_ok()
-            {
-                // Attached by the kernel already; it reports a stop of its own.
-                live.insert(new_tid as libc::pid_t);
-            }
+        if let Some(new_tid) = new_task(tid, event) {
+            // Attached by the kernel already; it reports a stop of its own.
+            live.insert(new_tid);
         }
         let inject = if event == 0 && signal != libc::SIGTRAP | 0x80 {
             signal
@@ -1015,22 +1022,9 @@ fn run_loop(
                     recorder.record(token, nr, &args);
                 }
             }
-        } else if matches!(
-            event,
-            PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE
-        ) {
-            let mut new_tid: libc::c_ulong = 0;
-            if ptrace(
-                PTRACE_GETEVENTMSG,
-                tid,
-                0,
-                &mut new_tid as *mut libc::c_ulong as usize,
-            )
-            .is_ok()
-            {
-                tasks += 1;
-                live.insert(new_tid as libc::pid_t);
-            }
+        } else if let Some(new_tid) = new_task(tid, event) {
+            tasks += 1;
+            live.insert(new_tid);
         } else if event == 0 {
             // A signal-delivery stop: deliver it.
             inject = signal;
