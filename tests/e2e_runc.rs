@@ -146,7 +146,7 @@ impl Drop for Container {
 /// Builds a bundle in `dir` (busybox rootfs, `runc spec` edited) whose process sleeps under
 /// `seccomp`, and starts it detached.
 fn start_container(tools: &Tools, dir: &Path, tag: &str, seccomp: &Value) -> Container {
-    try_start_container(tools, dir, tag, seccomp)
+    try_start_container(tools, dir, tag, seccomp, &["sleep", "30"])
         .unwrap_or_else(|log| panic!("runc run failed: {log}"))
 }
 
@@ -156,12 +156,13 @@ fn try_start_container(
     dir: &Path,
     tag: &str,
     seccomp: &Value,
+    args: &[&str],
 ) -> Result<Container, String> {
     let bundle = dir.join("bundle");
     let bin = bundle.join("rootfs/bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::copy(&tools.busybox, bin.join("busybox")).unwrap();
-    for applet in ["sh", "sleep", "true"] {
+    for applet in ["sh", "sleep", "true", "cat"] {
         std::os::unix::fs::symlink("busybox", bin.join(applet)).unwrap();
     }
     let spec = Command::new(&tools.runc)
@@ -175,7 +176,7 @@ fn try_start_container(
     // No terminal (detached, no console socket); no cgroup resources (nothing here needs
     // limits, and they are what breaks runtimes on hosts with unusual cgroup set-ups).
     config["process"]["terminal"] = json!(false);
-    config["process"]["args"] = json!(["sleep", "30"]);
+    config["process"]["args"] = json!(args);
     if let Some(linux) = config["linux"].as_object_mut() {
         linux.remove("resources");
     }
@@ -568,6 +569,87 @@ fn runc_filter(test: &str, dir: &TempDir, oci: &Value) -> Option<Program> {
     }
 }
 
+/// A container's workload recorded from outside, as an operator would: `secopt record --pid`
+/// attaches to the container's process (another PID namespace, under runc's filter for
+/// Docker's default profile), follows the children it starts, and detaches, leaving the
+/// container running; the filter read back with `secopt dump` is then optimized for that
+/// workload and proved equal to itself.
+#[test]
+fn a_containers_calls_are_recorded_from_outside_and_its_filter_optimized_for_them() {
+    let test = "runc-record-pid";
+    let Some(tools) = tools(test) else {
+        return;
+    };
+    let dir = TempDir::new(test);
+    let container = try_start_container(
+        &tools,
+        dir.path(),
+        test,
+        &docker_oci(),
+        &[
+            "sh",
+            "-c",
+            "while :; do cat /proc/self/status > /dev/null; done",
+        ],
+    )
+    .unwrap_or_else(|log| panic!("runc run failed: {log}"));
+    let filter = match dump_filter(container.pid, dir.path()) {
+        Ok(_) => dir.join("dumped.bpf"),
+        Err(e) if e.contains("CONFIG_CHECKPOINT_RESTORE") => {
+            skip_or_fail(test, &format!("kernel cannot read filters back: {e}"));
+            return;
+        }
+        Err(e) => panic!("secopt dump of runc's container: {e}"),
+    };
+    let workload = dir.join("workload.json");
+    let record = run_secopt(&[
+        "record",
+        "-q",
+        "--pid",
+        &container.pid.to_string(),
+        "--duration",
+        "1",
+        "--filter",
+        filter.to_str().unwrap(),
+        "-o",
+        workload.to_str().unwrap(),
+    ]);
+    assert!(record.status.success(), "{}", stderr_of(&record));
+    let w: Value = serde_json::from_slice(&std::fs::read(&workload).unwrap()).unwrap();
+    // The shell's children were followed: each round forks and executes busybox's cat, which
+    // opens and reads a file.
+    for name in ["execve", "openat", "read"] {
+        assert!(w[name].as_u64().unwrap_or(0) > 10, "{name}: {w}");
+    }
+    assert_eq!(w["$exit"], "was still running when secopt detached");
+    let state = container
+        .runc()
+        .args(["state", &container.id])
+        .output()
+        .unwrap();
+    let state: Value = serde_json::from_slice(&state.stdout).unwrap();
+    assert_eq!(state["status"], "running", "{state}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", container.pid)).unwrap();
+    assert!(status.contains("TracerPid:\t0\n"), "{status}");
+
+    let optimized = dir.join("fast.bpf");
+    let run = run_secopt(&[
+        "optimize",
+        filter.to_str().unwrap(),
+        "--weights",
+        workload.to_str().unwrap(),
+        "-o",
+        optimized.to_str().unwrap(),
+        "--report",
+    ]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    eprintln!(
+        "{test}: {} calls recorded\n{}",
+        w["$total_calls"],
+        String::from_utf8_lossy(&run.stdout)
+    );
+}
+
 const TOKENS: [u32; 4] = [AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64, 0];
 
 /// Runs the whole comparison for one OCI profile (already in runc's format): runc's filter
@@ -898,7 +980,8 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
     let mut refused = 0;
     for (tag, profile, runc_says) in cases {
         let dir = TempDir::new(&format!("refuse-{tag}"));
-        let runc = try_start_container(&tools, dir.path(), tag, &profile).map(drop);
+        let runc =
+            try_start_container(&tools, dir.path(), tag, &profile, &["sleep", "30"]).map(drop);
         assert_eq!(runc.is_err(), runc_says.is_some(), "{tag}: runc: {runc:?}");
         if let (Err(log), Some(words)) = (&runc, runc_says) {
             assert!(
