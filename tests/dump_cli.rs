@@ -141,6 +141,21 @@ fn dump_reads_back_the_filters_a_process_installed() {
     );
     assert!(!out.exists());
 
+    // A `{}` in the path writes each, oldest first, byte for byte what was installed.
+    let pattern = dir.join("each-{}.bpf");
+    let run = run_secopt(&["dump", &pid, "-o", pattern.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    for (index, want) in [(0, &first), (1, &second)] {
+        let written = dir.join(&format!("each-{index}.bpf"));
+        assert_eq!(
+            &std::fs::read(&written).unwrap(),
+            want,
+            "{}",
+            written.display()
+        );
+    }
+    assert!(!dir.join("each-2.bpf").exists());
+
     let json = run_secopt(&["dump", &pid, "--format", "json"]);
     assert!(json.status.success(), "{}", stderr_of(&json));
     let doc: Value = serde_json::from_slice(&json.stdout).unwrap();

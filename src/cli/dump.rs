@@ -25,6 +25,7 @@ answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2
 secopt dump 1234                          list the filters of process 1234 as assembly\n  \
 secopt dump 1234 -o ctr.bpf               write its filter (one filter) as raw cBPF\n  \
 secopt dump 1234 --index 1 -o f1.bpf      the second-oldest of several\n  \
+secopt dump 1234 -o 'f{}.bpf'             each of several: f0.bpf (the oldest), f1.bpf, …\n  \
 secopt dump 1234 --join -o all.bpf        all of them as one program, for verify/diff/emu\n  \
 secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report"
 )]
@@ -34,7 +35,9 @@ pub struct DumpArgs {
     /// Only the filter at this index (0 is the oldest, installed first).
     #[arg(long)]
     pub index: Option<usize>,
-    /// Write the filter here as raw cBPF (atomically); with several filters, --index picks one.
+    /// Write the filter here as raw cBPF (atomically); with several filters, --index picks
+    /// one, or a `{}` in the path writes each, `{}` replaced by its index (`f{}.bpf`: f0.bpf
+    /// the oldest, f1.bpf, …, ready for `secopt optimize f*.bpf` in that order up to ten).
     #[arg(short, long, conflicts_with = "format")]
     pub output: Option<PathBuf>,
     /// How the listing on stdout is written: `text` (assembly) or `json`.
@@ -191,20 +194,27 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         None => filters.iter().enumerate().collect(),
     };
     if let Some(out) = &args.output {
-        if selected.len() > 1 {
+        let pattern = out.to_str().filter(|p| p.contains("{}"));
+        if selected.len() > 1 && pattern.is_none() {
             return Err(Failure::input(format!(
                 "{who} has {count} filters ({}, 0 the oldest); the kernel runs them all and acts \
-                 on the most restrictive answer. Pick one to write with --index N",
+                 on the most restrictive answer. Pick one to write with --index N, or write \
+                 each with a `{{}}` in the path for its index (-o 'f{{}}.bpf')",
                 list(&filters)
             )));
         }
-        let (i, f) = selected[0];
-        write_output(out, &f.to_raw_in(native_endian()))?;
-        eprintln!(
-            "secopt: {who}: filter index {i} of {count} ({} instructions) -> {}",
-            f.len(),
-            out.display()
-        );
+        for &(i, f) in &selected {
+            let path = match pattern {
+                Some(p) => PathBuf::from(p.replace("{}", &i.to_string())),
+                None => out.clone(),
+            };
+            write_output(&path, &f.to_raw_in(native_endian()))?;
+            eprintln!(
+                "secopt: {who}: filter index {i} of {count} ({} instructions) -> {}",
+                f.len(),
+                path.display()
+            );
+        }
         return Ok(EXIT_OK);
     }
     match args.format.unwrap_or_default() {
