@@ -201,8 +201,26 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         ),
         None => running_kernel(),
     };
+    // A stack's filters each, for their path lengths (none for one filter: its analyzer is
+    // `analyzer`).
+    let filter_analyzers: Vec<Analyzer> = if stack.len() > 1 {
+        stack
+            .iter()
+            .map(|f| Analyzer::new(f).map_err(|e| Failure::input(format!("{name}: {e}"))))
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
     if let Some(path) = &args.workload {
-        return run_workload(&args, path, &prog, &stack, &analyzer, kernel);
+        return run_workload(
+            &args,
+            path,
+            &prog,
+            &stack,
+            &analyzer,
+            &filter_analyzers,
+            kernel,
+        );
     }
     let mut arches = args.arch.clone();
     if arches.is_empty() {
@@ -216,16 +234,6 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         })?);
     }
     let budget = Budget::default();
-
-    // A stack's filters each, for their path lengths.
-    let filter_analyzers: Vec<Analyzer> = if stack.len() > 1 {
-        stack
-            .iter()
-            .map(|f| Analyzer::new(f).map_err(|e| Failure::input(format!("{name}: {e}"))))
-            .collect::<Result<_, _>>()?
-    } else {
-        Vec::new()
-    };
     let mut arch_reports = Vec::new();
     for &arch in &arches {
         // A stack's cache: each filter clears what it does not allow by number alone.
@@ -610,6 +618,7 @@ fn run_workload(
     prog: &Program,
     stack: &[Program],
     analyzer: &Analyzer,
+    filter_analyzers: &[Analyzer],
     kernel: Option<KernelVersion>,
 ) -> Result<i32, Failure> {
     let native = match args.arch.as_slice() {
@@ -666,13 +675,6 @@ fn run_workload(
             cost::stack_workload_costs(stack, prog, &samples, &caches),
             stack.iter().map(cost::worst_case_path).sum(),
         ),
-    };
-    let filter_analyzers: Vec<Analyzer> = match stack {
-        [_] => Vec::new(),
-        _ => stack
-            .iter()
-            .map(|f| Analyzer::new(f).map_err(|e| Failure::input(e.to_string())))
-            .collect::<Result<_, _>>()?,
     };
 
     let budget = Budget::default();

@@ -81,7 +81,7 @@ fn proc_status(pid: libc::pid_t) -> Result<ProcStatus, Failure> {
     })
 }
 
-fn process_name(pid: i32) -> String {
+pub(super) fn process_name(pid: i32) -> String {
     proc_status(pid).map_or_else(|_| "?".to_string(), |s| s.name)
 }
 

@@ -330,8 +330,8 @@ fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
         }
         // Each filter of a stack is installed under the ones before it, by seccomp(2).
         let (_, older) = plan.filters.split_last().expect("clap requires one --bpf");
+        let set_mode_filter = [1, flag_bits(&plan.flags).into(), 0, 0, 0, 0];
         for f in older {
-            let set_mode_filter = [1, flag_bits(&plan.flags).into(), 0, 0, 0, 0];
             let Some(ret) = decision(f, "seccomp", set_mode_filter) else {
                 continue;
             };

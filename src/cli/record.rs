@@ -85,7 +85,9 @@ pub struct RecordArgs {
     pub pid: Option<i32>,
     /// With --pid: stop recording after this many seconds (fractions allowed). Without it,
     /// recording lasts until Ctrl-C, SIGTERM, or the process ends.
-    #[arg(long, value_name = "SECONDS", requires = "pid", value_parser = parse_duration)]
+    // `run` refuses it without --pid: `requires = "pid"` did not hold here, next to the
+    // trailing command.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// The command and its arguments (after `--`).
     #[arg(
@@ -700,7 +702,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
             if !args.quiet {
                 eprintln!(
                     "secopt: recording process {pid} ({}) {}",
-                    process_name(pid),
+                    super::dump::process_name(pid),
                     match args.duration {
                         Some(d) => format!("for {} s", d.as_secs_f64()),
                         None => "until Ctrl-C (SIGINT) or SIGTERM".to_string(),
@@ -747,13 +749,6 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         eprintln!("{}", summary(&trace, &entries, native));
     }
     Ok(trace.end.shell_status())
-}
-
-/// The process's name (`/proc/PID/comm`), or `?`.
-fn process_name(pid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim().to_string())
-        .unwrap_or_else(|_| "?".into())
 }
 
 #[cfg(test)]

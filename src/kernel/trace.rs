@@ -836,6 +836,32 @@ fn new_task(tid: libc::pid_t, event: i32) -> Option<libc::pid_t> {
     .map(|_| new_tid as libc::pid_t)
 }
 
+/// The signal of a signal-delivery stop, to pass on when resuming or detaching the tracee;
+/// 0 for every other stop (syscall and event stops carry `SIGTRAP`, not a signal to deliver).
+fn delivered_signal(signal: i32, event: i32) -> i32 {
+    if event == 0 && signal != libc::SIGTRAP | 0x80 {
+        signal
+    } else {
+        0
+    }
+}
+
+/// The next tracee (or child) state change, `waitpid(-1, __WALL)` retried on `EINTR`;
+/// `None` once none is left (`ECHILD`) or on another error.
+fn wait_any() -> Option<(libc::pid_t, libc::c_int)> {
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if tid >= 0 {
+            return Some((tid, status));
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
 /// Detaches from every tracee in `live` and from any task they started meanwhile, leaving
 /// each running (or stopped, if a job-control stop had it stopped): stops each with
 /// `PTRACE_INTERRUPT` and detaches it at the first stop it reports, passing on the signal of
@@ -843,15 +869,9 @@ fn new_task(tid: libc::pid_t, event: i32) -> Option<libc::pid_t> {
 fn detach_all(live: &mut HashSet<libc::pid_t>) {
     live.retain(|&tid| ptrace(PTRACE_INTERRUPT, tid, 0, 0).is_ok());
     while !live.is_empty() {
-        let mut status = 0;
-        // SAFETY: `status` is a valid out-pointer.
-        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
-        if tid < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
+        let Some((tid, status)) = wait_any() else {
             return;
-        }
+        };
         if !libc::WIFSTOPPED(status) {
             live.remove(&tid);
             continue;
@@ -861,11 +881,7 @@ fn detach_all(live: &mut HashSet<libc::pid_t>) {
             // Attached by the kernel already; it reports a stop of its own.
             live.insert(new_tid);
         }
-        let inject = if event == 0 && signal != libc::SIGTRAP | 0x80 {
-            signal
-        } else {
-            0
-        };
+        let inject = delivered_signal(signal, event);
         let _ = ptrace(PTRACE_DETACH, tid, 0, inject as usize);
         live.remove(&tid);
     }
@@ -888,11 +904,7 @@ fn start_syscall_stops(pid: libc::pid_t) -> io::Result<()> {
             break;
         }
         // A signal arrived first: deliver it and wait for the interrupt's stop.
-        let inject = if event == 0 && signal != libc::SIGTRAP | 0x80 {
-            signal
-        } else {
-            0
-        };
+        let inject = delivered_signal(signal, event);
         ptrace(PTRACE_SYSCALL, pid, 0, inject as usize)?;
     }
     ptrace(PTRACE_SYSCALL, pid, 0, 0).map(|_| ())
@@ -907,16 +919,7 @@ fn kill_all(live: &HashSet<libc::pid_t>) {
             libc::kill(tid, libc::SIGKILL);
         }
     }
-    loop {
-        let mut status = 0;
-        // SAFETY: `status` is a valid out-pointer.
-        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
-        if tid < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
-        }
+    while let Some((tid, status)) = wait_any() {
         if libc::WIFSTOPPED(status) {
             // SAFETY: a tracee of ours.
             unsafe {
