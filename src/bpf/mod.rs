@@ -14,6 +14,7 @@ pub mod interp;
 pub mod stack;
 pub mod symbolic;
 pub mod testing;
+pub mod thread_filters;
 pub mod validate;
 
 pub use action::{Action, RetVal};

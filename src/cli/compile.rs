@@ -6,6 +6,7 @@ use super::io::{check_output_dir, display_name, read_input, write_output};
 use super::optimize::{read_weights, report_text};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
+use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
 use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo};
 use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
@@ -616,6 +617,9 @@ fn write_all(
 ) -> Result<bool, Failure> {
     let mut to_stdout = false;
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    if let Some(encoding) = args.emit.and_then(EmitFormat::thread_filters_encoding) {
+        return write_thread_filters(args, filters, encoding, &output);
+    }
     let out_text = output.to_string_lossy().into_owned();
     let is_dir = out_text.ends_with('/') || (output != Path::new("-") && output.is_dir());
     let is_pattern = out_text.contains("{thread}");
@@ -644,6 +648,8 @@ fn write_all(
                     EmitFormat::Go => "go",
                     EmitFormat::Base64 => "b64",
                     EmitFormat::Json => "json",
+                    // One file for all threads, written by write_thread_filters.
+                    EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => "bin",
                 };
                 output.join(format!("{t}.{ext}"))
             }
@@ -714,6 +720,106 @@ fn write_all(
                 path.display()
             );
         }
+    }
+    Ok(to_stdout)
+}
+
+/// The thread kinds Firecracker loads a filter file with: exactly these, no more, no fewer
+/// (`filter_thread_categories` in Firecracker; names compared in lower case).
+const FIRECRACKER_THREADS: [&str; 3] = ["api", "vcpu", "vmm"];
+
+/// `--emit firecracker`: every thread's filter in one Firecracker filter file, refused unless
+/// Firecracker would load it (its three threads, its two arches, its size limit).
+fn write_thread_filters(
+    args: &CompileArgs,
+    filters: &[(Option<String>, Built)],
+    encoding: Encoding,
+    output: &Path,
+) -> Result<bool, Failure> {
+    let source = display_name(&args.profile);
+    let mut threads = Vec::with_capacity(filters.len());
+    for (thread, (filter, _)) in filters {
+        let Some(thread) = thread else {
+            return Err(Failure::input(format!(
+                "{source}: --emit firecracker writes Firecracker's filter file, one filter per \
+                 thread kind, and this is an OCI profile; write it with --emit raw"
+            )));
+        };
+        if let Some(arch) = filter
+            .info()
+            .arches
+            .iter()
+            .map(|a| a.arch)
+            .find(|a| !matches!(a, Arch::X86_64 | Arch::Aarch64))
+        {
+            return Err(Failure::input(format!(
+                "{source}: thread {thread} covers {}; Firecracker runs on x86_64 and aarch64 only",
+                arch.name()
+            )));
+        }
+        threads.push((thread.clone(), filter));
+    }
+    let mut names: Vec<String> = threads.iter().map(|(t, _)| t.to_lowercase()).collect();
+    names.sort();
+    if names != FIRECRACKER_THREADS {
+        return Err(Failure::input(format!(
+            "{source}: Firecracker loads a filter file only if it holds exactly the threads {}; \
+             this one would hold {}{}",
+            FIRECRACKER_THREADS.join(", "),
+            names.join(", "),
+            if args.thread.is_some() {
+                " (--thread keeps one; leave it out)"
+            } else {
+                ""
+            }
+        )));
+    }
+    let bytes = compile::emit_thread_filters(&threads, encoding);
+    if bytes.len() > FIRECRACKER_BYTES_LIMIT {
+        return Err(Failure::input(format!(
+            "{source}: the filter file would be {} bytes; Firecracker reads at most {}",
+            bytes.len(),
+            FIRECRACKER_BYTES_LIMIT
+        )));
+    }
+    let to_stdout = output == Path::new("-");
+    if to_stdout && std::io::stdout().is_terminal() {
+        return Err(Failure::input(
+            "refusing to write a binary filter file to a terminal; use -o FILE or redirect stdout",
+        ));
+    }
+    write_output(output, &bytes)?;
+    if !to_stdout {
+        let sizes: Vec<String> = threads
+            .iter()
+            .map(|(t, f)| match &f.info().optimization {
+                Some(o) => format!("{t} {} -> {}", o.reference_instructions, f.program().len()),
+                None => format!("{t} {}", f.program().len()),
+            })
+            .collect();
+        let infos: Vec<Option<&OptimizationInfo>> = threads
+            .iter()
+            .map(|(_, f)| f.info().optimization.as_ref())
+            .collect();
+        let optimization = if infos.iter().all(Option::is_none) {
+            ", reference lowerings (--no-optimize)"
+        } else if infos.iter().all(|o| o.is_some_and(|o| o.verified)) {
+            ", optimized, each proved equal to its reference"
+        } else {
+            ", optimized, not verified"
+        };
+        eprintln!(
+            "secopt: {source}: {} thread filters ({} instructions){optimization} -> {} \
+             (firecracker --seccomp-filter; {}, {})",
+            threads.len(),
+            sizes.join(", "),
+            output.display(),
+            match encoding {
+                Encoding::Bitcode => "bitcode",
+                Encoding::Bincode => "bincode",
+            },
+            encoding.releases()
+        );
     }
     Ok(to_stdout)
 }

@@ -3,7 +3,7 @@
 
 use super::Failure;
 use crate::arch::Endian;
-use crate::bpf::{asm, validate, Program};
+use crate::bpf::{asm, thread_filters, validate, Program};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -83,6 +83,34 @@ pub fn decode_program(
         InputFormat::Auto => InputFormat::Raw,
         f => f,
     };
+    let decoded = decode_as(bytes, name, format);
+    // Firecracker's filter file holds several filters: say what it is and how to take one.
+    let rejected = !matches!(decoded, Ok((_, None)));
+    if rejected && format == InputFormat::Raw {
+        if let Ok(file) = thread_filters::decode(bytes) {
+            let threads: Vec<&str> = file.threads.iter().map(|(t, _)| t.as_str()).collect();
+            let first = threads.first().copied().unwrap_or("vcpu");
+            return Err(Failure::input(format!(
+                "{name}: this is Firecracker's filter file ({}; threads {}), not one filter: \
+                 `secopt optimize {name} --thread {first} -o {first}.bpf` writes one thread's \
+                 filter (optimized, proved equal), `secopt optimize {name} -o OUT` all of them",
+                match file.encoding {
+                    thread_filters::Encoding::Bitcode => "bitcode",
+                    thread_filters::Encoding::Bincode => "bincode",
+                },
+                threads.join(", ")
+            )));
+        }
+    }
+    decoded
+}
+
+/// [`decode_program`] for a format already decided.
+fn decode_as(
+    bytes: &[u8],
+    name: &str,
+    format: InputFormat,
+) -> Result<(Program, Option<Failure>), Failure> {
     let prog = match format {
         InputFormat::Asm => {
             let text = std::str::from_utf8(bytes)

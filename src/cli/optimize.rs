@@ -1,12 +1,15 @@
 //! `secopt optimize`: any valid filter in, an equivalent filter laid out for speed and size as
 //! `--favor` weighs them out, proved equal to the input (unless `--no-verify`) and validated before it is written.
 
-use super::io::{display_name, load_program, read_input, write_output, InputFormat};
+use super::io::{
+    decode_program, display_name, looks_like_text, read_input, write_output, InputFormat,
+};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
-use crate::bpf::{disasm, Program};
+use crate::bpf::thread_filters::{self, Encoding, ThreadFilters};
+use crate::bpf::{disasm, validate, Program};
 use crate::optimize::{
     self, CostModel, Favor, Method, OptimizeOptions, Optimized, Report, StackOptimizeError,
     Verification, Weights,
@@ -19,11 +22,15 @@ use std::path::{Path, PathBuf};
 secopt optimize docker.bpf -o docker.opt.bpf --report\n  \
 secopt optimize docker.bpf -o - --output-format asm          optimized assembly on stdout\n  \
 secopt optimize docker.bpf -o opt.bpf --weights nginx.strace-c.txt --report --format json\n  \
-secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernels before 5.11")]
+secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernels before 5.11\n  \
+secopt optimize seccomp_filter.out -o opt.out --report       Firecracker's filter file: every thread, same encoding\n  \
+secopt optimize seccomp_filter.out --thread vcpu -o vcpu.bpf one thread of it, as a raw filter")]
 pub struct OptimizeArgs {
     /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
     /// first (the order they were installed in, as `secopt dump` lists them), optimized into
-    /// one filter that decides every call as the kernel does with all of them attached.
+    /// one filter that decides every call as the kernel does with all of them attached. A
+    /// Firecracker filter file (`seccompiler-bin`'s output, `firecracker --seccomp-filter`):
+    /// each thread's filter optimized, written back as a file of the same encoding.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// How the input is encoded.
@@ -33,9 +40,15 @@ pub struct OptimizeArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// `raw` (struct sock_filter array, what seccomp(2) loads) or `asm`. Default: `asm` for an
-    /// output ending in `.s` or `.asm` and for a terminal, `raw` otherwise (as `compile`).
+    /// output ending in `.s` or `.asm` and for a terminal, `raw` otherwise (as `compile`); for
+    /// a Firecracker filter file, a file of the input's encoding (`firecracker` or
+    /// `firecracker-bincode` converts).
     #[arg(long, value_enum)]
     pub output_format: Option<OutputFormat>,
+    /// Of a Firecracker filter file, only this thread's filter (`vmm`, `api`, `vcpu`), written
+    /// as a raw or assembly filter.
+    #[arg(long)]
+    pub thread: Option<String>,
     /// Print a report: sizes, cacheable syscalls, expected cost with and without the kernel's
     /// allow cache, worst-case path (to stderr when the filter goes to stdout).
     #[arg(long)]
@@ -85,40 +98,45 @@ pub struct OptimizeArgs {
 /// How the optimized filter is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
+    /// `struct sock_filter` array.
     Raw,
+    /// secopt assembly.
     Asm,
+    /// Firecracker's filter file, bitcode (Firecracker 1.15 and later).
+    Firecracker,
+    /// Firecracker's filter file, bincode (Firecracker before 1.15).
+    FirecrackerBincode,
 }
 
 pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     if args.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
     }
-    let stack: Vec<Program> = args
-        .inputs
-        .iter()
-        .map(|p| load_program(p, args.input_format))
-        .collect::<Result<_, _>>()?;
+    let mut inputs = Vec::with_capacity(args.inputs.len());
+    for path in &args.inputs {
+        let bytes = read_input(path)?;
+        match input_of(&bytes, &display_name(path), args.input_format)? {
+            Input::Program(prog) => inputs.push(prog),
+            Input::ThreadFilters(file) if args.inputs.len() == 1 => {
+                return run_thread_filters(&args, file);
+            }
+            Input::ThreadFilters(_) => {
+                return Err(Failure::input(format!(
+                    "{}: a Firecracker filter file cannot be part of a stack; optimize it alone",
+                    display_name(path)
+                )))
+            }
+        }
+    }
+    let stack = inputs;
+    if args.thread.is_some() {
+        return Err(Failure::input(format!(
+            "{}: --thread picks a thread of a Firecracker filter file, and this is a filter",
+            input_name(&args)
+        )));
+    }
     let name = input_name(&args);
-    let kernel = match args.kernel.as_deref() {
-        None => KernelVersion::MODELLED,
-        Some(s) => s
-            .parse()
-            .map_err(|e| Failure::input(format!("--kernel: {e}")))?,
-    };
-    let weights = match &args.weights {
-        None => None,
-        Some(path) => Some(read_weights(path, args.arch, args.skip_unknown)?),
-    };
-    let opts = OptimizeOptions {
-        weights,
-        cost_model: args.cost_model,
-        kernel,
-        verify: !args.no_verify,
-        report: args.report,
-        max_path: args.max_path,
-        favor: args.favor,
-        ..OptimizeOptions::default()
-    };
+    let opts = optimize_options(&args)?;
     let out = if let [prog] = &stack[..] {
         optimize::optimize(prog, &opts).map_err(|e| Failure::input(format!("{name}: {e}")))?
     } else {
@@ -131,6 +149,22 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         })?
     };
     let input_len: usize = stack.iter().map(Program::len).sum();
+    write_one(&args, None, input_len, stack.len(), &out)
+}
+
+/// Writes one optimized filter (of `filters` inputs, `input_len` instructions in all; of
+/// `thread` of a Firecracker file) as raw or assembly, with its summary line and report.
+fn write_one(
+    args: &OptimizeArgs,
+    thread: Option<&str>,
+    input_len: usize,
+    filters: usize,
+    out: &Optimized,
+) -> Result<i32, Failure> {
+    let name = match thread {
+        Some(t) => format!("{} (thread {t})", input_name(args)),
+        None => input_name(args),
+    };
     for note in &out.notes {
         eprintln!("secopt: warning: {note}");
     }
@@ -146,6 +180,17 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         }
     });
     let bytes = match format {
+        OutputFormat::Firecracker | OutputFormat::FirecrackerBincode => {
+            return Err(Failure::input(format!(
+                "{name}: --output-format {} writes Firecracker's filter file, which needs one \
+                 as input (`secopt compile FIRECRACKER.json --emit firecracker` makes one)",
+                if format == OutputFormat::Firecracker {
+                    "firecracker"
+                } else {
+                    "firecracker-bincode"
+                }
+            )))
+        }
         OutputFormat::Raw => {
             if terminal {
                 return Err(Failure::input(
@@ -168,14 +213,207 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         eprintln!(
             "secopt: {name}: {} instructions{} -> {}",
             out.program.len(),
-            outcome_summary(input_len, stack.len(), &out),
+            outcome_summary(input_len, filters, out),
             output.display()
         );
     }
     if let Some(report) = &out.report {
-        print_report(&args, &out, report, to_stdout)?;
+        print_report(args, thread, out, report, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+/// What an input file holds.
+enum Input {
+    Program(Program),
+    ThreadFilters(ThreadFilters),
+}
+
+/// A filter or, when the bytes are binary and no filter the kernel accepts, Firecracker's
+/// filter file; a file that is neither gets the filter decoder's error.
+fn input_of(bytes: &[u8], name: &str, format: InputFormat) -> Result<Input, Failure> {
+    let decoded = decode_program(bytes, name, format);
+    let valid = matches!(decoded, Ok((_, None)));
+    if format == InputFormat::Auto && !valid && !looks_like_text(bytes) {
+        if let Ok(file) = thread_filters::decode(bytes) {
+            return Ok(Input::ThreadFilters(file));
+        }
+    }
+    match decoded? {
+        (prog, None) => Ok(Input::Program(prog)),
+        (_, Some(rejected)) => Err(rejected),
+    }
+}
+
+/// The optimizer's options from the flags.
+fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
+    let kernel = match args.kernel.as_deref() {
+        None => KernelVersion::MODELLED,
+        Some(s) => s
+            .parse()
+            .map_err(|e| Failure::input(format!("--kernel: {e}")))?,
+    };
+    let weights = match &args.weights {
+        None => None,
+        Some(path) => Some(read_weights(path, args.arch, args.skip_unknown)?),
+    };
+    Ok(OptimizeOptions {
+        weights,
+        cost_model: args.cost_model,
+        kernel,
+        verify: !args.no_verify,
+        report: args.report,
+        max_path: args.max_path,
+        favor: args.favor,
+        ..OptimizeOptions::default()
+    })
+}
+
+/// Firecracker's filter file: every thread's filter optimized and written back as a file (in
+/// the input's encoding unless `--output-format` converts), or with `--thread` that thread's
+/// alone as a filter. Nothing is written unless every thread's filter was optimized (and
+/// proved equal).
+fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, Failure> {
+    let source = input_name(args);
+    if let Some(wanted) = &args.thread {
+        let Some((thread, prog)) = file.threads.iter().find(|(t, _)| t == wanted) else {
+            return Err(Failure::input(format!(
+                "{source}: no thread {wanted:?} in this Firecracker filter file (it has {})",
+                thread_names(&file)
+            )));
+        };
+        let Some(prog) = prog else {
+            return Err(Failure::input(format!(
+                "{source}: thread {thread} has no filter (an empty program: Firecracker installs \
+                 none for it)"
+            )));
+        };
+        let prog = checked(prog, &source, thread)?;
+        let opts = optimize_options(args)?;
+        let out = optimize::optimize(&prog, &opts)
+            .map_err(|e| Failure::input(format!("{source} (thread {thread}): {e}")))?;
+        return write_one(args, Some(thread), prog.len(), 1, &out);
+    }
+    let encoding = match args.output_format {
+        None => file.encoding,
+        Some(OutputFormat::Firecracker) => Encoding::Bitcode,
+        Some(OutputFormat::FirecrackerBincode) => Encoding::Bincode,
+        Some(_) => {
+            return Err(Failure::input(format!(
+                "{source}: a Firecracker filter file with {} thread filters ({}); write it as one \
+                 (the default, or --output-format firecracker / firecracker-bincode) or pick \
+                 a thread with --thread",
+                file.threads.len(),
+                thread_names(&file)
+            )))
+        }
+    };
+    let opts = optimize_options(args)?;
+    let mut optimized: Vec<(String, Option<(usize, Optimized)>)> = Vec::new();
+    for (thread, prog) in &file.threads {
+        let Some(prog) = prog else {
+            optimized.push((thread.clone(), None));
+            continue;
+        };
+        let prog = checked(prog, &source, thread)?;
+        let out = optimize::optimize(&prog, &opts)
+            .map_err(|e| Failure::input(format!("{source} (thread {thread}): {e}")))?;
+        for note in &out.notes {
+            eprintln!("secopt: warning: {source} (thread {thread}): {note}");
+        }
+        optimized.push((thread.clone(), Some((prog.len(), out))));
+    }
+    let threads: Vec<(String, Option<Program>)> = optimized
+        .iter()
+        .map(|(t, o)| (t.clone(), o.as_ref().map(|(_, out)| out.program.clone())))
+        .collect();
+    let bytes = thread_filters::encode(&threads, encoding);
+    let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let to_stdout = output.as_os_str() == "-";
+    if to_stdout && std::io::stdout().is_terminal() {
+        return Err(Failure::input(
+            "refusing to write a binary filter file to a terminal; use -o FILE or redirect stdout",
+        ));
+    }
+    write_output(&output, &bytes)?;
+    if !to_stdout {
+        let sizes: Vec<String> = optimized
+            .iter()
+            .map(|(t, o)| match o {
+                Some((before, out)) => format!("{t} {before} -> {}", out.program.len()),
+                None => format!("{t} none"),
+            })
+            .collect();
+        let proved = if args.no_verify {
+            "not verified (--no-verify)"
+        } else {
+            "each proved equal to its input"
+        };
+        eprintln!(
+            "secopt: {source}: {} thread filters ({} instructions), {proved} -> {} ({}, {})",
+            optimized.len(),
+            sizes.join(", "),
+            output.display(),
+            match encoding {
+                Encoding::Bitcode => "bitcode",
+                Encoding::Bincode => "bincode",
+            },
+            encoding.releases()
+        );
+    }
+    if args.report {
+        let reports: Vec<(&str, &Optimized, &Report)> = optimized
+            .iter()
+            .filter_map(|(t, o)| {
+                let out = &o.as_ref()?.1;
+                Some((t.as_str(), out, out.report.as_ref()?))
+            })
+            .collect();
+        let text = match args.format {
+            Format::Json => {
+                let docs: Vec<serde_json::Value> = reports
+                    .iter()
+                    .map(|(t, out, report)| {
+                        serde_json::json!({
+                            "input": source,
+                            "thread": t,
+                            "method": out.method,
+                            "verification": out.verification,
+                            "notes": out.notes,
+                            "report": report,
+                        })
+                    })
+                    .collect();
+                serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
+            }
+            Format::Text => reports
+                .iter()
+                .map(|(t, out, report)| report_text(&format!("{source} (thread {t})"), out, report))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        if to_stdout {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// A thread's program, refused (naming the file and thread) if the kernel would refuse it.
+fn checked(prog: &Program, source: &str, thread: &str) -> Result<Program, Failure> {
+    validate::validate(prog).map_err(|e| {
+        Failure::input(format!(
+            "{source} (thread {thread}): the kernel would reject this filter: {e}"
+        ))
+    })?;
+    Ok(prog.clone())
+}
+
+fn thread_names(file: &ThreadFilters) -> String {
+    let names: Vec<&str> = file.threads.iter().map(|(t, _)| t.as_str()).collect();
+    names.join(", ")
 }
 
 /// The inputs as messages name them: the file, or a stack's files joined by ` + `.
@@ -232,6 +470,7 @@ pub(super) fn read_weights(
 
 fn print_report(
     args: &OptimizeArgs,
+    thread: Option<&str>,
     out: &Optimized,
     report: &Report,
     to_stdout: bool,
@@ -240,7 +479,7 @@ fn print_report(
         Format::Json => {
             let mut doc = serde_json::json!({
                 "input": input_name(args),
-                "thread": serde_json::Value::Null,
+                "thread": thread,
                 "method": out.method,
                 "verification": out.verification,
                 "notes": out.notes,
@@ -258,7 +497,11 @@ fn print_report(
             serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
         }
         Format::Text => {
-            let mut text = report_text(&input_name(args), out, report);
+            let label = match thread {
+                Some(t) => format!("{} (thread {t})", input_name(args)),
+                None => input_name(args),
+            };
+            let mut text = report_text(&label, out, report);
             if args.inputs.len() > 1 {
                 text += &format!(
                     "\n  stack: {} filters, oldest first; before: the kernel runs each on every \

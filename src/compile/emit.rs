@@ -4,6 +4,7 @@
 use super::{CompiledFilter, FilterInfo};
 use crate::arch::Endian;
 use crate::bpf::disasm::{self, DisasmOptions};
+use crate::bpf::thread_filters::{self, Encoding};
 use crate::bpf::Program;
 use std::fmt::Write as _;
 
@@ -28,6 +29,11 @@ pub enum EmitFormat {
     Base64,
     /// The program and its metadata as one JSON document.
     Json,
+    /// Firecracker's filter file, every thread's filter in one (`firecracker --seccomp-filter
+    /// FILE`, in place of `seccompiler-bin`'s output), bitcode: Firecracker 1.15 and later.
+    Firecracker,
+    /// The same file, bincode: Firecracker releases before 1.15.
+    FirecrackerBincode,
 }
 
 impl EmitFormat {
@@ -49,12 +55,24 @@ impl EmitFormat {
 
     /// Whether the output is binary (not for a terminal).
     pub fn is_binary(self) -> bool {
-        self == EmitFormat::Raw
+        self == EmitFormat::Raw || self.thread_filters_encoding().is_some()
+    }
+
+    /// For Firecracker's filter file, its encoding: it holds every thread's filter, so it is
+    /// written by [`emit_thread_filters`], not one filter at a time.
+    pub fn thread_filters_encoding(self) -> Option<Encoding> {
+        match self {
+            EmitFormat::Firecracker => Some(Encoding::Bitcode),
+            EmitFormat::FirecrackerBincode => Some(Encoding::Bincode),
+            _ => None,
+        }
     }
 }
 
 /// Writes `filter` in `format`. `name` names the array in source formats (made into a
-/// valid identifier).
+/// valid identifier). A Firecracker filter file written from one filter holds that filter
+/// alone, under its thread (or `name`): Firecracker itself wants all three threads, see
+/// [`emit_thread_filters`].
 pub fn emit(filter: &CompiledFilter, format: EmitFormat, name: &str) -> Vec<u8> {
     let prog = filter.program();
     let info = filter.info();
@@ -70,7 +88,23 @@ pub fn emit(filter: &CompiledFilter, format: EmitFormat, name: &str) -> Vec<u8> 
             s.into_bytes()
         }
         EmitFormat::Json => json_document(filter).into_bytes(),
+        EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => {
+            let thread = info.thread.clone().unwrap_or_else(|| name.to_string());
+            let encoding = format
+                .thread_filters_encoding()
+                .expect("a Firecracker format");
+            emit_thread_filters(&[(thread, filter)], encoding)
+        }
     }
+}
+
+/// Firecracker's filter file holding each `(thread, filter)`.
+pub fn emit_thread_filters(filters: &[(String, &CompiledFilter)], encoding: Encoding) -> Vec<u8> {
+    let threads: Vec<(String, Option<Program>)> = filters
+        .iter()
+        .map(|(t, f)| (t.clone(), Some(f.program().clone())))
+        .collect();
+    thread_filters::encode(&threads, encoding)
 }
 
 /// `struct sock_filter` bytes in `endian` order.

@@ -1,0 +1,363 @@
+//! Firecracker's compiled filter file (`firecracker --seccomp-filter FILE`), read and written.
+//!
+//! The oracle is Firecracker's own compiler: `tests/data/firecracker/` holds what its
+//! `seccompiler-bin` wrote for the corpus's two Firecracker profiles, in both encodings
+//! (bitcode since 1.15, bincode before; provenance in that directory's README). Every program
+//! secopt reads from those files must be the one Firecracker's compiler built (each proved
+//! equal to secopt's own lowering of the same thread), writing them back must give
+//! Firecracker's bytes, and what `secopt compile --emit firecracker` and `secopt optimize`
+//! write must decide every thread's calls exactly as Firecracker's program does.
+
+#[path = "data/e2e_support.rs"]
+mod support;
+
+use proptest::prelude::*;
+use secopt::arch::Arch;
+use secopt::bpf::thread_filters::{decode, encode, Encoding, ThreadFiltersError};
+use secopt::bpf::{validate, Program};
+use secopt::compile::{compile_firecracker, CompileOptions};
+use secopt::policy::firecracker::FirecrackerOptions;
+use secopt::verify::{equivalent, Verdict, VerifyOptions};
+use std::path::{Path, PathBuf};
+use support::*;
+
+const PROFILES: [&str; 2] = [
+    "firecracker-x86_64-unknown-linux-musl",
+    "firecracker-unimplemented",
+];
+
+fn golden(profile: &str, encoding: Encoding) -> PathBuf {
+    let ext = match encoding {
+        Encoding::Bitcode => "bitcode",
+        Encoding::Bincode => "bincode",
+    };
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/firecracker")
+        .join(format!("{profile}.{ext}"))
+}
+
+fn profile_path(profile: &str) -> PathBuf {
+    shared_profile(&format!("firecracker/{profile}.json"))
+}
+
+/// Firecracker's compiler's programs, by thread, from a golden file.
+fn firecracker_programs(profile: &str, encoding: Encoding) -> Vec<(String, Program)> {
+    let bytes = std::fs::read(golden(profile, encoding)).unwrap();
+    let file = decode(&bytes).unwrap();
+    assert_eq!(file.encoding, encoding, "{profile}: detected encoding");
+    file.threads
+        .into_iter()
+        .map(|(t, p)| (t, p.expect("seccompiler writes a program for every thread")))
+        .collect()
+}
+
+fn assert_equal(a: &Program, b: &Program, what: &str) {
+    let verdict = equivalent(a, b, &VerifyOptions::default()).unwrap();
+    assert_eq!(verdict, Verdict::Equal, "{what}");
+}
+
+#[test]
+fn firecracker_s_own_files_decode_to_the_programs_its_profile_means() {
+    for profile in PROFILES {
+        let bytes = std::fs::read(profile_path(profile)).unwrap();
+        let ours = compile_firecracker(
+            &bytes,
+            profile,
+            &FirecrackerOptions::new(Arch::X86_64),
+            &CompileOptions::default(),
+        )
+        .unwrap();
+        for encoding in [Encoding::Bitcode, Encoding::Bincode] {
+            let theirs = firecracker_programs(profile, encoding);
+            let names: Vec<&str> = theirs.iter().map(|(t, _)| t.as_str()).collect();
+            assert_eq!(names, ["api", "vcpu", "vmm"], "{profile} {encoding:?}");
+            for ((thread, prog), (our_thread, our_filter)) in theirs.iter().zip(&ours) {
+                assert_eq!(thread, our_thread);
+                validate::validate(prog).unwrap();
+                assert_equal(
+                    prog,
+                    our_filter.program(),
+                    &format!("{profile} {encoding:?} thread {thread}"),
+                );
+            }
+        }
+        // Two releases of Firecracker's compiler, one libseccomp: the same programs.
+        assert_eq!(
+            firecracker_programs(profile, Encoding::Bitcode),
+            firecracker_programs(profile, Encoding::Bincode),
+            "{profile}"
+        );
+    }
+}
+
+#[test]
+fn writing_firecracker_s_programs_back_gives_firecracker_s_bytes() {
+    for profile in PROFILES {
+        for encoding in [Encoding::Bitcode, Encoding::Bincode] {
+            let bytes = std::fs::read(golden(profile, encoding)).unwrap();
+            let file = decode(&bytes).unwrap();
+            assert_eq!(
+                encode(&file.threads, encoding),
+                bytes,
+                "{profile} {encoding:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn broken_files_are_errors_not_panics() {
+    let bytes = std::fs::read(golden(PROFILES[0], Encoding::Bincode)).unwrap();
+    // Cut anywhere, or a byte appended: the exact bincode layout no longer holds, and these
+    // are not bitcode either.
+    for cut in [1, 7, 8, 9, 100, bytes.len() - 1] {
+        assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        decode(&longer),
+        Err(ThreadFiltersError::Neither { .. })
+    ));
+    // A count far beyond the data allocates nothing and fails.
+    let mut huge = bytes.clone();
+    huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(decode(&huge).is_err());
+    // No threads at all.
+    assert_eq!(decode(&0u64.to_le_bytes()), Err(ThreadFiltersError::Empty));
+    // A raw filter is not a filter file.
+    let raw = raw_filter(&[(0x06, 0, 0, 0x7fff_0000)]);
+    assert!(decode(&raw).is_err());
+}
+
+/// The bincode layout, written out by hand from Firecracker's deserializer's configuration
+/// (fixed-size little-endian integers): one thread `t` with `ret ALLOW`.
+#[test]
+fn the_bincode_layout_is_the_documented_one() {
+    let prog = Program::from_raw(&raw_filter(&[(0x06, 0, 0, 0x7fff_0000)])).unwrap();
+    let bytes = encode(&[("t".to_string(), Some(prog.clone()))], Encoding::Bincode);
+    let mut expected = Vec::new();
+    expected.extend_from_slice(&1u64.to_le_bytes()); // entries
+    expected.extend_from_slice(&1u64.to_le_bytes()); // name length
+    expected.push(b't');
+    expected.extend_from_slice(&1u64.to_le_bytes()); // instructions
+    expected.extend_from_slice(&[0x06, 0, 0, 0, 0, 0, 0xff, 0x7f]); // ret #0x7fff0000
+    assert_eq!(bytes, expected);
+    let back = decode(&bytes).unwrap();
+    assert_eq!(back.threads, [("t".to_string(), Some(prog))]);
+    // An empty program is a thread without a filter.
+    let none = encode(&[("vmm".to_string(), None)], Encoding::Bitcode);
+    assert_eq!(decode(&none).unwrap().threads, [("vmm".to_string(), None)]);
+}
+
+proptest! {
+    #[test]
+    fn any_threads_round_trip_in_both_encodings(
+        threads in proptest::collection::btree_map(
+            "[a-z]{1,6}",
+            proptest::option::of(proptest::collection::vec(any::<u64>(), 1..40)),
+            1..5,
+        ),
+        bitcode in any::<bool>(),
+    ) {
+        let encoding = if bitcode { Encoding::Bitcode } else { Encoding::Bincode };
+        let threads: Vec<(String, Option<Program>)> = threads
+            .into_iter()
+            .map(|(t, words)| {
+                let prog = words.map(|w| {
+                    let raw: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    Program::from_raw(&raw).unwrap()
+                });
+                (t, prog)
+            })
+            .collect();
+        let file = decode(&encode(&threads, encoding)).unwrap();
+        prop_assert_eq!(file.encoding, encoding);
+        prop_assert_eq!(file.threads, threads);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = decode(&bytes);
+    }
+}
+
+#[test]
+fn compile_emit_firecracker_decides_as_firecracker_s_compiler() {
+    let dir = TempDir::new("fc-emit");
+    let profile = PROFILES[0];
+    for (emit, encoding) in [
+        ("firecracker", Encoding::Bitcode),
+        ("firecracker-bincode", Encoding::Bincode),
+    ] {
+        let out = dir.join(&format!("{emit}.out"));
+        let run = run_secopt(&[
+            "compile".as_ref(),
+            profile_path(profile).as_os_str(),
+            "--emit".as_ref(),
+            emit.as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        let file = decode(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(file.encoding, encoding);
+        let theirs = firecracker_programs(profile, Encoding::Bitcode);
+        assert_eq!(file.threads.len(), theirs.len());
+        for ((thread, ours), (their_thread, theirs)) in file.threads.iter().zip(&theirs) {
+            assert_eq!(thread, their_thread);
+            let ours = ours.as_ref().unwrap();
+            validate::validate(ours).unwrap();
+            assert!(
+                ours.len() < theirs.len(),
+                "{thread}: {} vs {}",
+                ours.len(),
+                theirs.len()
+            );
+            assert_equal(ours, theirs, &format!("--emit {emit} thread {thread}"));
+        }
+    }
+}
+
+#[test]
+fn compile_refuses_files_firecracker_would_not_load() {
+    let dir = TempDir::new("fc-refuse");
+    let out = dir.join("out.bin");
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            "firecracker/firecracker-x86_64-unknown-linux-musl.json",
+            &["--thread", "vcpu"],
+            "exactly the threads api, vcpu, vmm",
+        ),
+        (
+            "firecracker/firecracker-unimplemented.json",
+            &["--firecracker-dialect", "rust-vmm", "--arch", "riscv64"],
+            "Firecracker runs on x86_64 and aarch64 only",
+        ),
+        ("oci/docker-default.json", &[], "this is an OCI profile"),
+    ];
+    for (profile, extra, message) in cases {
+        let profile = shared_profile(profile);
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "compile".as_ref(),
+            profile.as_os_str(),
+            "--emit".as_ref(),
+            "firecracker".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ];
+        args.extend(extra.iter().map(|s| std::ffi::OsStr::new(*s)));
+        let run = run_secopt(&args);
+        assert_eq!(run.status.code(), Some(2), "{extra:?}: {}", stderr_of(&run));
+        assert!(
+            stderr_of(&run).contains(message),
+            "{extra:?}: {}",
+            stderr_of(&run)
+        );
+        assert!(!out.exists(), "{extra:?}: no output file");
+    }
+}
+
+fn optimize_cli(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["optimize".as_ref()];
+    all.extend_from_slice(args);
+    run_secopt(&all)
+}
+
+#[test]
+fn optimize_rewrites_every_thread_of_firecracker_s_file_and_keeps_its_encoding() {
+    let dir = TempDir::new("fc-optimize");
+    let profile = PROFILES[0];
+    for (input, convert, encoding) in [
+        (Encoding::Bitcode, None, Encoding::Bitcode),
+        (Encoding::Bincode, None, Encoding::Bincode),
+        (Encoding::Bincode, Some("firecracker"), Encoding::Bitcode),
+        (
+            Encoding::Bitcode,
+            Some("firecracker-bincode"),
+            Encoding::Bincode,
+        ),
+    ] {
+        let out = dir.join("out");
+        let golden = golden(profile, input);
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec![golden.as_os_str(), "-o".as_ref(), out.as_os_str()];
+        if let Some(format) = convert {
+            args.extend(["--output-format".as_ref(), std::ffi::OsStr::new(format)]);
+        }
+        let run = optimize_cli(&args);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        let file = decode(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(file.encoding, encoding, "{input:?} {convert:?}");
+        let theirs = firecracker_programs(profile, input);
+        let names: Vec<&str> = file.threads.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(names, ["api", "vcpu", "vmm"]);
+        for ((thread, ours), (_, theirs)) in file.threads.iter().zip(&theirs) {
+            let ours = ours.as_ref().unwrap();
+            validate::validate(ours).unwrap();
+            assert!(ours.len() < theirs.len(), "{thread}");
+            assert_equal(ours, theirs, &format!("optimized thread {thread}"));
+        }
+    }
+}
+
+#[test]
+fn optimize_thread_takes_one_filter_out_of_the_file() {
+    let dir = TempDir::new("fc-thread");
+    let out = dir.join("vcpu.bpf");
+    let golden = golden(PROFILES[0], Encoding::Bitcode);
+    let run = optimize_cli(&[
+        golden.as_os_str(),
+        "--thread".as_ref(),
+        "vcpu".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    let ours = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    let theirs = firecracker_programs(PROFILES[0], Encoding::Bitcode);
+    assert_equal(&ours, &theirs[1].1, "vcpu");
+    // A thread the file does not have, and a raw output for the whole file: refused.
+    for extra in [&["--thread", "VCPU"][..], &["--output-format", "raw"][..]] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![golden.as_os_str(), "-o".as_ref()];
+        let other = dir.join("other.bpf");
+        args.push(other.as_os_str());
+        args.extend(extra.iter().map(|s| std::ffi::OsStr::new(*s)));
+        let run = optimize_cli(&args);
+        assert_eq!(run.status.code(), Some(2), "{extra:?}");
+        assert!(!other.exists(), "{extra:?}");
+    }
+}
+
+#[test]
+fn a_broken_thread_is_refused_by_name_and_other_verbs_explain_the_file() {
+    let dir = TempDir::new("fc-broken");
+    // vcpu's program falls off its end (no return): the kernel would refuse it.
+    let good = Program::from_raw(&raw_filter(&[(0x06, 0, 0, 0x7fff_0000)])).unwrap();
+    let bad = Program::from_raw(&raw_filter(&[(0x20, 0, 0, 4)])).unwrap();
+    let threads = [
+        ("api".to_string(), Some(good.clone())),
+        ("vcpu".to_string(), Some(bad)),
+        ("vmm".to_string(), Some(good)),
+    ];
+    let input = dir.join("broken.bin");
+    std::fs::write(&input, encode(&threads, Encoding::Bitcode)).unwrap();
+    let out = dir.join("out.bin");
+    let run = optimize_cli(&[input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("(thread vcpu): the kernel would reject"),
+        "{}",
+        stderr_of(&run)
+    );
+    assert!(!out.exists());
+    // A verb that takes one filter says what the file is instead of "not a multiple of 8".
+    let golden = golden(PROFILES[0], Encoding::Bincode);
+    let run = run_secopt(&["analyze".as_ref(), golden.as_os_str()]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("Firecracker's filter file (bincode; threads api, vcpu, vmm)"),
+        "{}",
+        stderr_of(&run)
+    );
+}
