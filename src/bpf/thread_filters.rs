@@ -28,6 +28,14 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// `bitcode` or `bincode`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Bitcode => "bitcode",
+            Encoding::Bincode => "bincode",
+        }
+    }
+
     /// The Firecracker releases that read this encoding, for messages.
     pub fn releases(self) -> &'static str {
         match self {

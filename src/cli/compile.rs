@@ -3,7 +3,7 @@
 
 use super::asm_cmd::parse_arch;
 use super::io::{check_output_dir, display_name, read_input, write_output};
-use super::optimize::{read_weights, report_text};
+use super::optimize::{print_report_list, read_weights};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
@@ -348,42 +348,7 @@ fn print_reports(
             Some((source, thread.as_deref(), out, out.report.as_ref()?))
         })
         .collect();
-    let text = match args.report_format {
-        // One document per filter, shaped as `optimize --report --format json` prints its one.
-        Format::Json => {
-            let docs: Vec<serde_json::Value> = reports
-                .iter()
-                .map(|(source, thread, out, report)| {
-                    serde_json::json!({
-                        "input": source,
-                        "thread": thread,
-                        "method": out.method,
-                        "verification": out.verification,
-                        "notes": out.notes,
-                        "report": report,
-                    })
-                })
-                .collect();
-            serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
-        }
-        Format::Text => reports
-            .iter()
-            .map(|(source, thread, out, report)| {
-                let name = match thread {
-                    Some(t) => format!("{source} (thread {t})"),
-                    None => source.to_string(),
-                };
-                report_text(&name, out, report)
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
-    if to_stdout {
-        eprintln!("{text}");
-    } else {
-        println!("{text}");
-    }
-    Ok(())
+    print_report_list(args.report_format, &reports, to_stdout)
 }
 
 fn input_error(e: impl std::fmt::Display) -> Failure {
@@ -814,10 +779,7 @@ fn write_thread_filters(
             threads.len(),
             sizes.join(", "),
             output.display(),
-            match encoding {
-                Encoding::Bitcode => "bitcode",
-                Encoding::Bincode => "bincode",
-            },
+            encoding.name(),
             encoding.releases()
         );
     }

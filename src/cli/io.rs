@@ -94,10 +94,7 @@ pub fn decode_program(
                 "{name}: this is Firecracker's filter file ({}; threads {}), not one filter: \
                  `secopt optimize {name} --thread {first} -o {first}.bpf` writes one thread's \
                  filter (optimized, proved equal), `secopt optimize {name} -o OUT` all of them",
-                match file.encoding {
-                    thread_filters::Encoding::Bitcode => "bitcode",
-                    thread_filters::Encoding::Bincode => "bincode",
-                },
+                file.encoding.name(),
                 threads.join(", ")
             )));
         }

@@ -161,10 +161,7 @@ fn write_one(
     filters: usize,
     out: &Optimized,
 ) -> Result<i32, Failure> {
-    let name = match thread {
-        Some(t) => format!("{} (thread {t})", input_name(args)),
-        None => input_name(args),
-    };
+    let name = thread_label(&input_name(args), thread);
     for note in &out.notes {
         eprintln!("secopt: warning: {note}");
     }
@@ -354,51 +351,78 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             optimized.len(),
             sizes.join(", "),
             output.display(),
-            match encoding {
-                Encoding::Bitcode => "bitcode",
-                Encoding::Bincode => "bincode",
-            },
+            encoding.name(),
             encoding.releases()
         );
     }
     if args.report {
-        let reports: Vec<(&str, &Optimized, &Report)> = optimized
+        let reports: Vec<(&str, Option<&str>, &Optimized, &Report)> = optimized
             .iter()
             .filter_map(|(t, o)| {
                 let out = &o.as_ref()?.1;
-                Some((t.as_str(), out, out.report.as_ref()?))
+                Some((source.as_str(), Some(t.as_str()), out, out.report.as_ref()?))
             })
             .collect();
-        let text = match args.format {
-            Format::Json => {
-                let docs: Vec<serde_json::Value> = reports
-                    .iter()
-                    .map(|(t, out, report)| {
-                        serde_json::json!({
-                            "input": source,
-                            "thread": t,
-                            "method": out.method,
-                            "verification": out.verification,
-                            "notes": out.notes,
-                            "report": report,
-                        })
-                    })
-                    .collect();
-                serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
-            }
-            Format::Text => reports
-                .iter()
-                .map(|(t, out, report)| report_text(&format!("{source} (thread {t})"), out, report))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        };
-        if to_stdout {
-            eprintln!("{text}");
-        } else {
-            println!("{text}");
-        }
+        print_report_list(args.format, &reports, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+/// Reports of several filters (`(input, thread, result, report)`), to stdout, or to stderr
+/// when a filter went there: a JSON array of documents shaped as `optimize --format json`
+/// prints its one, or the texts one after another.
+pub(super) fn print_report_list(
+    format: Format,
+    reports: &[(&str, Option<&str>, &Optimized, &Report)],
+    to_stdout: bool,
+) -> Result<(), Failure> {
+    let text = match format {
+        Format::Json => {
+            let docs: Vec<serde_json::Value> = reports
+                .iter()
+                .map(|(source, thread, out, report)| report_doc(source, *thread, out, report))
+                .collect();
+            serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
+        }
+        Format::Text => reports
+            .iter()
+            .map(|(source, thread, out, report)| {
+                report_text(&thread_label(source, *thread), out, report)
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    if to_stdout {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+/// One filter's report as JSON (compile's shape: `input`, `thread`, `method`, ...).
+fn report_doc(
+    input: &str,
+    thread: Option<&str>,
+    out: &Optimized,
+    report: &Report,
+) -> serde_json::Value {
+    serde_json::json!({
+        "input": input,
+        "thread": thread,
+        "method": out.method,
+        "verification": out.verification,
+        "notes": out.notes,
+        "report": report,
+    })
+}
+
+/// `FILE (thread vcpu)`, or the file alone.
+fn thread_label(source: &str, thread: Option<&str>) -> String {
+    match thread {
+        Some(t) => format!("{source} (thread {t})"),
+        None => source.to_string(),
+    }
 }
 
 /// A thread's program, refused (naming the file and thread) if the kernel would refuse it.
@@ -477,14 +501,7 @@ fn print_report(
 ) -> Result<(), Failure> {
     let text = match args.format {
         Format::Json => {
-            let mut doc = serde_json::json!({
-                "input": input_name(args),
-                "thread": thread,
-                "method": out.method,
-                "verification": out.verification,
-                "notes": out.notes,
-                "report": report,
-            });
+            let mut doc = report_doc(&input_name(args), thread, out, report);
             // compile's shape, plus the files of a stack, oldest first, when there are several.
             if args.inputs.len() > 1 {
                 let files: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
@@ -497,11 +514,7 @@ fn print_report(
             serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
         }
         Format::Text => {
-            let label = match thread {
-                Some(t) => format!("{} (thread {t})", input_name(args)),
-                None => input_name(args),
-            };
-            let mut text = report_text(&label, out, report);
+            let mut text = report_text(&thread_label(&input_name(args), thread), out, report);
             if args.inputs.len() > 1 {
                 text += &format!(
                     "\n  stack: {} filters, oldest first; before: the kernel runs each on every \
