@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 /// How to write a filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum EmitFormat {
     /// `struct sock_filter` array in the native arch's byte order (`bwrap --seccomp`,
     /// `seccomp(2)`).
