@@ -12,6 +12,10 @@ use secopt::bench::workload::{parse_file, Workload, WorkloadOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::{forking_shell, KillOnDrop};
+
+#[path = "data/e2e_support.rs"]
+mod support;
 
 fn secopt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_secopt"))
@@ -571,23 +575,8 @@ int main(void) {
 "#;
 
 /// A child process killed when the test ends, even by a failed assertion.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn tracer_of(pid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("TracerPid:"))?
-        .trim()
-        .parse()
-        .ok()
+    support::proc_status_field(pid, "TracerPid:")?.parse().ok()
 }
 
 /// Writes one byte to the program and waits for it to come back.
@@ -697,12 +686,7 @@ fn record_pid(out_file: &Path, pid: u32, seconds: &str, limit: f64) {
 fn a_forking_process_is_followed_and_left_running_after_the_duration() {
     let dir = tmpdir("attach-fork");
     // A shell that starts `cat` over and over: one fork and one execve per round.
-    let shell = KillOnDrop(
-        Command::new("sh")
-            .args(["-c", "while :; do cat /proc/self/stat > /dev/null; done"])
-            .spawn()
-            .unwrap(),
-    );
+    let shell = forking_shell();
     let pid = shell.0.id();
     let record = |name: &str| -> Workload {
         let out_file = dir.join(name);

@@ -6,37 +6,20 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use secopt::kernel::trace::{trace_process, End, TraceOptions};
-use std::process::Command;
+
+#[path = "data/e2e_support.rs"]
+mod support;
 use std::time::Duration;
 
-/// A child process killed when the test ends, even by a failed assertion.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn status_field(pid: u32, field: &str) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix(field).map(|v| v.trim().to_string()))
-        .unwrap()
+    support::proc_status_field(pid, field).expect("the process is still there")
 }
 
 #[test]
 fn the_process_is_detached_and_running_while_the_tracer_lives_on() {
     // A shell starting `cat` over and over: threads of work come and go during the trace,
     // and some are in the middle of a fork or an exec when the time is up.
-    let shell = KillOnDrop(
-        Command::new("sh")
-            .args(["-c", "while :; do cat /proc/self/stat > /dev/null; done"])
-            .spawn()
-            .unwrap(),
-    );
+    let shell = support::forking_shell();
     let pid = shell.0.id();
     let mut masks = |_: u32, _: u32| [0u64; 6];
     for _ in 0..5 {

@@ -151,22 +151,12 @@ fn decode_bincode(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u64>>, String> {
     let entries = read_u64(bytes, &mut pos, "entry count")?;
     let mut map = BTreeMap::new();
     for _ in 0..entries {
-        let take = |pos: &mut usize, len: u64, what: &str| -> Result<&[u8], String> {
-            let start = *pos;
-            let end = usize::try_from(len)
-                .ok()
-                .and_then(|l| start.checked_add(l))
-                .filter(|&e| e <= bytes.len())
-                .ok_or_else(|| format!("the {what} at byte {start} runs past the end"))?;
-            *pos = end;
-            Ok(&bytes[start..end])
-        };
         let name_len = read_u64(bytes, &mut pos, "name length")?;
-        let name = std::str::from_utf8(take(&mut pos, name_len, "thread name")?)
+        let name = std::str::from_utf8(read_bytes(bytes, &mut pos, name_len, "thread name")?)
             .map_err(|_| format!("the thread name before byte {pos} is not UTF-8"))?
             .to_string();
         let count = read_u64(bytes, &mut pos, "instruction count")?;
-        let raw = take(&mut pos, count.saturating_mul(8), "program")?;
+        let raw = read_bytes(bytes, &mut pos, count.saturating_mul(8), "program")?;
         let words = raw
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
@@ -184,6 +174,24 @@ fn decode_bincode(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u64>>, String> {
     Ok(map)
 }
 
+/// The `len` bytes at `pos` (moved past them), or an error if they run past the end.
+fn read_bytes<'b>(
+    bytes: &'b [u8],
+    pos: &mut usize,
+    len: u64,
+    what: &str,
+) -> Result<&'b [u8], String> {
+    let start = *pos;
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|l| start.checked_add(l))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| format!("the {what} at byte {start} runs past the end"))?;
+    *pos = end;
+    Ok(&bytes[start..end])
+}
+
+/// The little-endian `u64` at `pos` (moved past it).
 fn read_u64(bytes: &[u8], pos: &mut usize, what: &str) -> Result<u64, String> {
     let word = bytes
         .get(*pos..*pos + 8)

@@ -1,10 +1,11 @@
 //! `secopt disasm` and `secopt asm`.
 
-use super::io::{decode_program, display_name, read_input, write_output, InputFormat};
+use super::io::{
+    decode_program, display_name, read_input, write_binary_output, write_output, InputFormat,
+};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian};
 use crate::bpf::{asm, disasm, validate};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -111,16 +112,11 @@ pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
     validate::validate(&prog)
         .map_err(|e| Failure::input(format!("{name}: the kernel would reject this filter: {e}")))?;
     let output = args.output.unwrap_or_else(|| PathBuf::from("-"));
-    if output.as_os_str() == "-" && std::io::stdout().is_terminal() {
-        return Err(Failure::input(
-            "refusing to write a binary filter to a terminal; use -o FILE or redirect stdout",
-        ));
-    }
     let endian = if args.big_endian {
         Endian::Big
     } else {
         Endian::Little
     };
-    write_output(&output, &prog.to_raw_in(endian))?;
+    write_binary_output(&output, &prog.to_raw_in(endian), "a binary filter")?;
     Ok(EXIT_OK)
 }

@@ -2,7 +2,7 @@
 //! seccompiler file to a filter, in the format a runtime takes.
 
 use super::asm_cmd::parse_arch;
-use super::io::{check_output_dir, display_name, read_input, write_output};
+use super::io::{check_output_dir, display_name, read_input, write_binary_output, write_output};
 use super::optimize::{print_report_list, read_weights};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
@@ -747,13 +747,7 @@ fn write_thread_filters(
             FIRECRACKER_BYTES_LIMIT
         )));
     }
-    let to_stdout = output == Path::new("-");
-    if to_stdout && std::io::stdout().is_terminal() {
-        return Err(Failure::input(
-            "refusing to write a binary filter file to a terminal; use -o FILE or redirect stdout",
-        ));
-    }
-    write_output(output, &bytes)?;
+    let to_stdout = write_binary_output(output, &bytes, "a binary filter file")?;
     if !to_stdout {
         let sizes: Vec<String> = threads
             .iter()

@@ -4,7 +4,7 @@
 use super::Failure;
 use crate::arch::Endian;
 use crate::bpf::{asm, thread_filters, validate, Program};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// How an input program is encoded.
@@ -134,6 +134,19 @@ fn decode_as(
         ))
     });
     Ok((prog, rejected))
+}
+
+/// [`write_output`] for binary data (`what`: "a binary filter", ...), refused on a terminal
+/// stdout. Returns whether it went to stdout.
+pub fn write_binary_output(path: &Path, data: &[u8], what: &str) -> Result<bool, Failure> {
+    let to_stdout = path == Path::new("-");
+    if to_stdout && std::io::stdout().is_terminal() {
+        return Err(Failure::input(format!(
+            "refusing to write {what} to a terminal; use -o FILE or redirect stdout"
+        )));
+    }
+    write_output(path, data)?;
+    Ok(to_stdout)
 }
 
 /// Writes `data` to `path`, or to stdout for `-`.

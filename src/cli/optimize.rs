@@ -2,7 +2,8 @@
 //! `--favor` weighs them out, proved equal to the input (unless `--no-verify`) and validated before it is written.
 
 use super::io::{
-    decode_program, display_name, looks_like_text, read_input, write_output, InputFormat,
+    decode_program, display_name, looks_like_text, read_input, write_binary_output, write_output,
+    InputFormat,
 };
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
@@ -112,11 +113,11 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     if args.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
     }
-    let mut inputs = Vec::with_capacity(args.inputs.len());
+    let mut stack = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         let bytes = read_input(path)?;
         match input_of(&bytes, &display_name(path), args.input_format)? {
-            Input::Program(prog) => inputs.push(prog),
+            Input::Program(prog) => stack.push(prog),
             Input::ThreadFilters(file) if args.inputs.len() == 1 => {
                 return run_thread_filters(&args, file);
             }
@@ -128,7 +129,6 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
             }
         }
     }
-    let stack = inputs;
     if args.thread.is_some() {
         return Err(Failure::input(format!(
             "{}: --thread picks a thread of a Firecracker filter file, and this is a filter",
@@ -326,13 +326,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         .collect();
     let bytes = thread_filters::encode(&threads, encoding);
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let to_stdout = output.as_os_str() == "-";
-    if to_stdout && std::io::stdout().is_terminal() {
-        return Err(Failure::input(
-            "refusing to write a binary filter file to a terminal; use -o FILE or redirect stdout",
-        ));
-    }
-    write_output(&output, &bytes)?;
+    let to_stdout = write_binary_output(&output, &bytes, "a binary filter file")?;
     if !to_stdout {
         let sizes: Vec<String> = optimized
             .iter()

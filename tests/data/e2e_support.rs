@@ -198,3 +198,33 @@ pub fn raw_filter(insns: &[(u16, u8, u8, u32)]) -> Vec<u8> {
     }
     v
 }
+
+/// A child process killed (and reaped) when the test ends, even by a failed assertion.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A shell that starts `cat` over and over: a fork and an execve every round, so tasks come
+/// and go while a tracer is attached.
+pub fn forking_shell() -> KillOnDrop {
+    KillOnDrop(
+        Command::new("sh")
+            .args(["-c", "while :; do cat /proc/self/stat > /dev/null; done"])
+            .spawn()
+            .expect("start sh"),
+    )
+}
+
+/// A field of `/proc/PID/status` (`"TracerPid:"`, `"State:"`), trimmed; `None` once the
+/// process is gone.
+pub fn proc_status_field(pid: u32, field: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field).map(|v| v.trim().to_string()))
+}
