@@ -361,3 +361,49 @@ fn a_broken_thread_is_refused_by_name_and_other_verbs_explain_the_file() {
         stderr_of(&run)
     );
 }
+
+/// `FILE:THREAD` names one thread's filter for every verb that reads a filter.
+#[test]
+fn every_verb_reads_one_thread_as_file_colon_thread() {
+    let bitcode = golden(PROFILES[0], Encoding::Bitcode);
+    let bincode = golden(PROFILES[0], Encoding::Bincode);
+    let theirs = firecracker_programs(PROFILES[0], Encoding::Bitcode);
+    let thread_of = |file: &Path, thread: &str| format!("{}:{thread}", file.display());
+    for (thread, prog) in &theirs {
+        // The same thread in both encodings: proved equal by the binary.
+        let run = run_secopt(&[
+            "verify",
+            &thread_of(&bitcode, thread),
+            &thread_of(&bincode, thread),
+        ]);
+        assert_eq!(run.status.code(), Some(0), "{thread}: {}", stderr_of(&run));
+        // What disasm lists is that thread's program.
+        let run = run_secopt(&["disasm", &thread_of(&bincode, thread)]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        let listed = secopt::bpf::asm::assemble(&stdout_of(&run)).unwrap();
+        assert_eq!(&listed, prog, "{thread}");
+    }
+    // Two different threads differ, with an input both filters confirm.
+    let run = run_secopt(&[
+        "verify",
+        &thread_of(&bitcode, "vmm"),
+        &thread_of(&bitcode, "api"),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    // A thread the file lacks: the threads it has.
+    let run = run_secopt(&["analyze", &thread_of(&bitcode, "vCPU")]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("no thread \"vCPU\"")
+            && stderr_of(&run).contains("api, vcpu, vmm"),
+        "{}",
+        stderr_of(&run)
+    );
+    // A file whose own name has a colon is read as itself.
+    let dir = TempDir::new("fc-colon");
+    let colon = dir.join("allow:all.bpf");
+    std::fs::write(&colon, raw_filter(&[(0x06, 0, 0, 0x7fff_0000)])).unwrap();
+    let run = run_secopt(&["disasm".as_ref(), colon.as_os_str()]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    assert!(stdout_of(&run).contains("ret ALLOW"), "{}", stdout_of(&run));
+}

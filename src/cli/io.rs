@@ -30,8 +30,13 @@ pub fn display_name(path: &Path) -> String {
     }
 }
 
-/// Reads a whole input file, or stdin for `-`.
+/// Reads a whole input file, or stdin for `-`, or one thread's filter of a Firecracker filter
+/// file as raw bytes for `FILE:THREAD` (when no file has that name), so that every verb reads
+/// one thread of such a file: `secopt analyze seccomp_filter.out:vcpu`.
 pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
+    if let Some(raw) = read_thread_filter(path)? {
+        return Ok(raw);
+    }
     let mut buf = Vec::new();
     if path == Path::new("-") {
         std::io::stdin()
@@ -42,6 +47,38 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
             .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
     }
     Ok(buf)
+}
+
+/// `FILE:THREAD` naming a thread of a Firecracker filter file: that thread's program as raw
+/// (little-endian) bytes. `None` when the path exists, has no `:`, or what precedes the last
+/// `:` is not a Firecracker filter file: the caller reads the path as it is.
+fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
+    let Some((file, thread)) = path.to_str().and_then(|p| p.rsplit_once(':')) else {
+        return Ok(None);
+    };
+    if thread.is_empty() || thread.contains('/') || path.exists() || !Path::new(file).is_file() {
+        return Ok(None);
+    }
+    let Ok(bytes) = std::fs::read(file) else {
+        return Ok(None);
+    };
+    let Ok(filters) = thread_filters::decode(&bytes) else {
+        return Ok(None);
+    };
+    match filters.threads.iter().find(|(t, _)| t == thread) {
+        Some((_, Some(prog))) => Ok(Some(prog.to_raw())),
+        Some((_, None)) => Err(Failure::input(format!(
+            "{file}: thread {thread} has no filter (an empty program: Firecracker installs none \
+             for it)"
+        ))),
+        None => {
+            let names: Vec<&str> = filters.threads.iter().map(|(t, _)| t.as_str()).collect();
+            Err(Failure::input(format!(
+                "{file}: no thread {thread:?} in this Firecracker filter file (it has {})",
+                names.join(", ")
+            )))
+        }
+    }
 }
 
 /// Whether bytes look like assembly text rather than a raw filter.
@@ -92,8 +129,8 @@ pub fn decode_program(
             let first = threads.first().copied().unwrap_or("vcpu");
             return Err(Failure::input(format!(
                 "{name}: this is Firecracker's filter file ({}; threads {}), not one filter: \
-                 `secopt optimize {name} --thread {first} -o {first}.bpf` writes one thread's \
-                 filter (optimized, proved equal), `secopt optimize {name} -o OUT` all of them",
+                 name one thread as `{name}:{first}`; `secopt optimize {name} -o OUT` \
+                 optimizes all of them",
                 file.encoding.name(),
                 threads.join(", ")
             )));
