@@ -407,3 +407,169 @@ fn every_verb_reads_one_thread_as_file_colon_thread() {
     assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
     assert!(stdout_of(&run).contains("ret ALLOW"), "{}", stdout_of(&run));
 }
+
+/// `verify` and `diff` compare Firecracker's filters thread by thread, whichever form each
+/// side is in: its JSON (compiled on the fly), the file its compiler wrote, or secopt's.
+#[test]
+fn verify_and_diff_compare_firecracker_s_filters_thread_by_thread() {
+    let json = profile_path(PROFILES[0]);
+    let bitcode = golden(PROFILES[0], Encoding::Bitcode);
+    let bincode = golden(PROFILES[0], Encoding::Bincode);
+    let verify = |a: &Path, b: &Path, extra: &[&str]| {
+        let mut args = vec!["verify", a.to_str().unwrap(), b.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        run_secopt(&args)
+    };
+    // The JSON means what Firecracker's compiler wrote, in either encoding, in every thread;
+    // the JSON is compiled for the arch --profile-arch names, so this holds on any host.
+    for file in [&bitcode, &bincode] {
+        let run = verify(
+            &json,
+            file,
+            &["--profile-arch", "x86_64", "--format", "json"],
+        );
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        let v: serde_json::Value = serde_json::from_str(&stdout_of(&run)).unwrap();
+        assert_eq!(v["verdict"], "equal");
+        let threads: Vec<&str> = v["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                assert_eq!(t["verdict"], "equal", "{t}");
+                t["thread"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(threads, ["api", "vcpu", "vmm"]);
+    }
+    // Threads are paired by name, not by position: the other profile's file differs in every
+    // thread, and each counterexample is confirmed by running that thread's programs.
+    let other = golden(PROFILES[1], Encoding::Bitcode);
+    let run = verify(&bitcode, &other, &["--format", "json"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    let v: serde_json::Value = serde_json::from_str(&stdout_of(&run)).unwrap();
+    let ours = firecracker_programs(PROFILES[0], Encoding::Bitcode);
+    let theirs = firecracker_programs(PROFILES[1], Encoding::Bitcode);
+    for (i, t) in v["threads"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(t["verdict"], "different", "{t}");
+        let input = &t["counterexample"]["input"];
+        let mut data = secopt::bpf::SeccompData {
+            nr: input["nr"].as_i64().unwrap() as i32,
+            arch: input["arch"].as_u64().unwrap() as u32,
+            instruction_pointer: input["instruction_pointer"].as_u64().unwrap(),
+            args: [0; 6],
+        };
+        for (k, a) in input["args"].as_array().unwrap().iter().enumerate() {
+            data.args[k] = a.as_u64().unwrap();
+        }
+        let run_on = |p: &Program| secopt::bpf::interp::eval(p, &data).unwrap().0;
+        assert_eq!(t["thread"], ours[i].0.as_str());
+        assert_eq!(t["a"], format!("{}:{}", bitcode.display(), ours[i].0));
+        assert_eq!(t["counterexample"]["a"]["value"], run_on(&ours[i].1));
+        assert_eq!(t["counterexample"]["b"]["value"], run_on(&theirs[i].1));
+        assert_ne!(run_on(&ours[i].1), run_on(&theirs[i].1), "{t}");
+    }
+
+    // A JSON without the vmm thread and without api's futex rule: api differs on futex
+    // alone, vcpu is equal, vmm is on one side only.
+    let dir = TempDir::new("fc-verify");
+    let mut profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    profile.as_object_mut().unwrap().remove("vmm");
+    let api = profile["api"]["filter"].as_array_mut().unwrap();
+    let before = api.len();
+    api.retain(|rule| rule["syscall"] != "futex");
+    assert!(
+        api.len() < before,
+        "the api thread has futex rules to remove"
+    );
+    let edited = dir.join("edited.json");
+    std::fs::write(&edited, serde_json::to_vec(&profile).unwrap()).unwrap();
+    let run = verify(&edited, &bincode, &["--profile-arch", "x86_64"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    let text = stdout_of(&run);
+    let line = |prefix: &str| text.lines().find(|l| l.starts_with(prefix)).unwrap_or("");
+    assert!(line("api: different:").contains("nr 202 (futex)"), "{text}");
+    assert!(line("vcpu: equal").contains(":vcpu"), "{text}");
+    assert!(
+        line("vmm: different:").contains("has a vmm thread"),
+        "{text}"
+    );
+    let run = run_secopt(&[
+        "diff",
+        edited.to_str().unwrap(),
+        bincode.to_str().unwrap(),
+        "--profile-arch",
+        "x86_64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    let v: serde_json::Value = serde_json::from_str(&stdout_of(&run)).unwrap();
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads[0]["thread"], "api");
+    let names: Vec<&serde_json::Value> = threads[0]["arches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["entries"].as_array().unwrap())
+        .flat_map(|e| e["names"].as_array().unwrap())
+        .collect();
+    assert_eq!(names, [&serde_json::json!("futex")], "{}", threads[0]);
+    assert_eq!(threads[1]["verdict"], "equal");
+    assert_eq!(threads[2]["missing_in"], "a");
+    // With a budget too small for any proof, equal threads are unknown; a thread on one side
+    // only still makes the answer "different".
+    let tiny = ["--profile-arch", "x86_64", "--max-nodes", "3"];
+    assert_eq!(verify(&json, &bincode, &tiny).status.code(), Some(3));
+    assert_eq!(verify(&edited, &bincode, &tiny).status.code(), Some(1));
+
+    // One thread of the JSON is named as FILE:THREAD, like one of a compiled file.
+    let run = run_secopt(&[
+        "verify",
+        &format!("{}:vcpu", edited.display()),
+        &format!("{}:vcpu", bitcode.display()),
+        "--profile-arch",
+        "x86_64",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    let run = run_secopt(&[
+        "verify",
+        &format!("{}:vmm", edited.display()),
+        bitcode.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("no thread \"vmm\""),
+        "{}",
+        stderr_of(&run)
+    );
+
+    // A thread the file gives no filter runs unfiltered: equal to `RET ALLOW`, and unlike
+    // Firecracker's api filter.
+    let allow = Program::from_raw(&raw_filter(&[(0x06, 0, 0, 0x7fff_0000)])).unwrap();
+    let with = |api: Option<Program>| {
+        let mut threads = ours
+            .iter()
+            .map(|(t, p)| (t.clone(), Some(p.clone())))
+            .collect::<Vec<_>>();
+        threads[0].1 = api;
+        encode(&threads, Encoding::Bitcode)
+    };
+    let (none, allow_all) = (dir.join("none.bin"), dir.join("allow.bin"));
+    std::fs::write(&none, with(None)).unwrap();
+    std::fs::write(&allow_all, with(Some(allow))).unwrap();
+    assert_eq!(verify(&none, &allow_all, &[]).status.code(), Some(0));
+    let run = verify(&none, &bitcode, &[]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        stdout_of(&run).starts_with("api: different:"),
+        "{}",
+        stdout_of(&run)
+    );
+    assert!(
+        stdout_of(&run).contains("vcpu: equal"),
+        "{}",
+        stdout_of(&run)
+    );
+}

@@ -367,13 +367,14 @@ fn a_profile_on_stdin_is_read_as_a_profile() {
     let (code, _, err) = secopt(&["verify", "-", "-"]);
     assert_eq!(code, 2);
     assert!(err.contains("both inputs are `-`"), "{err}");
-    // A Firecracker file is not one filter: the error says to compile a thread.
+    // A Firecracker file holds a filter per thread, and `compiled` one: the error says how to
+    // name one thread.
     let fc = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json");
     let (code, _, err) = secopt(&["verify", fc.to_str().unwrap(), &compiled]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("one filter per thread") && err.contains("--thread"),
+        err.contains("threads api, vcpu, vmm") && err.contains(&format!("`{}:api`", fc.display())),
         "{err}"
     );
 }

@@ -43,3 +43,25 @@ fn a_profile_verifies_equal_to_its_compiled_filter_and_different_from_an_edit() 
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("(getpid)"), "{out}");
 }
+
+/// `--profile-arch` compiles a profile input for that architecture, whatever the host: a
+/// filter compiled for aarch64 is equal to the profile compiled so, on every input, and
+/// unlike the profile compiled for another host.
+#[test]
+fn a_profile_is_compiled_for_the_arch_verify_is_given() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-arch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let compiled = dir.join("ws-aarch64.bpf");
+    let compiled = compiled.to_str().unwrap();
+    let (code, _) = secopt(&["compile", profile, "--arch", "aarch64", "-o", compiled]);
+    assert_eq!(code, 0);
+    let (code, out) = secopt(&["verify", profile, compiled, "--profile-arch", "aarch64"]);
+    assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
+    assert!(out.contains("every arch token"), "the whole domain: {out}");
+    if secopt::arch::Arch::host() != Some(secopt::arch::Arch::Aarch64) {
+        let (code, out) = secopt(&["verify", profile, compiled]);
+        assert_eq!(code, 1, "{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -139,6 +139,29 @@ pub fn decode_program(
     decoded
 }
 
+/// What an input file holds: one filter, or Firecracker's file of per-thread filters.
+pub enum Input {
+    Program(Program),
+    ThreadFilters(thread_filters::ThreadFilters),
+}
+
+/// A filter or, when the bytes are binary and no filter the kernel accepts, Firecracker's
+/// filter file (only with `--input-format auto`); a file that is neither gets the filter
+/// decoder's error.
+pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Input, Failure> {
+    let decoded = decode_program(bytes, name, format);
+    let valid = matches!(decoded, Ok((_, None)));
+    if format == InputFormat::Auto && !valid && !looks_like_text(bytes) {
+        if let Ok(file) = thread_filters::decode(bytes) {
+            return Ok(Input::ThreadFilters(file));
+        }
+    }
+    match decoded? {
+        (prog, None) => Ok(Input::Program(prog)),
+        (_, Some(rejected)) => Err(rejected),
+    }
+}
+
 /// [`decode_program`] for a format already decided.
 fn decode_as(
     bytes: &[u8],

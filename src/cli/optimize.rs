@@ -2,8 +2,7 @@
 //! `--favor` weighs them out, proved equal to the input (unless `--no-verify`) and validated before it is written.
 
 use super::io::{
-    decode_program, display_name, looks_like_text, read_input, write_binary_output, write_output,
-    InputFormat,
+    decode_input, display_name, read_input, write_binary_output, write_output, Input, InputFormat,
 };
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
@@ -116,7 +115,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     let mut stack = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         let bytes = read_input(path)?;
-        match input_of(&bytes, &display_name(path), args.input_format)? {
+        match decode_input(&bytes, &display_name(path), args.input_format)? {
             Input::Program(prog) => stack.push(prog),
             Input::ThreadFilters(file) if args.inputs.len() == 1 => {
                 return run_thread_filters(&args, file);
@@ -218,28 +217,6 @@ fn write_one(
         print_report(args, thread, out, report, to_stdout)?;
     }
     Ok(EXIT_OK)
-}
-
-/// What an input file holds.
-enum Input {
-    Program(Program),
-    ThreadFilters(ThreadFilters),
-}
-
-/// A filter or, when the bytes are binary and no filter the kernel accepts, Firecracker's
-/// filter file; a file that is neither gets the filter decoder's error.
-fn input_of(bytes: &[u8], name: &str, format: InputFormat) -> Result<Input, Failure> {
-    let decoded = decode_program(bytes, name, format);
-    let valid = matches!(decoded, Ok((_, None)));
-    if format == InputFormat::Auto && !valid && !looks_like_text(bytes) {
-        if let Ok(file) = thread_filters::decode(bytes) {
-            return Ok(Input::ThreadFilters(file));
-        }
-    }
-    match decoded? {
-        (prog, None) => Ok(Input::Program(prog)),
-        (_, Some(rejected)) => Err(rejected),
-    }
 }
 
 /// The optimizer's options from the flags.

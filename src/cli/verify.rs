@@ -6,11 +6,13 @@
 //! Before answering unknown, `verify` runs both filters on inputs made of their constants
 //! ([`crate::verify::sample_difference`]): a difference found so is a "different".
 
-use super::io::{display_name, InputFormat};
+use super::io::{display_name, Input, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, AUDIT_ARCH_LE};
 use crate::bpf::action::parse_u32;
-use crate::bpf::{RetVal, SeccompData};
+use crate::bpf::action::SECCOMP_RET_ALLOW;
+use crate::bpf::{Insn, Program, RetVal, SeccompData};
+use crate::policy::firecracker::FirecrackerOptions;
 use crate::verify::{
     self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, NrSel, Verdict, VerifyError,
     VerifyOptions,
@@ -18,7 +20,7 @@ use crate::verify::{
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Exit code when no verdict could be reached.
@@ -57,14 +59,21 @@ fn emit(out: &str) -> Result<(), Failure> {
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
     /// The first filter: raw cBPF, assembly, or an OCI/Docker profile (JSON), which is
-    /// compiled on the fly for this host with Docker's default capabilities, exactly as
-    /// `secopt compile PROFILE` would (`-` for stdin).
+    /// compiled on the fly with Docker's default capabilities, exactly as `secopt compile
+    /// PROFILE` would (`-` for stdin). Firecracker's filters (its JSON, or the file its
+    /// seccompiler-bin or `secopt compile --emit firecracker` writes) are compared thread by
+    /// thread with the other side's; `FILE:THREAD` names one thread's filter.
     pub a: PathBuf,
     /// The second filter (same forms).
     pub b: PathBuf,
     /// How the inputs are encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
+    /// The architecture profile inputs are compiled for, as `secopt compile --arch` takes it
+    /// (an OCI profile: this native arch and its companions; a Firecracker file: this arch
+    /// only). Default: this host's. Unlike --arch, it does not narrow what is compared.
+    #[arg(long, value_parser = parse_profile_arch)]
+    pub profile_arch: Option<Arch>,
     /// Compare only these architectures (repeat or comma-separate): names such as x86_64, x86,
     /// x32, aarch64 (x86_64 and x32 split the x86_64 token by bit 30 of nr, so `x86_64` leaves
     /// out nr -1 and every number from 0x40000000 up, which a 64-bit process can still make),
@@ -103,11 +112,15 @@ pub struct PairArgs {
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Exit codes: 0 equal, 1 different, 2 bad input, 3 unknown (budget exceeded, and \
-no input made of the filters' constants, tried afterwards, tells them apart).\n\n\
+no input made of the filters' constants, tried afterwards, tells them apart). Compared \
+thread by thread, the answer is different if any thread differs or is on one side only, else \
+unknown if any is unknown.\n\n\
 Examples:\n  \
 secopt verify docker.bpf optimized.bpf\n  \
 secopt verify a.bpf b.s --arch x86_64,x86 --nr 0..=500\n  \
-secopt verify a.bpf b.bpf --timeout 5 --format json"
+secopt verify a.bpf b.bpf --timeout 5 --format json\n  \
+secopt verify firecracker.json seccomp_filter.out      (every thread)\n  \
+secopt verify seccomp_filter.out:vcpu optimized.out:vcpu"
 )]
 pub struct VerifyArgs {
     #[command(flatten)]
@@ -116,11 +129,13 @@ pub struct VerifyArgs {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 no difference, 1 differences, 2 bad input, 3 unknown.\n\n\
+    after_help = "Exit codes: 0 no difference, 1 differences (in any thread, or a thread on one \
+side only), 2 bad input, 3 unknown.\n\n\
 Examples:\n  \
 secopt diff old.bpf new.bpf\n  \
 secopt diff old.bpf new.bpf --arch x86_64 --examples\n  \
-secopt diff old.bpf new.bpf --format json | jq '.arches[].entries[].names'"
+secopt diff old.bpf new.bpf --format json | jq '.arches[].entries[].names'\n  \
+secopt diff old-firecracker.json new-firecracker.json  (every thread)"
 )]
 pub struct DiffArgs {
     #[command(flatten)]
@@ -143,6 +158,17 @@ fn parse_arch_sel(s: &str) -> Result<ArchSel, String> {
         "unknown architecture `{s}`; expected one of {} or a 32-bit arch token",
         names.join(", ")
     ))
+}
+
+/// `--profile-arch`: a known architecture name.
+fn parse_profile_arch(s: &str) -> Result<Arch, String> {
+    Arch::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Arch::ALL.iter().map(|a| a.name()).collect();
+        format!(
+            "unknown architecture `{s}`; expected one of {}",
+            names.join(", ")
+        )
+    })
 }
 
 /// `--nr`: a number, a range, or a syscall name.
@@ -197,52 +223,188 @@ fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
     })
 }
 
-/// Loads both programs (validated).
-fn load(p: &PairArgs) -> Result<(crate::bpf::Program, crate::bpf::Program), Failure> {
-    let stdin = std::path::Path::new("-");
+/// One side of a comparison.
+enum Side {
+    /// One filter.
+    One(Program),
+    /// Firecracker's filters, one per thread, sorted by thread name: from its JSON (compiled
+    /// for this host) or from the file its `seccompiler-bin` writes. A thread the file gives
+    /// no filter is `RET ALLOW`, which is what running without a filter means.
+    Threads(Vec<(String, Program)>),
+}
+
+/// Loads both sides.
+fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
+    let stdin = Path::new("-");
     if p.a == stdin && p.b == stdin {
         return Err(Failure::input(
             "both inputs are `-`: stdin holds one filter; give the other as a file",
         ));
     }
     Ok((
-        load_one(&p.a, p.input_format)?,
-        load_one(&p.b, p.input_format)?,
+        load_side(&p.a, p.input_format, p.profile_arch)?,
+        load_side(&p.b, p.input_format, p.profile_arch)?,
     ))
 }
 
-/// A filter file, or an OCI/Docker profile compiled the way `secopt compile` does by default.
-fn load_one(path: &std::path::Path, format: InputFormat) -> Result<crate::bpf::Program, Failure> {
+/// A filter file, an OCI/Docker profile compiled the way `secopt compile` does by default, a
+/// Firecracker JSON file or filter file (every thread), or `FIRECRACKER_FILE:THREAD` (one).
+/// Profiles are compiled for `arch` (`--profile-arch`) as `secopt compile --arch` does, else
+/// for this host.
+fn load_side(path: &Path, format: InputFormat, arch: Option<Arch>) -> Result<Side, Failure> {
+    if format == InputFormat::Auto {
+        if let Some((file, thread)) = firecracker_json_thread(path) {
+            let bytes = super::io::read_input(&file)?;
+            let threads = compile_firecracker(&bytes, &display_name(&file), arch)?;
+            return one_thread(threads, &file, &thread);
+        }
+    }
     let bytes = super::io::read_input(path)?;
     let name = display_name(path);
     let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if format == InputFormat::Auto && json {
         if super::compile::looks_like_firecracker(&bytes) {
-            return Err(Failure::input(format!(
-                "{name}: a Firecracker seccompiler file holds one filter per thread; compile \
-                 the thread to compare first (`secopt compile {name} --thread vcpu -o vcpu.bpf`)"
-            )));
+            return Ok(Side::Threads(compile_firecracker(&bytes, &name, arch)?));
         }
         let filter = crate::compile::compile_oci(
             &bytes,
             &name,
-            &crate::policy::ResolveOptions::default(),
+            &crate::policy::ResolveOptions {
+                native: arch,
+                arches: arch.map(|a| vec![a]),
+                ..Default::default()
+            },
             &crate::compile::CompileOptions::default(),
         )
         .map_err(|e| Failure::input(e.to_string()))?;
-        return Ok(filter.into_program());
+        return Ok(Side::One(filter.into_program()));
     }
-    super::io::program_from_bytes(&bytes, &name, format)
+    Ok(match super::io::decode_input(&bytes, &name, format)? {
+        Input::Program(prog) => Side::One(prog),
+        Input::ThreadFilters(file) => Side::Threads(
+            file.threads
+                .into_iter()
+                .map(|(thread, prog)| {
+                    (
+                        thread,
+                        prog.unwrap_or_else(|| Program::new(vec![Insn::ret(SECCOMP_RET_ALLOW)])),
+                    )
+                })
+                .collect(),
+        ),
+    })
 }
 
-/// An error of the library as a CLI failure.
-fn failure(p: &PairArgs, e: VerifyError) -> Failure {
+/// `FILE:THREAD` where no file has that name and `FILE` is a Firecracker JSON file.
+/// (`FILE:THREAD` of Firecracker's compiled filter file is resolved by `read_input`.)
+fn firecracker_json_thread(path: &Path) -> Option<(PathBuf, String)> {
+    let (file, thread) = path.to_str()?.rsplit_once(':')?;
+    let file = PathBuf::from(file);
+    if thread.is_empty() || thread.contains('/') || path.exists() || !file.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(&file).ok()?;
+    super::compile::looks_like_firecracker(&bytes).then(|| (file, thread.to_string()))
+}
+
+/// A Firecracker JSON file's filters, compiled as `secopt compile --arch ARCH` does by
+/// default: with Firecracker's own (libseccomp) semantics.
+fn compile_firecracker(
+    bytes: &[u8],
+    name: &str,
+    arch: Option<Arch>,
+) -> Result<Vec<(String, Program)>, Failure> {
+    let arch = arch.or_else(Arch::host).ok_or_else(|| {
+        Failure::input(format!(
+            "{name}: this host's architecture has no syscall table to compile the Firecracker \
+             file for; give --profile-arch ARCH"
+        ))
+    })?;
+    let filters = crate::compile::compile_firecracker(
+        bytes,
+        name,
+        &FirecrackerOptions::new(arch),
+        &crate::compile::CompileOptions::default(),
+    )
+    .map_err(|e| Failure::input(e.to_string()))?;
+    Ok(filters
+        .into_iter()
+        .map(|(thread, filter)| (thread, filter.into_program()))
+        .collect())
+}
+
+/// The filter of `thread` among `threads` (from `file`).
+fn one_thread(threads: Vec<(String, Program)>, file: &Path, thread: &str) -> Result<Side, Failure> {
+    let names = thread_list(&threads);
+    match threads.into_iter().find(|(t, _)| t == thread) {
+        Some((_, prog)) => Ok(Side::One(prog)),
+        None => Err(Failure::input(format!(
+            "{}: no thread {thread:?} in this Firecracker file (it has {names})",
+            display_name(file)
+        ))),
+    }
+}
+
+fn thread_list(threads: &[(String, Program)]) -> String {
+    let names: Vec<&str> = threads.iter().map(|(t, _)| t.as_str()).collect();
+    names.join(", ")
+}
+
+/// What to compare: one pair of filters, or a pair per thread.
+enum Pairs {
+    One(Program, Program),
+    /// Every thread either side has (sorted), with its filter on each side (`None`: that
+    /// side has no such thread).
+    Threads(Vec<(String, Option<Program>, Option<Program>)>),
+}
+
+/// Pairs the sides up: one filter with one filter, threads with threads by name.
+fn pairs(p: &PairArgs, a: Side, b: Side) -> Result<Pairs, Failure> {
+    match (a, b) {
+        (Side::One(a), Side::One(b)) => Ok(Pairs::One(a, b)),
+        (Side::Threads(a), Side::Threads(b)) => {
+            let mut names: Vec<String> = a.iter().chain(&b).map(|(t, _)| t.clone()).collect();
+            names.sort();
+            names.dedup();
+            let take = |side: &[(String, Program)], t: &str| {
+                side.iter()
+                    .find(|(n, _)| n == t)
+                    .map(|(_, prog)| prog.clone())
+            };
+            Ok(Pairs::Threads(
+                names
+                    .into_iter()
+                    .map(|t| {
+                        let (pa, pb) = (take(&a, &t), take(&b, &t));
+                        (t, pa, pb)
+                    })
+                    .collect(),
+            ))
+        }
+        (Side::Threads(threads), Side::One(_)) => Err(mixed(&p.a, &threads, &p.b)),
+        (Side::One(_), Side::Threads(threads)) => Err(mixed(&p.b, &threads, &p.a)),
+    }
+}
+
+/// One side holds Firecracker's per-thread filters and the other one filter.
+fn mixed(many: &Path, threads: &[(String, Program)], one: &Path) -> Failure {
+    let many = display_name(many);
+    let first = threads.first().map_or("vcpu", |(t, _)| t.as_str());
+    Failure::input(format!(
+        "{many} holds Firecracker's filters for threads {} and {} one filter: name the thread \
+         to compare as `{many}:{first}`",
+        thread_list(threads),
+        display_name(one)
+    ))
+}
+
+/// An error of the library as a CLI failure; `a` and `b` name the inputs.
+fn failure(a: &str, b: &str, e: VerifyError) -> Failure {
     match e {
         VerifyError::Invalid { side, error } => {
-            let path = if side == verify::Side::A { &p.a } else { &p.b };
+            let name = if side == verify::Side::A { a } else { b };
             Failure::input(format!(
-                "{}: the kernel would reject this filter: {error}",
-                display_name(path)
+                "{name}: the kernel would reject this filter: {error}"
             ))
         }
         VerifyError::Domain(d) => Failure::input(d.to_string()),
@@ -314,93 +476,235 @@ fn show(v: u64) -> String {
     }
 }
 
+/// A pair's verdict. `proof_ran_out` holds why the proof stopped when inputs made of the
+/// filters' constants then showed the difference.
+struct Decided {
+    verdict: Verdict,
+    proof_ran_out: Option<String>,
+}
+
+impl Decided {
+    fn exit_code(&self) -> i32 {
+        match self.verdict {
+            Verdict::Equal => EXIT_OK,
+            Verdict::Different(_) => EXIT_DIFFERENT,
+            Verdict::Unknown { .. } => EXIT_UNKNOWN,
+        }
+    }
+}
+
+/// Proves `a` and `b` (named so in errors) equal or different, or says why it cannot.
+fn decide(
+    a: &Program,
+    b: &Program,
+    (name_a, name_b): (&str, &str),
+    opts: &VerifyOptions,
+) -> Result<Decided, Failure> {
+    let mut verdict = verify::equivalent(a, b, opts).map_err(|e| failure(name_a, name_b, e))?;
+    // When the proof runs out, inputs built from the filters' constants may still show a
+    // difference (never an equality): the budget's reason is kept to say how it was found.
+    let mut proof_ran_out = None;
+    if let Verdict::Unknown { reason } = &verdict {
+        if let Some(c) = verify::sample_difference(a, b, &opts.domain) {
+            proof_ran_out = Some(reason.to_string());
+            verdict = Verdict::Different(c);
+        }
+    }
+    Ok(Decided {
+        verdict,
+        proof_ran_out,
+    })
+}
+
+/// A pair's verdict as JSON: `a`, `b`, `verdict` and what goes with it.
+fn decided_json(d: &Decided, name_a: &str, name_b: &str) -> Value {
+    let mut v = json!({ "a": name_a, "b": name_b });
+    match &d.verdict {
+        Verdict::Equal => v["verdict"] = "equal".into(),
+        Verdict::Different(c) => {
+            v["verdict"] = "different".into();
+            v["counterexample"] = counterexample_json(c);
+            v["found_by"] = if d.proof_ran_out.is_some() {
+                "sampling"
+            } else {
+                "proof"
+            }
+            .into();
+            if let Some(why) = &d.proof_ran_out {
+                v["reason"] = why.as_str().into();
+            }
+        }
+        Verdict::Unknown { reason } => {
+            v["verdict"] = "unknown".into();
+            v["reason"] = reason.to_string().into();
+            v["budget"] = serde_json::to_value(reason).unwrap_or(Value::Null);
+        }
+    }
+    v
+}
+
+/// A pair's verdict as text, its first line starting with `prefix`.
+fn decided_text(out: &mut String, prefix: &str, d: &Decided, name_a: &str, name_b: &str) {
+    match &d.verdict {
+        Verdict::Equal => {
+            say!(
+                out,
+                "{prefix}equal: {name_a} and {name_b} return the same value on every input"
+            );
+        }
+        Verdict::Different(c) => {
+            say!(out, "{prefix}different: {}", data_text(&c.data));
+            say!(out, "  {name_a} returns {:?}", c.a);
+            say!(out, "  {name_b} returns {:?}", c.b);
+            say!(
+                out,
+                "  (both confirmed by running the filters on this input)"
+            );
+            if big_endian(&c.data) {
+                say!(
+                    out,
+                    "  (arch 0x{:08x} has no __AUDIT_ARCH_LE bit: the input is laid out as a big-endian kernel does, each 64-bit field high word first, so [16] reads args[0].hi)",
+                    c.data.arch
+                );
+            }
+            if let Some(why) = &d.proof_ran_out {
+                say!(
+                    out,
+                    "  (found by running both on inputs made of their constants after the proof ran out: {why})"
+                );
+            }
+        }
+        Verdict::Unknown { reason } => {
+            say!(out, "{prefix}unknown: {reason}");
+        }
+    }
+}
+
+/// The exit code of several verdicts: different if any pair differs, else unknown if any is
+/// unknown, else equal.
+fn combined_exit(codes: impl IntoIterator<Item = i32>) -> i32 {
+    codes.into_iter().fold(EXIT_OK, |acc, code| {
+        if acc == EXIT_DIFFERENT || code == EXIT_DIFFERENT {
+            EXIT_DIFFERENT
+        } else {
+            acc.max(code)
+        }
+    })
+}
+
+/// `name` with `:thread`, the way a single thread is named on the command line.
+fn thread_name(name: &str, thread: &str) -> String {
+    format!("{name}:{thread}")
+}
+
+/// The side that lacks a thread the other has, as a sentence.
+fn missing_thread_text(thread: &str, has: &str, lacks: &str) -> String {
+    format!("only {has} has a {thread} thread; {lacks} has none")
+}
+
 /// `secopt verify`.
 pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
     let p = &args.pair;
     let opts = options(p)?;
     let (a, b) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
-    let mut verdict = verify::equivalent(&a, &b, &opts).map_err(|e| failure(p, e))?;
-    // When the proof runs out, inputs built from the filters' constants may still show a
-    // difference (never an equality): the budget's reason is kept to say how it was found.
-    let mut proof_ran_out = None;
-    if let Verdict::Unknown { reason } = &verdict {
-        if let Some(c) = verify::sample_difference(&a, &b, &opts.domain) {
-            proof_ran_out = Some(reason.to_string());
-            verdict = Verdict::Different(c);
-        }
-    }
     let domain = opts.domain.to_string();
     let mut out = String::new();
-    match args.pair.format {
-        Format::Json => {
-            let mut v = json!({ "a": name_a, "b": name_b, "domain": domain });
-            match &verdict {
-                Verdict::Equal => v["verdict"] = "equal".into(),
-                Verdict::Different(c) => {
-                    v["verdict"] = "different".into();
-                    v["counterexample"] = counterexample_json(c);
-                    v["found_by"] = if proof_ran_out.is_some() {
-                        "sampling"
-                    } else {
-                        "proof"
-                    }
-                    .into();
-                    if let Some(why) = &proof_ran_out {
-                        v["reason"] = why.as_str().into();
-                    }
+    let code = match pairs(p, a, b)? {
+        Pairs::One(a, b) => {
+            let d = decide(&a, &b, (&name_a, &name_b), &opts)?;
+            match p.format {
+                Format::Json => {
+                    let mut v = decided_json(&d, &name_a, &name_b);
+                    v["domain"] = domain.as_str().into();
+                    emit_json(&mut out, &v)?;
                 }
-                Verdict::Unknown { reason } => {
-                    v["verdict"] = "unknown".into();
-                    v["reason"] = reason.to_string().into();
-                    v["budget"] = serde_json::to_value(reason).unwrap_or(Value::Null);
+                Format::Text => {
+                    decided_text(&mut out, "", &d, &name_a, &name_b);
+                    say!(out, "domain: {domain}");
                 }
             }
-            emit_json(&mut out, &v)?;
+            d.exit_code()
         }
-        Format::Text => match &verdict {
-            Verdict::Equal => {
-                say!(
-                    out,
-                    "equal: {name_a} and {name_b} return the same value on every input"
-                );
-                say!(out, "domain: {domain}");
-            }
-            Verdict::Different(c) => {
-                say!(out, "different: {}", data_text(&c.data));
-                say!(out, "  {name_a} returns {:?}", c.a);
-                say!(out, "  {name_b} returns {:?}", c.b);
-                say!(
-                    out,
-                    "  (both confirmed by running the filters on this input)"
-                );
-                if big_endian(&c.data) {
-                    say!(
-                        out,
-                        "  (arch 0x{:08x} has no __AUDIT_ARCH_LE bit: the input is laid out as a big-endian kernel does, each 64-bit field high word first, so [16] reads args[0].hi)",
-                        c.data.arch
-                    );
+        Pairs::Threads(threads) => {
+            let mut codes = Vec::new();
+            let mut json_threads = Vec::new();
+            let mut text = String::new();
+            let (mut differ, mut unknown) = (Vec::new(), Vec::new());
+            for (thread, a, b) in &threads {
+                let (ta, tb) = (thread_name(&name_a, thread), thread_name(&name_b, thread));
+                let code = match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let d = decide(a, b, (&ta, &tb), &opts)?;
+                        let mut v = decided_json(&d, &ta, &tb);
+                        v["thread"] = thread.as_str().into();
+                        json_threads.push(v);
+                        decided_text(&mut text, &format!("{thread}: "), &d, &ta, &tb);
+                        d.exit_code()
+                    }
+                    (a, _) => {
+                        let (has, lacks) = if a.is_some() {
+                            (&name_a, &name_b)
+                        } else {
+                            (&name_b, &name_a)
+                        };
+                        let why = missing_thread_text(thread, has, lacks);
+                        json_threads.push(json!({
+                            "thread": thread,
+                            "verdict": "different",
+                            "missing_in": if a.is_some() { "b" } else { "a" },
+                            "reason": why,
+                        }));
+                        say!(text, "{thread}: different: {why}");
+                        EXIT_DIFFERENT
+                    }
+                };
+                match code {
+                    EXIT_DIFFERENT => differ.push(thread.as_str()),
+                    EXIT_UNKNOWN => unknown.push(thread.as_str()),
+                    _ => {}
                 }
-                if let Some(why) = &proof_ran_out {
-                    say!(
-                        out,
-                        "  (found by running both on inputs made of their constants after the proof ran out: {why})"
-                    );
+                codes.push(code);
+            }
+            let code = combined_exit(codes);
+            let verdict = verdict_word(code);
+            match p.format {
+                Format::Json => {
+                    let v = json!({
+                        "a": name_a,
+                        "b": name_b,
+                        "domain": domain,
+                        "verdict": verdict,
+                        "threads": json_threads,
+                    });
+                    emit_json(&mut out, &v)?;
                 }
-                say!(out, "domain: {domain}");
+                Format::Text => {
+                    out.push_str(&text);
+                    let all: Vec<&str> = threads.iter().map(|(t, _, _)| t.as_str()).collect();
+                    let summary = match code {
+                        EXIT_OK => format!("every thread's filter is equal ({})", all.join(", ")),
+                        EXIT_DIFFERENT => format!("thread(s) {} differ", differ.join(", ")),
+                        _ => format!("no verdict for thread(s) {}", unknown.join(", ")),
+                    };
+                    say!(out, "{verdict}: {name_a} and {name_b}: {summary}");
+                    say!(out, "domain: {domain}");
+                }
             }
-            Verdict::Unknown { reason } => {
-                say!(out, "unknown: {reason}");
-                say!(out, "domain: {domain}");
-            }
-        },
-    }
+            code
+        }
+    };
     emit(&out)?;
-    Ok(match verdict {
-        Verdict::Equal => EXIT_OK,
-        Verdict::Different(_) => EXIT_DIFFERENT,
-        Verdict::Unknown { .. } => EXIT_UNKNOWN,
-    })
+    Ok(code)
+}
+
+/// The verdict an exit code stands for.
+fn verdict_word(code: i32) -> &'static str {
+    match code {
+        EXIT_OK => "equal",
+        EXIT_DIFFERENT => "different",
+        _ => "unknown",
+    }
 }
 
 /// The fields of an example input that are not zero, for `--examples`.
@@ -483,123 +787,219 @@ fn diff_json(d: &Diff) -> Value {
     })
 }
 
+/// A pair's differences; `sampled` holds a difference that inputs made of the filters'
+/// constants showed when the budget ran out before anything was listed.
+struct Diffed {
+    outcome: DiffOutcome,
+    sampled: Option<Counterexample>,
+}
+
+impl Diffed {
+    fn exit_code(&self) -> i32 {
+        match (&self.outcome, &self.sampled) {
+            (DiffOutcome::Equal, _) => EXIT_OK,
+            (DiffOutcome::Different(_), _) | (DiffOutcome::Unknown { .. }, Some(_)) => {
+                EXIT_DIFFERENT
+            }
+            (DiffOutcome::Unknown { .. }, None) => EXIT_UNKNOWN,
+        }
+    }
+}
+
+/// Lists where `a` and `b` (named so in errors) differ.
+fn diff_pair(
+    a: &Program,
+    b: &Program,
+    (name_a, name_b): (&str, &str),
+    opts: &VerifyOptions,
+) -> Result<Diffed, Failure> {
+    let outcome = verify::diff(a, b, opts).map_err(|e| failure(name_a, name_b, e))?;
+    // As `verify` does: when the budget runs out before anything is listed, inputs made of
+    // the filters' constants may still show that they differ (not how, everywhere).
+    let sampled = match &outcome {
+        DiffOutcome::Unknown { .. } => verify::sample_difference(a, b, &opts.domain),
+        _ => None,
+    };
+    Ok(Diffed { outcome, sampled })
+}
+
+/// A pair's differences as JSON: `a`, `b`, `verdict` and what goes with it.
+fn diffed_json(d: &Diffed, name_a: &str, name_b: &str) -> Value {
+    let mut v = json!({ "a": name_a, "b": name_b });
+    match &d.outcome {
+        DiffOutcome::Equal => v["verdict"] = "equal".into(),
+        DiffOutcome::Different(diff) => {
+            v["verdict"] = "different".into();
+            if let (Value::Object(m), Value::Object(diff)) = (&mut v, diff_json(diff)) {
+                m.extend(diff);
+            }
+        }
+        DiffOutcome::Unknown { reason } => {
+            v["reason"] = reason.to_string().into();
+            match &d.sampled {
+                Some(c) => {
+                    v["verdict"] = "different".into();
+                    v["found_by"] = "sampling".into();
+                    v["counterexample"] = counterexample_json(c);
+                }
+                None => v["verdict"] = "unknown".into(),
+            }
+        }
+    }
+    v
+}
+
+/// A pair's differences as text.
+fn diffed_text(out: &mut String, d: &Diffed, name_a: &str, name_b: &str, examples: bool) {
+    match &d.outcome {
+        DiffOutcome::Equal => {
+            say!(
+                out,
+                "no differences: {name_a} and {name_b} return the same value on every input"
+            );
+        }
+        DiffOutcome::Different(diff) => {
+            say!(out, "--- {name_a}");
+            say!(out, "+++ {name_b}");
+            for group in &diff.arches {
+                for e in &group.entries {
+                    let head = format!("{} {}:", group.group, e.subject());
+                    if e.changes.len() == 1 && !examples {
+                        say!(out, "{head} {}", e.changes[0]);
+                        continue;
+                    }
+                    say!(out, "{head}");
+                    for c in &e.changes {
+                        say!(out, "    {c}");
+                        if examples {
+                            say!(
+                                out,
+                                "        e.g. {}: {} -> {}",
+                                example_text(&c.example),
+                                c.example_a,
+                                c.example_b
+                            );
+                        }
+                    }
+                }
+            }
+            let inexact = diff
+                .arches
+                .iter()
+                .flat_map(|g| &g.entries)
+                .flat_map(|e| &e.changes)
+                .any(|c| !c.exact);
+            if let Some(why) = &diff.truncated {
+                say!(
+                    out,
+                    "… and more differences not listed ({why}); restrict --arch/--nr to see them"
+                );
+            }
+            if inexact {
+                say!(out, "(some conditions are too complex to show exactly; --format json gives a confirmed example for each)");
+            }
+        }
+        DiffOutcome::Unknown { reason } => match &d.sampled {
+            Some(c) => {
+                say!(out, "--- {name_a}");
+                say!(out, "+++ {name_b}");
+                say!(
+                    out,
+                    "the filters differ, but where cannot be listed: {reason}"
+                );
+                say!(
+                    out,
+                    "e.g. {}: {:?} -> {:?} (found by running both on inputs made of their constants; restrict --arch/--nr or raise the budget to list the differences)",
+                    example_text(&c.data),
+                    c.a,
+                    c.b
+                );
+            }
+            None => {
+                say!(out, "unknown: {reason}");
+            }
+        },
+    }
+}
+
 /// `secopt diff`.
 pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
     let p = &args.pair;
     let opts = options(p)?;
     let (a, b) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
-    let outcome = verify::diff(&a, &b, &opts).map_err(|e| failure(p, e))?;
-    // As `verify` does: when the budget runs out before anything is listed, inputs made of
-    // the filters' constants may still show that they differ (not how, everywhere).
-    let sampled = match &outcome {
-        DiffOutcome::Unknown { .. } => verify::sample_difference(&a, &b, &opts.domain),
-        _ => None,
-    };
     let domain = opts.domain.to_string();
     let mut out = String::new();
-    match p.format {
-        Format::Json => {
-            let mut v = json!({ "a": name_a, "b": name_b, "domain": domain });
-            match &outcome {
-                DiffOutcome::Equal => v["verdict"] = "equal".into(),
-                DiffOutcome::Different(d) => {
-                    v["verdict"] = "different".into();
-                    if let (Value::Object(m), Value::Object(d)) = (&mut v, diff_json(d)) {
-                        m.extend(d);
-                    }
+    let code = match pairs(p, a, b)? {
+        Pairs::One(a, b) => {
+            let d = diff_pair(&a, &b, (&name_a, &name_b), &opts)?;
+            match p.format {
+                Format::Json => {
+                    let mut v = diffed_json(&d, &name_a, &name_b);
+                    v["domain"] = domain.as_str().into();
+                    emit_json(&mut out, &v)?;
                 }
-                DiffOutcome::Unknown { reason } => {
-                    v["reason"] = reason.to_string().into();
-                    match &sampled {
-                        Some(c) => {
-                            v["verdict"] = "different".into();
-                            v["found_by"] = "sampling".into();
-                            v["counterexample"] = counterexample_json(c);
-                        }
-                        None => v["verdict"] = "unknown".into(),
+                Format::Text => {
+                    diffed_text(&mut out, &d, &name_a, &name_b, args.examples);
+                    say!(out, "domain: {domain}");
+                }
+            }
+            d.exit_code()
+        }
+        Pairs::Threads(threads) => {
+            let mut codes = Vec::new();
+            let mut json_threads = Vec::new();
+            for (thread, a, b) in &threads {
+                let (ta, tb) = (thread_name(&name_a, thread), thread_name(&name_b, thread));
+                match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let d = diff_pair(a, b, (&ta, &tb), &opts)?;
+                        let mut v = diffed_json(&d, &ta, &tb);
+                        v["thread"] = thread.as_str().into();
+                        json_threads.push(v);
+                        diffed_text(&mut out, &d, &ta, &tb, args.examples);
+                        codes.push(d.exit_code());
+                    }
+                    (a, _) => {
+                        let (has, lacks) = if a.is_some() {
+                            (&name_a, &name_b)
+                        } else {
+                            (&name_b, &name_a)
+                        };
+                        let why = missing_thread_text(thread, has, lacks);
+                        json_threads.push(json!({
+                            "thread": thread,
+                            "verdict": "different",
+                            "missing_in": if a.is_some() { "b" } else { "a" },
+                            "reason": why,
+                        }));
+                        say!(out, "{thread}: {why}");
+                        codes.push(EXIT_DIFFERENT);
                     }
                 }
             }
-            emit_json(&mut out, &v)?;
-        }
-        Format::Text => {
-            match &outcome {
-                DiffOutcome::Equal => {
-                    say!(out, "no differences: {name_a} and {name_b} return the same value on every input");
+            let code = combined_exit(codes);
+            match p.format {
+                Format::Json => {
+                    out.clear();
+                    let v = json!({
+                        "a": name_a,
+                        "b": name_b,
+                        "domain": domain,
+                        "verdict": verdict_word(code),
+                        "threads": json_threads,
+                    });
+                    emit_json(&mut out, &v)?;
+                }
+                Format::Text => {
                     say!(out, "domain: {domain}");
                 }
-                DiffOutcome::Different(d) => {
-                    say!(out, "--- {name_a}");
-                    say!(out, "+++ {name_b}");
-                    for group in &d.arches {
-                        for e in &group.entries {
-                            let head = format!("{} {}:", group.group, e.subject());
-                            let one_line = e.changes.len() == 1 && !args.examples;
-                            if one_line {
-                                say!(out, "{head} {}", e.changes[0]);
-                                continue;
-                            }
-                            say!(out, "{head}");
-                            for c in &e.changes {
-                                say!(out, "    {c}");
-                                if args.examples {
-                                    say!(
-                                        out,
-                                        "        e.g. {}: {} -> {}",
-                                        example_text(&c.example),
-                                        c.example_a,
-                                        c.example_b
-                                    );
-                                }
-                            }
-                        }
-                    }
-                    let inexact = d
-                        .arches
-                        .iter()
-                        .flat_map(|g| &g.entries)
-                        .flat_map(|e| &e.changes)
-                        .any(|c| !c.exact);
-                    if let Some(why) = &d.truncated {
-                        say!(out, "… and more differences not listed ({why}); restrict --arch/--nr to see them");
-                    }
-                    if inexact {
-                        say!(out, "(some conditions are too complex to show exactly; --format json gives a confirmed example for each)");
-                    }
-                    say!(out, "domain: {domain}");
-                }
-                DiffOutcome::Unknown { reason } => match &sampled {
-                    Some(c) => {
-                        say!(out, "--- {name_a}");
-                        say!(out, "+++ {name_b}");
-                        say!(
-                            out,
-                            "the filters differ, but where cannot be listed: {reason}"
-                        );
-                        say!(
-                            out,
-                            "e.g. {}: {:?} -> {:?} (found by running both on inputs made of their constants; restrict --arch/--nr or raise the budget to list the differences)",
-                            example_text(&c.data),
-                            c.a,
-                            c.b
-                        );
-                        say!(out, "domain: {domain}");
-                    }
-                    None => {
-                        say!(out, "unknown: {reason}");
-                        say!(out, "domain: {domain}");
-                    }
-                },
             }
+            code
         }
-    }
+    };
     emit(&out)?;
-    Ok(match (outcome, sampled) {
-        (DiffOutcome::Equal, _) => EXIT_OK,
-        (DiffOutcome::Different(_), _) | (DiffOutcome::Unknown { .. }, Some(_)) => EXIT_DIFFERENT,
-        (DiffOutcome::Unknown { .. }, None) => EXIT_UNKNOWN,
-    })
+    Ok(code)
 }
 
 #[cfg(test)]
