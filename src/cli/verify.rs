@@ -69,9 +69,9 @@ pub struct PairArgs {
     /// How the inputs are encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
-    /// The architecture profile inputs are compiled for, as `secopt compile --arch` takes it
-    /// (an OCI profile: this native arch and its companions; a Firecracker file: this arch
-    /// only). Default: this host's. Unlike --arch, it does not narrow what is compared.
+    /// Compile profile inputs (OCI or Firecracker JSON) for this architecture alone, as
+    /// `secopt compile --arch ARCH` does. Default: this host's (with its companion arches for
+    /// an OCI profile). Unlike --arch, it does not narrow what is compared.
     #[arg(long, value_parser = parse_profile_arch)]
     pub profile_arch: Option<Arch>,
     /// Compare only these architectures (repeat or comma-separate): names such as x86_64, x86,
