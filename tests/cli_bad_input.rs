@@ -158,3 +158,36 @@ fn malformed_assembly_reports_line_and_column_and_writes_nothing() {
         .collect();
     assert_eq!(leftovers.len(), 1, "only the source remains: {leftovers:?}");
 }
+
+/// A profile given where a filter goes is named as one, with the command that makes a filter
+/// of it, instead of an assembly syntax error at `{`.
+#[test]
+fn a_profile_where_a_filter_goes_says_to_compile_it() {
+    let oci = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let fc = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json"
+    );
+    for verb in [
+        &["analyze"][..],
+        &["disasm"],
+        &["emu", "--nr", "1"],
+        &["optimize"],
+    ] {
+        let run = |file: &str| {
+            let mut args = vec![verb[0], file];
+            args.extend_from_slice(&verb[1..]);
+            secopt(&args)
+        };
+        assert_bad_input(
+            &run(oci),
+            &["web-server.json: this is JSON", "secopt compile"],
+        );
+        assert_bad_input(&run(fc), &["Firecracker seccompiler file", "--thread vcpu"]);
+    }
+    // JSON that does not parse is not called a profile: it is reported where it breaks.
+    let dir = tmpdir("json-ish");
+    let broken = write(&dir, "broken.json", b"{\"defaultAction\": ");
+    let out = secopt(&["analyze", &broken]);
+    assert_bad_input(&out, &["broken.json:1:1"]);
+}

@@ -121,8 +121,14 @@ pub fn decode_program(
         f => f,
     };
     let decoded = decode_as(bytes, name, format);
-    // Firecracker's filter file holds several filters: say what it is and how to take one.
     let rejected = !matches!(decoded, Ok((_, None)));
+    // A profile is not assembly: say what it is and how to make a filter of it.
+    if rejected && format == InputFormat::Asm {
+        if let Some(hint) = profile_hint(bytes, name) {
+            return Err(Failure::input(hint));
+        }
+    }
+    // Firecracker's filter file holds several filters: say what it is and how to take one.
     if rejected && format == InputFormat::Raw {
         if let Ok(file) = thread_filters::decode(bytes) {
             let threads: Vec<&str> = file.threads.iter().map(|(t, _)| t.as_str()).collect();
@@ -160,6 +166,25 @@ pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Inp
         (prog, None) => Ok(Input::Program(prog)),
         (_, Some(rejected)) => Err(rejected),
     }
+}
+
+/// When `bytes` are a JSON object (a profile, not assembly): what to do instead.
+fn profile_hint(bytes: &[u8], name: &str) -> Option<String> {
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if !object || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
+        return None;
+    }
+    Some(if super::compile::looks_like_firecracker(bytes) {
+        format!(
+            "{name}: this is a Firecracker seccompiler file (JSON), not a filter: compile the \
+             thread first (`secopt compile {name} --thread vcpu -o vcpu.bpf`)"
+        )
+    } else {
+        format!(
+            "{name}: this is JSON (an OCI/Docker profile?), not a filter: compile it first \
+             (`secopt compile {name} -o filter.bpf`)"
+        )
+    })
 }
 
 /// [`decode_program`] for a format already decided.
