@@ -326,7 +326,16 @@ fn compile_firecracker(
         &FirecrackerOptions::new(arch),
         &crate::compile::CompileOptions::default(),
     )
-    .map_err(|e| Failure::input(e.to_string()))?;
+    .map_err(|e| {
+        // A profile written for another arch names syscalls this one lacks.
+        let e = e.to_string();
+        let hint = if e.contains("unknown syscall") {
+            "; for a profile of another architecture, give --profile-arch ARCH"
+        } else {
+            ""
+        };
+        Failure::input(format!("{e}{hint}"))
+    })?;
     Ok(filters
         .into_iter()
         .map(|(thread, filter)| (thread, filter.into_program()))

@@ -105,8 +105,11 @@ pub fn parse_with(
     };
     if !supported.contains(&options.arch) {
         return Err(PolicyError::InvalidOption(format!(
-            "{source_name}: {:?} seccompiler JSON targets {}, not {}",
-            options.dialect,
+            "{source_name}: {} targets {}, not {}",
+            match options.dialect {
+                Dialect::Libseccomp => "Firecracker's seccompiler (libseccomp dialect)",
+                Dialect::RustVmmSeccompiler => "rust-vmm seccompiler",
+            },
             supported
                 .iter()
                 .map(|a| a.name())
