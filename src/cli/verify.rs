@@ -492,16 +492,6 @@ struct Decided {
     proof_ran_out: Option<String>,
 }
 
-impl Decided {
-    fn exit_code(&self) -> i32 {
-        match self.verdict {
-            Verdict::Equal => EXIT_OK,
-            Verdict::Different(_) => EXIT_DIFFERENT,
-            Verdict::Unknown { .. } => EXIT_UNKNOWN,
-        }
-    }
-}
-
 /// Proves `a` and `b` (named so in errors) equal or different, or says why it cannot.
 fn decide(
     a: &Program,
@@ -606,116 +596,6 @@ fn thread_name(name: &str, thread: &str) -> String {
     format!("{name}:{thread}")
 }
 
-/// The side that lacks a thread the other has, as a sentence.
-fn missing_thread_text(thread: &str, has: &str, lacks: &str) -> String {
-    format!("only {has} has a {thread} thread; {lacks} has none")
-}
-
-/// `secopt verify`.
-pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
-    let p = &args.pair;
-    let opts = options(p)?;
-    let (a, b) = load(p)?;
-    let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
-    let domain = opts.domain.to_string();
-    let mut out = String::new();
-    let code = match pairs(p, a, b)? {
-        Pairs::One(a, b) => {
-            let d = decide(&a, &b, (&name_a, &name_b), &opts)?;
-            match p.format {
-                Format::Json => {
-                    let mut v = decided_json(&d, &name_a, &name_b);
-                    v["domain"] = domain.as_str().into();
-                    emit_json(&mut out, &v)?;
-                }
-                Format::Text => {
-                    decided_text(&mut out, "", &d, &name_a, &name_b);
-                    say!(out, "domain: {domain}");
-                }
-            }
-            d.exit_code()
-        }
-        Pairs::Threads(threads) => {
-            let mut codes = Vec::new();
-            let mut json_threads = Vec::new();
-            let mut text = String::new();
-            let (mut differ, mut unknown) = (Vec::new(), Vec::new());
-            for (thread, a, b) in &threads {
-                let (ta, tb) = (thread_name(&name_a, thread), thread_name(&name_b, thread));
-                let code = match (a, b) {
-                    (Some(a), Some(b)) => {
-                        let d = decide(a, b, (&ta, &tb), &opts)?;
-                        let mut v = decided_json(&d, &ta, &tb);
-                        v["thread"] = thread.as_str().into();
-                        json_threads.push(v);
-                        decided_text(&mut text, &format!("{thread}: "), &d, &ta, &tb);
-                        d.exit_code()
-                    }
-                    (a, _) => {
-                        let (has, lacks) = if a.is_some() {
-                            (&name_a, &name_b)
-                        } else {
-                            (&name_b, &name_a)
-                        };
-                        let why = missing_thread_text(thread, has, lacks);
-                        json_threads.push(json!({
-                            "thread": thread,
-                            "verdict": "different",
-                            "missing_in": if a.is_some() { "b" } else { "a" },
-                            "reason": why,
-                        }));
-                        say!(text, "{thread}: different: {why}");
-                        EXIT_DIFFERENT
-                    }
-                };
-                match code {
-                    EXIT_DIFFERENT => differ.push(thread.as_str()),
-                    EXIT_UNKNOWN => unknown.push(thread.as_str()),
-                    _ => {}
-                }
-                codes.push(code);
-            }
-            let code = combined_exit(codes);
-            let verdict = verdict_word(code);
-            match p.format {
-                Format::Json => {
-                    let v = json!({
-                        "a": name_a,
-                        "b": name_b,
-                        "domain": domain,
-                        "verdict": verdict,
-                        "threads": json_threads,
-                    });
-                    emit_json(&mut out, &v)?;
-                }
-                Format::Text => {
-                    out.push_str(&text);
-                    let all: Vec<&str> = threads.iter().map(|(t, _, _)| t.as_str()).collect();
-                    let summary = match code {
-                        EXIT_OK => format!("every thread's filter is equal ({})", all.join(", ")),
-                        EXIT_DIFFERENT => format!("thread(s) {} differ", differ.join(", ")),
-                        _ => format!("no verdict for thread(s) {}", unknown.join(", ")),
-                    };
-                    say!(out, "{verdict}: {name_a} and {name_b}: {summary}");
-                    say!(out, "domain: {domain}");
-                }
-            }
-            code
-        }
-    };
-    emit(&out)?;
-    Ok(code)
-}
-
-/// The verdict an exit code stands for.
-fn verdict_word(code: i32) -> &'static str {
-    match code {
-        EXIT_OK => "equal",
-        EXIT_DIFFERENT => "different",
-        _ => "unknown",
-    }
-}
-
 /// The fields of an example input that are not zero, for `--examples`.
 fn example_text(d: &SeccompData) -> String {
     let (arch, name) = names_of(d);
@@ -803,18 +683,6 @@ struct Diffed {
     sampled: Option<Counterexample>,
 }
 
-impl Diffed {
-    fn exit_code(&self) -> i32 {
-        match (&self.outcome, &self.sampled) {
-            (DiffOutcome::Equal, _) => EXIT_OK,
-            (DiffOutcome::Different(_), _) | (DiffOutcome::Unknown { .. }, Some(_)) => {
-                EXIT_DIFFERENT
-            }
-            (DiffOutcome::Unknown { .. }, None) => EXIT_UNKNOWN,
-        }
-    }
-}
-
 /// Lists where `a` and `b` (named so in errors) differ.
 fn diff_pair(
     a: &Program,
@@ -858,13 +726,19 @@ fn diffed_json(d: &Diffed, name_a: &str, name_b: &str) -> Value {
     v
 }
 
-/// A pair's differences as text.
-fn diffed_text(out: &mut String, d: &Diffed, name_a: &str, name_b: &str, examples: bool) {
+/// A pair's differences as text, a line without `---`/`+++` headers starting with `prefix`.
+fn diffed_text(
+    out: &mut String,
+    prefix: &str,
+    d: &Diffed,
+    (name_a, name_b): (&str, &str),
+    examples: bool,
+) {
     match &d.outcome {
         DiffOutcome::Equal => {
             say!(
                 out,
-                "no differences: {name_a} and {name_b} return the same value on every input"
+                "{prefix}no differences: {name_a} and {name_b} return the same value on every input"
             );
         }
         DiffOutcome::Different(diff) => {
@@ -925,15 +799,95 @@ fn diffed_text(out: &mut String, d: &Diffed, name_a: &str, name_b: &str, example
                 );
             }
             None => {
-                say!(out, "unknown: {reason}");
+                say!(out, "{prefix}unknown: {reason}");
             }
         },
     }
 }
 
-/// `secopt diff`.
-pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
-    let p = &args.pair;
+/// What `verify` and `diff` report of one pair of filters.
+trait PairOutcome: Sized {
+    /// Compares `a` and `b` (named so in errors and reports).
+    fn compare(
+        a: &Program,
+        b: &Program,
+        names: (&str, &str),
+        opts: &VerifyOptions,
+    ) -> Result<Self, Failure>;
+    fn exit_code(&self) -> i32;
+    /// `a`, `b`, `verdict` and what goes with it.
+    fn json(&self, name_a: &str, name_b: &str) -> Value;
+    /// The text report; with `thread`, one thread's part of a whole-file report. `examples`:
+    /// `diff --examples`.
+    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), examples: bool);
+}
+
+impl PairOutcome for Decided {
+    fn compare(
+        a: &Program,
+        b: &Program,
+        names: (&str, &str),
+        opts: &VerifyOptions,
+    ) -> Result<Self, Failure> {
+        decide(a, b, names, opts)
+    }
+    fn exit_code(&self) -> i32 {
+        match self.verdict {
+            Verdict::Equal => EXIT_OK,
+            Verdict::Different(_) => EXIT_DIFFERENT,
+            Verdict::Unknown { .. } => EXIT_UNKNOWN,
+        }
+    }
+    fn json(&self, name_a: &str, name_b: &str) -> Value {
+        decided_json(self, name_a, name_b)
+    }
+    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), _: bool) {
+        decided_text(out, &prefix(thread), self, names.0, names.1);
+    }
+}
+
+impl PairOutcome for Diffed {
+    fn compare(
+        a: &Program,
+        b: &Program,
+        names: (&str, &str),
+        opts: &VerifyOptions,
+    ) -> Result<Self, Failure> {
+        diff_pair(a, b, names, opts)
+    }
+    fn exit_code(&self) -> i32 {
+        match (&self.outcome, &self.sampled) {
+            (DiffOutcome::Equal, _) => EXIT_OK,
+            (DiffOutcome::Different(_), _) | (DiffOutcome::Unknown { .. }, Some(_)) => {
+                EXIT_DIFFERENT
+            }
+            (DiffOutcome::Unknown { .. }, None) => EXIT_UNKNOWN,
+        }
+    }
+    fn json(&self, name_a: &str, name_b: &str) -> Value {
+        diffed_json(self, name_a, name_b)
+    }
+    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), examples: bool) {
+        diffed_text(out, &prefix(thread), self, names, examples);
+    }
+}
+
+/// What starts a thread's first line in a whole-file report.
+fn prefix(thread: Option<&str>) -> String {
+    thread.map(|t| format!("{t}: ")).unwrap_or_default()
+}
+
+/// The verdict an exit code stands for.
+fn verdict_word(code: i32) -> &'static str {
+    match code {
+        EXIT_OK => "equal",
+        EXIT_DIFFERENT => "different",
+        _ => "unknown",
+    }
+}
+
+/// Loads the inputs, compares them (one pair, or thread by thread) and prints the report.
+fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failure> {
     let opts = options(p)?;
     let (a, b) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
@@ -941,33 +895,34 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
     let mut out = String::new();
     let code = match pairs(p, a, b)? {
         Pairs::One(a, b) => {
-            let d = diff_pair(&a, &b, (&name_a, &name_b), &opts)?;
+            let r = R::compare(&a, &b, (&name_a, &name_b), &opts)?;
             match p.format {
                 Format::Json => {
-                    let mut v = diffed_json(&d, &name_a, &name_b);
+                    let mut v = r.json(&name_a, &name_b);
                     v["domain"] = domain.as_str().into();
                     emit_json(&mut out, &v)?;
                 }
                 Format::Text => {
-                    diffed_text(&mut out, &d, &name_a, &name_b, args.examples);
+                    r.text(&mut out, None, (&name_a, &name_b), examples);
                     say!(out, "domain: {domain}");
                 }
             }
-            d.exit_code()
+            r.exit_code()
         }
         Pairs::Threads(threads) => {
-            let mut codes = Vec::new();
             let mut json_threads = Vec::new();
+            let mut text = String::new();
+            let mut codes = Vec::new();
             for (thread, a, b) in &threads {
                 let (ta, tb) = (thread_name(&name_a, thread), thread_name(&name_b, thread));
-                match (a, b) {
+                let code = match (a, b) {
                     (Some(a), Some(b)) => {
-                        let d = diff_pair(a, b, (&ta, &tb), &opts)?;
-                        let mut v = diffed_json(&d, &ta, &tb);
+                        let r = R::compare(a, b, (&ta, &tb), &opts)?;
+                        let mut v = r.json(&ta, &tb);
                         v["thread"] = thread.as_str().into();
                         json_threads.push(v);
-                        diffed_text(&mut out, &d, &ta, &tb, args.examples);
-                        codes.push(d.exit_code());
+                        r.text(&mut text, Some(thread), (&ta, &tb), examples);
+                        r.exit_code()
                     }
                     (a, _) => {
                         let (has, lacks) = if a.is_some() {
@@ -975,32 +930,48 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
                         } else {
                             (&name_b, &name_a)
                         };
-                        let why = missing_thread_text(thread, has, lacks);
+                        let why = format!("only {has} has a {thread} thread; {lacks} has none");
+                        say!(text, "{thread}: different: {why}");
                         json_threads.push(json!({
                             "thread": thread,
                             "verdict": "different",
                             "missing_in": if a.is_some() { "b" } else { "a" },
                             "reason": why,
                         }));
-                        say!(out, "{thread}: {why}");
-                        codes.push(EXIT_DIFFERENT);
+                        EXIT_DIFFERENT
                     }
-                }
+                };
+                codes.push((thread.as_str(), code));
             }
-            let code = combined_exit(codes);
+            let code = combined_exit(codes.iter().map(|&(_, c)| c));
+            let verdict = verdict_word(code);
             match p.format {
                 Format::Json => {
-                    out.clear();
                     let v = json!({
                         "a": name_a,
                         "b": name_b,
                         "domain": domain,
-                        "verdict": verdict_word(code),
+                        "verdict": verdict,
                         "threads": json_threads,
                     });
                     emit_json(&mut out, &v)?;
                 }
                 Format::Text => {
+                    out.push_str(&text);
+                    let with = |wanted: i32| {
+                        let names: Vec<&str> = codes
+                            .iter()
+                            .filter(|&&(_, c)| c == wanted)
+                            .map(|&(t, _)| t)
+                            .collect();
+                        names.join(", ")
+                    };
+                    let summary = match code {
+                        EXIT_OK => format!("every thread's filter is equal ({})", with(EXIT_OK)),
+                        EXIT_DIFFERENT => format!("thread(s) {} differ", with(EXIT_DIFFERENT)),
+                        _ => format!("no verdict for thread(s) {}", with(EXIT_UNKNOWN)),
+                    };
+                    say!(out, "{verdict}: {name_a} and {name_b}: {summary}");
                     say!(out, "domain: {domain}");
                 }
             }
@@ -1009,6 +980,16 @@ pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
     };
     emit(&out)?;
     Ok(code)
+}
+
+/// `secopt verify`.
+pub fn run_verify(args: VerifyArgs) -> Result<i32, Failure> {
+    run_pairs::<Decided>(&args.pair, false)
+}
+
+/// `secopt diff`.
+pub fn run_diff(args: DiffArgs) -> Result<i32, Failure> {
+    run_pairs::<Diffed>(&args.pair, args.examples)
 }
 
 #[cfg(test)]
