@@ -85,8 +85,8 @@ pub struct CompileArgs {
     /// Read the profile as a Firecracker seccompiler file (detected automatically otherwise).
     #[arg(long)]
     pub firecracker: bool,
-    /// Whose semantics a Firecracker file has: Firecracker's own compiler (libseccomp) or
-    /// rust-vmm seccompiler's BPF backend.
+    /// Whose semantics a Firecracker file has: Firecracker's own compiler since 1.11
+    /// (libseccomp), or rust-vmm seccompiler's BPF backend (Firecracker up to 1.10).
     #[arg(long, value_enum, default_value_t = FirecrackerDialect::Libseccomp)]
     pub firecracker_dialect: FirecrackerDialect,
     /// Only this Firecracker thread kind (`vmm`, `api`, `vcpu`, ...).
@@ -183,10 +183,20 @@ impl SyscallTable {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FirecrackerDialect {
-    /// Firecracker's in-tree seccompiler (libseccomp based).
+    /// Firecracker's in-tree seccompiler since 1.11, built on libseccomp.
     Libseccomp,
-    /// rust-vmm seccompiler's own BPF backend.
+    /// rust-vmm seccompiler's own BPF backend: Firecracker's seccompiler up to 1.10.
     RustVmm,
+}
+
+impl FirecrackerDialect {
+    /// The policy front end's name for these semantics.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            FirecrackerDialect::Libseccomp => Dialect::Libseccomp,
+            FirecrackerDialect::RustVmm => Dialect::RustVmmSeccompiler,
+        }
+    }
 }
 
 pub fn run(args: CompileArgs) -> Result<i32, Failure> {
@@ -394,10 +404,7 @@ fn compile_firecracker(
             Failure::input("this host's architecture has no syscall table; give --arch")
         })?,
     };
-    let dialect = match args.firecracker_dialect {
-        FirecrackerDialect::Libseccomp => Dialect::Libseccomp,
-        FirecrackerDialect::RustVmm => Dialect::RustVmmSeccompiler,
-    };
+    let dialect = args.firecracker_dialect.dialect();
     let fc = FirecrackerOptions { arch, dialect };
     let policies: Vec<(String, Policy)> = policy::firecracker::parse_with(bytes, source, &fc)
         .map_err(input_error)?

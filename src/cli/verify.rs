@@ -6,6 +6,7 @@
 //! Before answering unknown, `verify` runs both filters on inputs made of their constants
 //! ([`crate::verify::sample_difference`]): a difference found so is a "different".
 
+use super::compile::FirecrackerDialect;
 use super::io::{display_name, Input, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, AUDIT_ARCH_LE};
@@ -74,6 +75,10 @@ pub struct PairArgs {
     /// an OCI profile). Unlike --arch, it does not narrow what is compared.
     #[arg(long, value_parser = parse_profile_arch)]
     pub profile_arch: Option<Arch>,
+    /// Whose semantics a Firecracker JSON input has: Firecracker's own compiler since 1.11
+    /// (libseccomp), or rust-vmm seccompiler's BPF backend (Firecracker up to 1.10).
+    #[arg(long, value_enum, default_value_t = FirecrackerDialect::Libseccomp)]
+    pub firecracker_dialect: FirecrackerDialect,
     /// Compare only these architectures (repeat or comma-separate): names such as x86_64, x86,
     /// x32, aarch64 (x86_64 and x32 split the x86_64 token by bit 30 of nr, so `x86_64` leaves
     /// out nr -1 and every number from 0x40000000 up, which a 64-bit process can still make),
@@ -241,21 +246,19 @@ fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
             "both inputs are `-`: stdin holds one filter; give the other as a file",
         ));
     }
-    Ok((
-        load_side(&p.a, p.input_format, p.profile_arch)?,
-        load_side(&p.b, p.input_format, p.profile_arch)?,
-    ))
+    Ok((load_side(&p.a, p)?, load_side(&p.b, p)?))
 }
 
 /// A filter file, an OCI/Docker profile compiled the way `secopt compile` does by default, a
 /// Firecracker JSON file or filter file (every thread), or `FIRECRACKER_FILE:THREAD` (one).
 /// Profiles are compiled for `arch` (`--profile-arch`) as `secopt compile --arch` does, else
 /// for this host.
-fn load_side(path: &Path, format: InputFormat, arch: Option<Arch>) -> Result<Side, Failure> {
+fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
+    let (format, arch) = (p.input_format, p.profile_arch);
     if format == InputFormat::Auto {
         if let Some((file, thread)) = firecracker_json_thread(path) {
             let bytes = super::io::read_input(&file)?;
-            let threads = compile_firecracker(&bytes, &display_name(&file), arch)?;
+            let threads = compile_firecracker(&bytes, &display_name(&file), p)?;
             return one_thread(threads, &file, &thread);
         }
     }
@@ -264,7 +267,7 @@ fn load_side(path: &Path, format: InputFormat, arch: Option<Arch>) -> Result<Sid
     let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if format == InputFormat::Auto && json {
         if super::compile::looks_like_firecracker(&bytes) {
-            return Ok(Side::Threads(compile_firecracker(&bytes, &name, arch)?));
+            return Ok(Side::Threads(compile_firecracker(&bytes, &name, p)?));
         }
         let filter = crate::compile::compile_oci(
             &bytes,
@@ -307,14 +310,15 @@ fn firecracker_json_thread(path: &Path) -> Option<(PathBuf, String)> {
     super::compile::looks_like_firecracker(&bytes).then(|| (file, thread.to_string()))
 }
 
-/// A Firecracker JSON file's filters, compiled as `secopt compile --arch ARCH` does by
-/// default: with Firecracker's own (libseccomp) semantics.
+/// A Firecracker JSON file's filters, compiled as `secopt compile --arch ARCH
+/// --firecracker-dialect D --no-optimize` does, for `--profile-arch` (else this host) and
+/// `--firecracker-dialect`.
 fn compile_firecracker(
     bytes: &[u8],
     name: &str,
-    arch: Option<Arch>,
+    p: &PairArgs,
 ) -> Result<Vec<(String, Program)>, Failure> {
-    let arch = arch.or_else(Arch::host).ok_or_else(|| {
+    let arch = p.profile_arch.or_else(Arch::host).ok_or_else(|| {
         Failure::input(format!(
             "{name}: this host's architecture has no syscall table to compile the Firecracker \
              file for; give --profile-arch ARCH"
@@ -323,7 +327,10 @@ fn compile_firecracker(
     let filters = crate::compile::compile_firecracker(
         bytes,
         name,
-        &FirecrackerOptions::new(arch),
+        &FirecrackerOptions {
+            arch,
+            dialect: p.firecracker_dialect.dialect(),
+        },
         &crate::compile::CompileOptions::default(),
     )
     .map_err(|e| {
