@@ -652,3 +652,65 @@ fn zip3<'a, A, B, C>(
     assert_eq!((a.len(), b.len()), (c.len(), c.len()));
     a.iter().zip(b).zip(c).map(|((a, b), c)| (a, b, c))
 }
+
+/// aarch64 filters (the corpus's aarch64-clean profile), as four Firecracker compilers wrote
+/// them on an x86_64 host. The one without libseccomp (1.10) checks aarch64 alone and is equal
+/// to secopt's rust-vmm lowering everywhere. The libseccomp-based ones (1.11, 1.15-dev,
+/// 1.17-dev) also carry a section for the build host's arch, which libseccomp adds to every
+/// filter: equal to secopt's lowering for aarch64 callers, different for x86_64 ones, and
+/// `verify` says so with an x86_64 input.
+#[test]
+fn aarch64_files_cross_compiled_on_x86_64_keep_the_host_s_arch_when_built_on_libseccomp() {
+    use secopt::policy::Dialect;
+    use secopt::verify::{ArchSel, Domain};
+    let profile = PROFILES[1];
+    let json = std::fs::read(profile_path(profile)).unwrap();
+    let lower = |dialect| {
+        let fc = FirecrackerOptions {
+            arch: Arch::Aarch64,
+            dialect,
+        };
+        compile_firecracker(&json, profile, &fc, &CompileOptions::default()).unwrap()
+    };
+    let read = |suffix: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/firecracker")
+            .join(format!("{profile}.aarch64.{suffix}"));
+        decode(&std::fs::read(path).unwrap()).unwrap().threads
+    };
+    let aarch64_only = VerifyOptions {
+        domain: Domain {
+            arches: vec![ArchSel::Arch(Arch::Aarch64)],
+            nrs: vec![],
+        },
+        ..VerifyOptions::default()
+    };
+    let rust_vmm = lower(Dialect::RustVmmSeccompiler);
+    for ((thread, prog), (_, ours)) in read("v1.10.bincode").iter().zip(&rust_vmm) {
+        assert_equal(
+            prog.as_ref().unwrap(),
+            ours.program(),
+            &format!("v1.10 {thread}"),
+        );
+    }
+    let libseccomp = lower(Dialect::Libseccomp);
+    for suffix in ["v1.11.bincode", "bincode", "bitcode"] {
+        let threads = read(suffix);
+        assert_eq!(threads.len(), 3, "{suffix}");
+        for ((thread, prog), (_, ours)) in threads.iter().zip(&libseccomp) {
+            let (prog, what) = (prog.as_ref().unwrap(), format!("{suffix} {thread}"));
+            let on_aarch64 = equivalent(prog, ours.program(), &aarch64_only).unwrap();
+            assert_eq!(on_aarch64, Verdict::Equal, "{what}");
+            match equivalent(prog, ours.program(), &VerifyOptions::default()).unwrap() {
+                Verdict::Different(c) => {
+                    assert_eq!(c.data.arch, Arch::X86_64.token(), "{what}: {c:?}");
+                    // secopt's lowering kills a foreign arch as libseccomp's default bad-arch
+                    // action does; the file runs its x86_64 section (default allow) instead.
+                    assert_eq!(c.b, secopt::bpf::RetVal::KILL_THREAD, "{what}: {c:?}");
+                    assert_eq!(c.a, secopt::bpf::RetVal::ALLOW, "{what}: {c:?}");
+                }
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+    }
+}
