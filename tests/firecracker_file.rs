@@ -714,3 +714,31 @@ fn aarch64_files_cross_compiled_on_x86_64_keep_the_host_s_arch_when_built_on_lib
         }
     }
 }
+
+/// Optimizing a filter for another machine: the cross-compiled aarch64 file checks x86_64
+/// and aarch64. The default weights count the native ABI's syscalls 100 each, so its arch
+/// test comes first; `native` says which ABI that is (the host's when not given), so an
+/// aarch64 machine's calls pay one arch comparison, not two.
+#[test]
+fn the_native_abi_given_is_the_one_whose_arch_check_comes_first() {
+    use secopt::optimize::{optimize, OptimizeOptions};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/firecracker/firecracker-unimplemented.aarch64.bitcode");
+    let file = decode(&std::fs::read(path).unwrap()).unwrap();
+    let prog = file.threads[0].1.clone().unwrap();
+    for native in [Arch::Aarch64, Arch::X86_64] {
+        let opts = OptimizeOptions {
+            native: Some(native),
+            ..OptimizeOptions::default()
+        };
+        let out = optimize(&prog, &opts).unwrap();
+        assert_equal(&prog, &out.program, &format!("native {native}"));
+        let first_arch_test = out
+            .program
+            .insns
+            .iter()
+            .find(|i| i.is_conditional_jump())
+            .unwrap();
+        assert_eq!(first_arch_test.k, native.token(), "native {native}");
+    }
+}

@@ -327,6 +327,7 @@ impl Optimizer<'_> {
         }
         let opts = OptimizeOptions {
             weights: self.weights.clone(),
+            native: self.args.arches.first().copied(),
             cost_model: self.args.cost_model,
             kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
             verify: !self.args.no_verify,

@@ -70,8 +70,10 @@ pub struct OptimizeArgs {
     /// recorded on another architecture), with a warning, instead of failing.
     #[arg(long, requires = "weights")]
     pub skip_unknown: bool,
-    /// The native ABI of the weights file (strace's first section, JSON names). Default: the
-    /// host's.
+    /// The native ABI: of the weights file (strace's first section, JSON names) and, without
+    /// --weights, of the default weights (100 per syscall, the other arches 1, so its arch
+    /// check comes first). Default: the host's. Give it when optimizing a filter for another
+    /// machine that checks more than one arch.
     #[arg(long, value_parser = super::asm_cmd::parse_arch)]
     pub arch: Option<Arch>,
     /// Which cost the dispatch minimizes (the other one still counts 1/4).
@@ -233,6 +235,7 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
     };
     Ok(OptimizeOptions {
         weights,
+        native: args.arch,
         cost_model: args.cost_model,
         kernel,
         verify: !args.no_verify,

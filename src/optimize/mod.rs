@@ -92,8 +92,13 @@ pub enum CostModel {
 #[derive(Debug, Clone)]
 pub struct OptimizeOptions {
     /// Syscall counts to optimize for; `None`: [`Weights::default_for`] the arches the program
-    /// checks.
+    /// checks, [`OptimizeOptions::native`] first.
     pub weights: Option<Weights>,
+    /// The ABI the default weights count as native (100 per syscall, the others 1), when the
+    /// program checks it; `None`: the host's. A filter built for another machine (an aarch64
+    /// Firecracker file that also carries its x86_64 build host's section) is laid out for
+    /// the machine it runs on only when told which one that is.
+    pub native: Option<Arch>,
     pub cost_model: CostModel,
     /// The kernel whose allow cache the cost model and the cacheability check use.
     pub kernel: KernelVersion,
@@ -172,6 +177,7 @@ impl Default for OptimizeOptions {
     fn default() -> Self {
         OptimizeOptions {
             weights: None,
+            native: None,
             cost_model: CostModel::default(),
             kernel: KernelVersion::MODELLED,
             verify: true,
@@ -376,7 +382,7 @@ fn optimize_input(
 ) -> Result<Optimized, OptimizeError> {
     validate_structure(prog).map_err(OptimizeError::Invalid)?;
     let mut reached: Option<usize> = None;
-    let arches = arches_checked(prog);
+    let arches = arches_checked_native(prog, opts.native);
     let default_weights;
     let weights = match &opts.weights {
         Some(w) => w,
@@ -811,6 +817,11 @@ fn lost_cacheable(before: &Caches, after: &Caches) -> Option<String> {
 /// The architectures whose token the program compares `arch` with (x86_64 brings x32), the
 /// host's first; the host's alone when it compares none.
 pub fn arches_checked(prog: &Program) -> Vec<Arch> {
+    arches_checked_native(prog, None)
+}
+
+/// [`arches_checked`] with `native` (when given) in the host's place.
+pub fn arches_checked_native(prog: &Program, native: Option<Arch>) -> Vec<Arch> {
     let cuts = lift::arch_cuts(prog);
     let mut arches: Vec<Arch> = Vec::new();
     for a in Arch::ALL {
@@ -818,7 +829,7 @@ pub fn arches_checked(prog: &Program) -> Vec<Arch> {
             arches.push(a);
         }
     }
-    let host = Arch::host().unwrap_or(Arch::X86_64);
+    let host = native.or_else(Arch::host).unwrap_or(Arch::X86_64);
     if arches.is_empty() {
         arches.push(host);
     }
