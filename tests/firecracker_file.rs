@@ -353,7 +353,12 @@ fn a_broken_thread_is_refused_by_name_and_other_verbs_explain_the_file() {
     assert!(!out.exists());
     // A verb that takes one filter says what the file is instead of "not a multiple of 8".
     let golden = golden(PROFILES[0], Encoding::Bincode);
-    let run = run_secopt(&["analyze".as_ref(), golden.as_os_str()]);
+    let run = run_secopt(&[
+        "emu".as_ref(),
+        golden.as_os_str(),
+        "--nr".as_ref(),
+        "0".as_ref(),
+    ]);
     assert_eq!(run.status.code(), Some(2));
     assert!(
         stderr_of(&run).contains("Firecracker's filter file (bincode; threads api, vcpu, vmm)"),
@@ -741,4 +746,66 @@ fn the_native_abi_given_is_the_one_whose_arch_check_comes_first() {
             .unwrap();
         assert_eq!(first_arch_test.k, native.token(), "native {native}");
     }
+}
+
+/// `analyze` of a whole filter file: each thread's analysis in turn, the same as naming the
+/// thread (`FILE:THREAD`), of the program Firecracker's compiler wrote for it; a thread
+/// without a filter is said to have none.
+#[test]
+fn analyze_reports_every_thread_of_a_filter_file() {
+    let bitcode = golden(PROFILES[0], Encoding::Bitcode);
+    let theirs = firecracker_programs(PROFILES[0], Encoding::Bitcode);
+    let json_of = |args: &[&str]| -> serde_json::Value {
+        let run = run_secopt(args);
+        assert_eq!(run.status.code(), Some(0), "{args:?}: {}", stderr_of(&run));
+        serde_json::from_str(&stdout_of(&run)).unwrap()
+    };
+    let path = bitcode.to_str().unwrap();
+    let whole = json_of(&["analyze", path, "--kernel", "6.18", "--format", "json"]);
+    let threads = whole["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), theirs.len());
+    for (doc, (thread, prog)) in threads.iter().zip(&theirs) {
+        assert_eq!(doc["thread"], thread.as_str());
+        assert_eq!(doc["length"], prog.len(), "{thread}");
+        let alone = json_of(&[
+            "analyze",
+            &format!("{path}:{thread}"),
+            "--kernel",
+            "6.18",
+            "--format",
+            "json",
+        ]);
+        let mut doc = doc.clone();
+        doc.as_object_mut().unwrap().remove("thread");
+        assert_eq!(doc, alone, "{thread}");
+    }
+    let run = run_secopt(&["analyze", path, "--summary"]);
+    let text = stdout_of(&run);
+    for (thread, _) in &theirs {
+        assert!(
+            text.contains(&format!("filter: {path}:{thread}\n")),
+            "{text}"
+        );
+    }
+    // A thread without a filter, and a workload on stdin (read once, wanted per thread).
+    let dir = TempDir::new("fc-analyze");
+    let mut threads: Vec<_> = theirs
+        .iter()
+        .map(|(t, p)| (t.clone(), Some(p.clone())))
+        .collect();
+    threads[1].1 = None;
+    let file = dir.join("no-vcpu.bin");
+    std::fs::write(&file, encode(&threads, Encoding::Bincode)).unwrap();
+    let file = file.to_str().unwrap();
+    let whole = json_of(&["analyze", file, "--format", "json"]);
+    assert!(
+        whole["threads"][1]["filter"].is_null(),
+        "{}",
+        whole["threads"][1]
+    );
+    assert_eq!(whole["threads"][2]["thread"], "vmm");
+    let run = run_secopt(&["analyze", file]);
+    assert!(stdout_of(&run).contains(&format!("filter: {file}:vcpu: none")));
+    let run = run_secopt(&["analyze", file, "--workload", "-"]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr_of(&run));
 }

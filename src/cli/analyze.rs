@@ -4,7 +4,7 @@
 //! workload entry and the expected instructions per syscall with and without the allow cache.
 
 use super::asm_cmd::parse_arch;
-use super::io::{display_name, load_program, read_input, InputFormat};
+use super::io::{decode_input, display_name, load_program, read_input, Input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::report::counted;
@@ -29,14 +29,17 @@ secopt analyze docker.bpf --format json | jq '.arches[0].cacheable_count'\n  \
 secopt analyze docker.bpf --workload nginx.strace-c.txt           cost per syscall of a workload\n  \
 secopt analyze docker.bpf --workload vcpu.json --kernel 5.10      the same without the allow cache\n  \
 secopt analyze docker.bpf --workload w.json --format json | jq .totals.expected_with_cache\n  \
-secopt analyze f0.bpf f1.bpf --workload w.json   a stack (secopt dump PID --index 0 -o f0.bpf, …)\n\n\
+secopt analyze f0.bpf f1.bpf --workload w.json   a stack (secopt dump PID --index 0 -o f0.bpf, …)\n  \
+secopt analyze seccomp_filter.out --summary     every thread of a Firecracker filter file\n\n\
 Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
 pub struct AnalyzeArgs {
     /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
     /// first (as installed, as `secopt dump` lists them), analyzed as the kernel runs it: what
     /// it decides, the syscalls every filter lets the cache skip, and path lengths summed over
     /// the filters (each runs on every call that is not cached); with --workload, each call is
-    /// charged every filter's instructions.
+    /// charged every filter's instructions. Firecracker's filter file (what its
+    /// seccompiler-bin or `secopt compile --emit firecracker` writes): every thread's filter
+    /// in turn (JSON: `{"input", "threads": [{"thread", …}]}`); `FILE:THREAD` for one.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// How the input is encoded.
@@ -190,8 +193,93 @@ fn steps_text(p: &SyscallPaths) -> String {
     }
 }
 
+/// Where `--format json` documents go: printed (one filter or stack), or collected (each
+/// thread of a Firecracker filter file, printed together as one document at the end).
+enum JsonOut {
+    Print,
+    Collect(Vec<serde_json::Value>),
+}
+
+impl JsonOut {
+    fn emit(&mut self, value: serde_json::Value) -> Result<(), Failure> {
+        match self {
+            JsonOut::Print => print_json(&value),
+            JsonOut::Collect(list) => {
+                list.push(value);
+                Ok(())
+            }
+        }
+    }
+}
+
 pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
-    let (prog, stack, name) = load_inputs(&args)?;
+    if let [path] = args.inputs.as_slice() {
+        let bytes = read_input(path)?;
+        let name = display_name(path);
+        return match decode_input(&bytes, &name, args.input_format)? {
+            Input::Program(prog) => {
+                let stack = vec![prog.clone()];
+                analyze(&args, (prog, stack, name), &mut JsonOut::Print)
+            }
+            Input::ThreadFilters(file) => run_thread_filters(&args, &name, file),
+        };
+    }
+    let loaded = load_inputs(&args)?;
+    analyze(&args, loaded, &mut JsonOut::Print)
+}
+
+/// Every thread's filter of a Firecracker filter file, one after the other (text), or in
+/// one document `{"input", "threads": [{"thread", …the one-filter document…}]}` (JSON).
+fn run_thread_filters(
+    args: &AnalyzeArgs,
+    name: &str,
+    file: crate::bpf::thread_filters::ThreadFilters,
+) -> Result<i32, Failure> {
+    if args.workload.as_deref() == Some(Path::new("-")) {
+        return Err(Failure::input(
+            "analyzing every thread of a Firecracker filter file reads the workload once per \
+             thread: give it as a file, not stdin",
+        ));
+    }
+    let mut json_threads = Vec::new();
+    for (i, (thread, prog)) in file.threads.into_iter().enumerate() {
+        let label = format!("{name}:{thread}");
+        if args.format == Format::Text && i > 0 {
+            println!();
+        }
+        let Some(prog) = prog else {
+            match args.format {
+                Format::Text => println!(
+                    "filter: {label}: none (an empty program: Firecracker installs no filter \
+                     for this thread, so its syscalls run unfiltered)"
+                ),
+                Format::Json => {
+                    json_threads.push(json!({ "thread": thread, "input": label, "filter": null }))
+                }
+            }
+            continue;
+        };
+        let mut out = JsonOut::Collect(Vec::new());
+        analyze(args, (prog.clone(), vec![prog], label), &mut out)?;
+        if let JsonOut::Collect(docs) = out {
+            for mut doc in docs {
+                doc["thread"] = thread.as_str().into();
+                json_threads.push(doc);
+            }
+        }
+    }
+    if args.format == Format::Json {
+        print_json(&json!({ "input": name, "threads": json_threads }))?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// The analysis of one filter, or of a stack joined into `prog`.
+fn analyze(
+    args: &AnalyzeArgs,
+    (prog, stack, name): (Program, Vec<Program>, String),
+    out: &mut JsonOut,
+) -> Result<i32, Failure> {
     let analyzer = Analyzer::new(&prog).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     let kernel = match args.kernel.as_deref() {
         Some("none") => None,
@@ -212,15 +300,14 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
         Vec::new()
     };
     if let Some(path) = &args.workload {
-        return run_workload(
-            &args,
-            path,
-            &prog,
-            &stack,
-            &analyzer,
-            &filter_analyzers,
-            kernel,
-        );
+        let subject = Subject {
+            name: &name,
+            prog: &prog,
+            stack: &stack,
+            analyzer: &analyzer,
+            filter_analyzers: &filter_analyzers,
+        };
+        return run_workload(args, subject, path, kernel, out);
     }
     let mut arches = args.arch.clone();
     if arches.is_empty() {
@@ -323,7 +410,7 @@ pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
                     })
                 })
                 .collect();
-            print_json(&json!({
+            out.emit(json!({
                 "input": name,
                 "length": length,
                 "stack": (stack.len() > 1).then(|| stack.iter().map(Program::len).collect::<Vec<_>>()),
@@ -611,16 +698,32 @@ struct EntryRow {
     depends_on_args: bool,
 }
 
+/// What is analyzed: a filter, or a stack joined into `prog`, with their analyzers.
+struct Subject<'a> {
+    /// The input's name in reports (`a.bpf`, `f0.bpf + f1.bpf`, `filters.bin:vcpu`).
+    name: &'a str,
+    prog: &'a Program,
+    stack: &'a [Program],
+    analyzer: &'a Analyzer<'a>,
+    /// A stack's filters' own analyzers (empty for one filter).
+    filter_analyzers: &'a [Analyzer<'a>],
+}
+
 /// `analyze --workload`: the workload-weighted cost model (see `--help`).
 fn run_workload(
     args: &AnalyzeArgs,
+    subject: Subject,
     path: &Path,
-    prog: &Program,
-    stack: &[Program],
-    analyzer: &Analyzer,
-    filter_analyzers: &[Analyzer],
     kernel: Option<KernelVersion>,
+    out: &mut JsonOut,
 ) -> Result<i32, Failure> {
+    let Subject {
+        name,
+        prog,
+        stack,
+        analyzer,
+        filter_analyzers,
+    } = subject;
     let native = match args.arch.as_slice() {
         [] => Arch::host().ok_or_else(|| {
             Failure::input(
@@ -754,12 +857,7 @@ fn run_workload(
         .filter(|(_, r)| r.depends_on_args)
         .map(|(e, _)| e.label.as_str())
         .collect();
-    let input = args
-        .inputs
-        .iter()
-        .map(|p| display_name(p))
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let input = name.to_string();
     let cache_on = kernel.is_some_and(|k| k.has_allow_cache());
 
     match args.format {
@@ -795,7 +893,7 @@ fn run_workload(
                     })
                 })
                 .collect();
-            print_json(&json!({
+            out.emit(json!({
                 "input": input,
                 "length": stack.iter().map(Program::len).sum::<usize>(),
                 "stack": (stack.len() > 1).then(|| stack.iter().map(Program::len).collect::<Vec<_>>()),
