@@ -1,5 +1,6 @@
 //! `secopt verify` and `secopt diff`: exact equivalence of two filters, and a per-arch,
-//! per-syscall account of how they differ (see [`crate::verify`]).
+//! per-syscall account of how they differ (see [`crate::verify`]); Firecracker's per-thread
+//! filters (its JSON or its compiled file) are compared thread by thread ([`run_pairs`]).
 //!
 //! Exit codes: 0 equal, 1 different, 2 bad input (including a filter the kernel would
 //! reject), 3 unknown (a budget ran out, or an internal check failed; the message says which).
@@ -233,7 +234,7 @@ enum Side {
     /// One filter.
     One(Program),
     /// Firecracker's filters, one per thread, sorted by thread name: from its JSON (compiled
-    /// for this host) or from the file its `seccompiler-bin` writes. A thread the file gives
+    /// for `--profile-arch` or this host) or from the file its `seccompiler-bin` writes. A thread the file gives
     /// no filter is `RET ALLOW`, which is what running without a filter means.
     Threads(Vec<(String, Program)>),
 }
