@@ -256,6 +256,25 @@ fn compile_refuses_files_firecracker_would_not_load() {
         );
         assert!(!out.exists(), "{extra:?}: no output file");
     }
+    // The rust-vmm dialect is Firecracker's up to 1.10, which reads bincode: a bitcode file of
+    // it is written (asked for) with a warning, a bincode one without.
+    let profile = shared_profile("firecracker/firecracker-unimplemented.json");
+    for (emit, warns) in [("firecracker", true), ("firecracker-bincode", false)] {
+        let run = run_secopt(&[
+            "compile",
+            profile.to_str().unwrap(),
+            "--firecracker-dialect",
+            "rust-vmm",
+            "--arch",
+            "x86_64",
+            "--emit",
+            emit,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        assert_eq!(stderr_of(&run).contains("reads bincode"), warns, "{emit}");
+    }
 }
 
 fn optimize_cli(args: &[&std::ffi::OsStr]) -> std::process::Output {

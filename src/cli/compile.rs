@@ -747,6 +747,14 @@ fn write_thread_filters(
             }
         )));
     }
+    if args.firecracker_dialect == FirecrackerDialect::RustVmm && encoding == Encoding::Bitcode {
+        // Not refused: the file is what was asked for, and Firecracker refuses it at start.
+        eprintln!(
+            "secopt: warning: {source}: the rust-vmm dialect is Firecracker's up to 1.10, which \
+             reads bincode, not bitcode (Firecracker 1.15 and later): for those releases use \
+             --emit firecracker-bincode"
+        );
+    }
     let bytes = compile::emit_thread_filters(&threads, encoding);
     if bytes.len() > FIRECRACKER_BYTES_LIMIT {
         return Err(Failure::input(format!(
