@@ -15,8 +15,9 @@ use proptest::prelude::*;
 use secopt::arch::Arch;
 use secopt::bpf::thread_filters::{decode, encode, Encoding, ThreadFiltersError};
 use secopt::bpf::{validate, Program};
-use secopt::compile::{compile_firecracker, CompileOptions};
+use secopt::compile::{compile_firecracker, CompileOptions, CompiledFilter};
 use secopt::policy::firecracker::FirecrackerOptions;
+use secopt::policy::Dialect;
 use secopt::verify::{equivalent, Verdict, VerifyOptions};
 use std::path::{Path, PathBuf};
 use support::*;
@@ -598,6 +599,13 @@ fn verify_and_diff_compare_firecracker_s_filters_thread_by_thread() {
     );
 }
 
+/// secopt's reference lowering of a corpus profile's threads for `arch` in `dialect`.
+fn lowering(profile: &str, arch: Arch, dialect: Dialect) -> Vec<(String, CompiledFilter)> {
+    let json = std::fs::read(profile_path(profile)).unwrap();
+    let fc = FirecrackerOptions { arch, dialect };
+    compile_firecracker(&json, profile, &fc, &CompileOptions::default()).unwrap()
+}
+
 /// A golden file of a tagged Firecracker release (`v1.10`, `v1.11`).
 fn golden_release(profile: &str, release: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -612,18 +620,9 @@ fn golden_release(profile: &str, release: &str) -> PathBuf {
 /// dialect's, so each file checks its dialect's semantics and not just the format.
 #[test]
 fn firecracker_1_10_and_1_11_files_decide_as_their_dialects() {
-    use secopt::policy::Dialect;
     for profile in PROFILES {
-        let json = std::fs::read(profile_path(profile)).unwrap();
-        let lower = |dialect| {
-            let fc = FirecrackerOptions {
-                arch: Arch::X86_64,
-                dialect,
-            };
-            compile_firecracker(&json, profile, &fc, &CompileOptions::default()).unwrap()
-        };
-        let libseccomp = lower(Dialect::Libseccomp);
-        let rust_vmm = lower(Dialect::RustVmmSeccompiler);
+        let libseccomp = lowering(profile, Arch::X86_64, Dialect::Libseccomp);
+        let rust_vmm = lowering(profile, Arch::X86_64, Dialect::RustVmmSeccompiler);
         for (release, ours, other) in [
             ("v1.10", &rust_vmm, &libseccomp),
             ("v1.11", &libseccomp, &rust_vmm),
@@ -685,17 +684,9 @@ fn zip3<'a, A, B, C>(
 /// `verify` says so with an x86_64 input.
 #[test]
 fn aarch64_files_cross_compiled_on_x86_64_keep_the_host_s_arch_when_built_on_libseccomp() {
-    use secopt::policy::Dialect;
     use secopt::verify::{ArchSel, Domain};
     let profile = PROFILES[1];
-    let json = std::fs::read(profile_path(profile)).unwrap();
-    let lower = |dialect| {
-        let fc = FirecrackerOptions {
-            arch: Arch::Aarch64,
-            dialect,
-        };
-        compile_firecracker(&json, profile, &fc, &CompileOptions::default()).unwrap()
-    };
+    let lower = |dialect| lowering(profile, Arch::Aarch64, dialect);
     let read = |suffix: &str| {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/firecracker")
