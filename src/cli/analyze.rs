@@ -242,6 +242,7 @@ fn run_thread_filters(
         ));
     }
     let mut json_threads = Vec::new();
+    let mut code = EXIT_OK;
     for (i, (thread, prog)) in file.threads.into_iter().enumerate() {
         let label = format!("{name}:{thread}");
         if args.format == Format::Text && i > 0 {
@@ -260,7 +261,7 @@ fn run_thread_filters(
             continue;
         };
         let mut out = JsonOut::Collect(Vec::new());
-        analyze(args, (prog.clone(), vec![prog], label), &mut out)?;
+        code = code.max(analyze(args, (prog.clone(), vec![prog], label), &mut out)?);
         if let JsonOut::Collect(docs) = out {
             for mut doc in docs {
                 doc["thread"] = thread.as_str().into();
@@ -271,7 +272,7 @@ fn run_thread_filters(
     if args.format == Format::Json {
         print_json(&json!({ "input": name, "threads": json_threads }))?;
     }
-    Ok(EXIT_OK)
+    Ok(code)
 }
 
 /// The analysis of one filter, or of a stack joined into `prog`.
