@@ -2,7 +2,10 @@
 //! seccompiler file to a filter, in the format a runtime takes.
 
 use super::asm_cmd::parse_arch;
-use super::io::{check_output_dir, display_name, read_input, write_binary_output, write_output};
+use super::io::{
+    check_output_dir, display_name, looks_like_firecracker, read_input, write_binary_output,
+    write_output,
+};
 use super::optimize::{print_report_list, read_weights};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
@@ -364,26 +367,6 @@ fn print_reports(
 
 fn input_error(e: impl std::fmt::Display) -> Failure {
     Failure::input(e.to_string())
-}
-
-/// A Firecracker file is an object of thread filters, each with a `filter` array; an OCI
-/// profile has `defaultAction` (or is a whole config with `ociVersion`).
-///
-/// Only the top two levels are kept (the filters themselves are skipped, not built): the front
-/// end parses the file again, and building a whole `serde_json::Value` here cost as much as
-/// that parse.
-pub(super) fn looks_like_firecracker(bytes: &[u8]) -> bool {
-    use serde::de::IgnoredAny;
-    use std::collections::HashMap;
-    // Anything but an object of objects fails here, and is not a Firecracker file.
-    let Ok(top) = serde_json::from_slice::<HashMap<String, HashMap<String, IgnoredAny>>>(bytes)
-    else {
-        return false;
-    };
-    !top.is_empty()
-        && !top.contains_key("defaultAction")
-        && !top.contains_key("ociVersion")
-        && top.values().all(|thread| thread.contains_key("filter"))
 }
 
 fn compile_firecracker(

@@ -168,13 +168,33 @@ pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Inp
     }
 }
 
+/// A Firecracker file is an object of thread filters, each with a `filter` array; an OCI
+/// profile has `defaultAction` (or is a whole config with `ociVersion`).
+///
+/// Only the top two levels are kept (the filters themselves are skipped, not built): the front
+/// end parses the file again, and building a whole `serde_json::Value` here cost as much as
+/// that parse.
+pub fn looks_like_firecracker(bytes: &[u8]) -> bool {
+    use serde::de::IgnoredAny;
+    use std::collections::HashMap;
+    // Anything but an object of objects fails here, and is not a Firecracker file.
+    let Ok(top) = serde_json::from_slice::<HashMap<String, HashMap<String, IgnoredAny>>>(bytes)
+    else {
+        return false;
+    };
+    !top.is_empty()
+        && !top.contains_key("defaultAction")
+        && !top.contains_key("ociVersion")
+        && top.values().all(|thread| thread.contains_key("filter"))
+}
+
 /// When `bytes` are a JSON object (a profile, not assembly): what to do instead.
 fn profile_hint(bytes: &[u8], name: &str) -> Option<String> {
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if !object || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
         return None;
     }
-    Some(if super::compile::looks_like_firecracker(bytes) {
+    Some(if looks_like_firecracker(bytes) {
         format!(
             "{name}: this is a Firecracker seccompiler file (JSON), not a filter: compile the \
              thread first (`secopt compile {name} --thread vcpu -o vcpu.bpf`)"

@@ -267,7 +267,7 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
     let name = display_name(path);
     let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if format == InputFormat::Auto && json {
-        if super::compile::looks_like_firecracker(&bytes) {
+        if super::io::looks_like_firecracker(&bytes) {
             return Ok(Side::Threads(compile_firecracker(&bytes, &name, p)?));
         }
         let filter = crate::compile::compile_oci(
@@ -308,7 +308,7 @@ fn firecracker_json_thread(path: &Path) -> Option<(PathBuf, String)> {
         return None;
     }
     let bytes = std::fs::read(&file).ok()?;
-    super::compile::looks_like_firecracker(&bytes).then(|| (file, thread.to_string()))
+    super::io::looks_like_firecracker(&bytes).then(|| (file, thread.to_string()))
 }
 
 /// A Firecracker JSON file's filters, compiled as `secopt compile --arch ARCH
