@@ -729,6 +729,25 @@ fn an_idle_process_is_detached_when_the_duration_ends() {
     assert!(text.contains("\"$command\": [\"sleep\", \"60\"]"), "{text}");
     assert_eq!(tracer_of(sleeper.0.id()), Some(0));
     assert!(sleeper.0.try_wait().unwrap().is_none(), "sleep ended");
+    // Without -q, once attached it says what it records: the process, its one thread.
+    let pid = sleeper.0.id().to_string();
+    let out = secopt(&[
+        "record",
+        "-o",
+        path_str(&out_file),
+        "--pid",
+        &pid,
+        "--duration",
+        "0.2",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "recording process {pid} (sleep, 1 thread) for 0.2 s"
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -739,6 +758,10 @@ fn attach_errors_exit_2_and_write_nothing() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no process 999999999"), "{err}");
+    assert!(
+        !err.contains("recording process"),
+        "said before attaching: {err}"
+    );
     assert!(!out_file.exists());
     for args in [
         &["record", "--pid", "1", "--", "true"][..],

@@ -27,6 +27,7 @@ fn the_process_is_detached_and_running_while_the_tracer_lives_on() {
             max_samples: 16,
             arg_masks: &mut masks,
             forward_signals: false,
+            on_attached: None,
         };
         let trace = trace_process(pid as i32, Some(Duration::from_millis(200)), &mut options)
             .expect("attach to our own child");

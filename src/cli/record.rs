@@ -679,10 +679,27 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         None => Sampling::Options,
     };
     let mut masks = |token: u32, nr: u32| sampling.masks(token, nr);
+    // Attaching to a running process: say so once every thread is attached (a process that
+    // cannot be attached gets the error alone).
+    let mut announce = |threads: usize| {
+        if let (Some(pid), false) = (args.pid, args.quiet) {
+            eprintln!(
+                "secopt: recording process {pid} ({}, {} thread{}) {}",
+                super::dump::process_name(pid),
+                threads,
+                if threads == 1 { "" } else { "s" },
+                match args.duration {
+                    Some(d) => format!("for {} s", d.as_secs_f64()),
+                    None => "until Ctrl-C (SIGINT) or SIGTERM".to_string(),
+                }
+            );
+        }
+    };
     let mut options = TraceOptions {
         max_samples: MAX_SAMPLES,
         arg_masks: &mut masks,
         forward_signals: true,
+        on_attached: Some(&mut announce),
     };
     // The process's own command line stands for the command when attaching (read
     // before: it may end while recorded).
@@ -698,19 +715,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         None => args.command.clone(),
     };
     let traced = match args.pid {
-        Some(pid) => {
-            if !args.quiet {
-                eprintln!(
-                    "secopt: recording process {pid} ({}) {}",
-                    super::dump::process_name(pid),
-                    match args.duration {
-                        Some(d) => format!("for {} s", d.as_secs_f64()),
-                        None => "until Ctrl-C (SIGINT) or SIGTERM".to_string(),
-                    }
-                );
-            }
-            trace::trace_process(pid, args.duration, &mut options)
-        }
+        Some(pid) => trace::trace_process(pid, args.duration, &mut options),
         None => trace::trace_command(&args.command, &mut options),
     };
     let trace = traced.map_err(|e| match e {

@@ -195,6 +195,9 @@ pub struct TraceOptions<'a> {
     /// well, which then ends and lets the trace finish) and pass `SIGTERM` and `SIGHUP` on to
     /// the command. For command-line tools; a library caller may have its own handlers.
     pub forward_signals: bool,
+    /// [`trace_process`] calls it once every thread of the process is attached, with their
+    /// number, before recording starts (so a caller can say "recording" only once it is).
+    pub on_attached: Option<&'a mut dyn FnMut(usize)>,
 }
 
 /// Why a command could not be traced.
@@ -714,6 +717,9 @@ pub fn trace_process(
                 }
             }
         }
+    }
+    if let Some(attached) = options.on_attached.as_mut() {
+        attached(live.len());
     }
     let mut recorder = Recorder {
         options,
