@@ -818,4 +818,17 @@ fn analyze_reports_every_thread_of_a_filter_file() {
     assert!(stdout_of(&run).contains(&format!("filter: {file}:vcpu: none")));
     let run = run_secopt(&["analyze", file, "--workload", "-"]);
     assert_eq!(run.status.code(), Some(2), "{}", stderr_of(&run));
+    // Naming that thread, as FILE:THREAD or with optimize --thread, is an error that says so.
+    for args in [
+        &["disasm", &format!("{file}:vcpu")][..],
+        &["optimize", file, "--thread", "vcpu", "-o", "-"],
+    ] {
+        let run = run_secopt(args);
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr_of(&run).contains("thread vcpu has no filter"),
+            "{}",
+            stderr_of(&run)
+        );
+    }
 }

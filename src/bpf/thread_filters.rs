@@ -11,10 +11,11 @@
 //!   length, the UTF-8 name, a `u64` instruction count and the instructions, 8 bytes each.
 //!
 //! An empty program means "no filter for this thread". Entries are kept and written sorted by
-//! name, as `seccompiler-bin` writes them, so output is reproducible. Whether the programs are
+//! name, as `seccompiler-bin` writes them since 1.12 (1.11 and earlier wrote hash-map order),
+//! so output is reproducible. Whether the programs are
 //! valid is [`crate::bpf::validate`]'s question, asked by the caller with the thread's name.
 
-use super::insn::{Insn, Program};
+use super::insn::{Insn, Program, BPF_MAXINSNS};
 use std::collections::BTreeMap;
 
 /// How a thread-filter file is serialized.
@@ -55,6 +56,35 @@ pub struct ThreadFilters {
     pub threads: Vec<(String, Option<Program>)>,
 }
 
+impl ThreadFilters {
+    /// The threads' names, in the file's (sorted) order.
+    pub fn names(&self) -> Vec<&str> {
+        self.threads.iter().map(|(t, _)| t.as_str()).collect()
+    }
+
+    /// The program of `thread`: an error names the threads there are, or says the thread
+    /// has no filter.
+    pub fn program(&self, thread: &str) -> Result<&Program, ThreadLookupError> {
+        match self.threads.iter().find(|(t, _)| t == thread) {
+            Some((_, Some(prog))) => Ok(prog),
+            Some((_, None)) => Err(ThreadLookupError::NoFilter(thread.to_string())),
+            None => Err(ThreadLookupError::NoThread {
+                thread: thread.to_string(),
+                threads: self.names().join(", "),
+            }),
+        }
+    }
+}
+
+/// Why [`ThreadFilters::program`] has no program to give.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ThreadLookupError {
+    #[error("no thread {thread:?} in this Firecracker filter file (it has {threads})")]
+    NoThread { thread: String, threads: String },
+    #[error("thread {0} has no filter (an empty program: Firecracker installs none for it)")]
+    NoFilter(String),
+}
+
 /// Why bytes are not a thread-filter file.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ThreadFiltersError {
@@ -65,9 +95,6 @@ pub enum ThreadFiltersError {
     #[error("no thread filters in the file")]
     Empty,
 }
-
-/// Most instructions a program may have (`BPF_MAXINSNS`).
-const MAX_INSNS: usize = 4096;
 
 /// Decodes a thread-filter file in either encoding (bincode is tried first: its layout is
 /// checked exactly, to the last byte, so bitcode data does not pass as bincode).
@@ -90,7 +117,7 @@ pub fn decode(bytes: &[u8]) -> Result<ThreadFilters, ThreadFiltersError> {
     let threads = map
         .into_iter()
         .map(|(thread, words)| {
-            if words.len() > MAX_INSNS {
+            if words.len() > BPF_MAXINSNS {
                 return Err(ThreadFiltersError::TooLong {
                     len: words.len(),
                     thread,

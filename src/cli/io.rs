@@ -65,19 +65,9 @@ fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
     let Ok(filters) = thread_filters::decode(&bytes) else {
         return Ok(None);
     };
-    match filters.threads.iter().find(|(t, _)| t == thread) {
-        Some((_, Some(prog))) => Ok(Some(prog.to_raw())),
-        Some((_, None)) => Err(Failure::input(format!(
-            "{file}: thread {thread} has no filter (an empty program: Firecracker installs none \
-             for it)"
-        ))),
-        None => {
-            let names: Vec<&str> = filters.threads.iter().map(|(t, _)| t.as_str()).collect();
-            Err(Failure::input(format!(
-                "{file}: no thread {thread:?} in this Firecracker filter file (it has {})",
-                names.join(", ")
-            )))
-        }
+    match filters.program(thread) {
+        Ok(prog) => Ok(Some(prog.to_raw())),
+        Err(e) => Err(Failure::input(format!("{file}: {e}"))),
     }
 }
 
@@ -131,7 +121,7 @@ pub fn decode_program(
     // Firecracker's filter file holds several filters: say what it is and how to take one.
     if rejected && format == InputFormat::Raw {
         if let Ok(file) = thread_filters::decode(bytes) {
-            let threads: Vec<&str> = file.threads.iter().map(|(t, _)| t.as_str()).collect();
+            let threads = file.names();
             let first = threads.first().copied().unwrap_or("vcpu");
             return Err(Failure::input(format!(
                 "{name}: this is Firecracker's filter file ({}; threads {}), not one filter: \

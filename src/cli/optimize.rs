@@ -182,11 +182,8 @@ fn write_one(
             return Err(Failure::input(format!(
                 "{name}: --output-format {} writes Firecracker's filter file, which needs one \
                  as input (`secopt compile FIRECRACKER.json --emit firecracker` makes one)",
-                if format == OutputFormat::Firecracker {
-                    "firecracker"
-                } else {
-                    "firecracker-bincode"
-                }
+                clap::ValueEnum::to_possible_value(&format)
+                    .map_or_else(String::new, |v| v.get_name().to_string())
             )))
         }
         OutputFormat::Raw => {
@@ -252,22 +249,13 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
 /// proved equal).
 fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, Failure> {
     let source = input_name(args);
-    if let Some(wanted) = &args.thread {
-        let Some((thread, prog)) = file.threads.iter().find(|(t, _)| t == wanted) else {
-            return Err(Failure::input(format!(
-                "{source}: no thread {wanted:?} in this Firecracker filter file (it has {})",
-                thread_names(&file)
-            )));
-        };
-        let Some(prog) = prog else {
-            return Err(Failure::input(format!(
-                "{source}: thread {thread} has no filter (an empty program: Firecracker installs \
-                 none for it)"
-            )));
-        };
-        let prog = checked(prog, &source, thread)?;
+    if let Some(thread) = &args.thread {
+        let prog = file
+            .program(thread)
+            .map_err(|e| Failure::input(format!("{source}: {e}")))?;
+        check_thread(prog, &source, thread)?;
         let opts = optimize_options(args)?;
-        let out = optimize::optimize(&prog, &opts)
+        let out = optimize::optimize(prog, &opts)
             .map_err(|e| Failure::input(format!("{source} (thread {thread}): {e}")))?;
         return write_one(args, Some(thread), prog.len(), 1, &out);
     }
@@ -281,7 +269,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
                  (the default, or --output-format firecracker / firecracker-bincode) or pick \
                  a thread with --thread",
                 file.threads.len(),
-                thread_names(&file)
+                file.names().join(", ")
             )))
         }
     };
@@ -292,8 +280,8 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             optimized.push((thread.clone(), None));
             continue;
         };
-        let prog = checked(prog, &source, thread)?;
-        let out = optimize::optimize(&prog, &opts)
+        check_thread(prog, &source, thread)?;
+        let out = optimize::optimize(prog, &opts)
             .map_err(|e| Failure::input(format!("{source} (thread {thread}): {e}")))?;
         for note in &out.notes {
             eprintln!("secopt: warning: {source} (thread {thread}): {note}");
@@ -399,19 +387,13 @@ fn thread_label(source: &str, thread: Option<&str>) -> String {
     }
 }
 
-/// A thread's program, refused (naming the file and thread) if the kernel would refuse it.
-fn checked(prog: &Program, source: &str, thread: &str) -> Result<Program, Failure> {
+/// Refuses a thread's program (naming the file and thread) if the kernel would refuse it.
+fn check_thread(prog: &Program, source: &str, thread: &str) -> Result<(), Failure> {
     validate::validate(prog).map_err(|e| {
         Failure::input(format!(
             "{source} (thread {thread}): the kernel would reject this filter: {e}"
         ))
-    })?;
-    Ok(prog.clone())
-}
-
-fn thread_names(file: &ThreadFilters) -> String {
-    let names: Vec<&str> = file.threads.iter().map(|(t, _)| t.as_str()).collect();
-    names.join(", ")
+    })
 }
 
 /// The inputs as messages name them: the file, or a stack's files joined by ` + `.
