@@ -374,10 +374,11 @@ fn a_broken_thread_is_refused_by_name_and_other_verbs_explain_the_file() {
     // A verb that takes one filter says what the file is instead of "not a multiple of 8".
     let golden = golden(PROFILES[0], Encoding::Bincode);
     let run = run_secopt(&[
-        "emu".as_ref(),
+        "exec".as_ref(),
+        "--bpf".as_ref(),
         golden.as_os_str(),
-        "--nr".as_ref(),
-        "0".as_ref(),
+        "--".as_ref(),
+        "true".as_ref(),
     ]);
     assert_eq!(run.status.code(), Some(2));
     assert!(
@@ -831,4 +832,97 @@ fn analyze_reports_every_thread_of_a_filter_file() {
             stderr_of(&run)
         );
     }
+}
+
+/// `disasm` and `emu` of a whole filter file: every thread's listing, and one syscall run
+/// through every thread's filter, each as its `FILE:THREAD` form gives it.
+#[test]
+fn disasm_and_emu_show_every_thread_of_a_filter_file() {
+    let bincode = golden(PROFILES[0], Encoding::Bincode);
+    let path = bincode.to_str().unwrap();
+    let theirs = firecracker_programs(PROFILES[0], Encoding::Bincode);
+    let run = run_secopt(&["disasm", path]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    let text = stdout_of(&run);
+    let sections: Vec<&str> = text.split("; thread ").skip(1).collect();
+    assert_eq!(sections.len(), theirs.len(), "{text}");
+    for (section, (thread, prog)) in sections.iter().zip(&theirs) {
+        let (header, listing) = section.split_once('\n').unwrap();
+        assert_eq!(header, format!("{thread}: {} instructions", prog.len()));
+        let listed = secopt::bpf::asm::assemble(listing).unwrap();
+        assert_eq!(&listed, prog, "{thread}");
+    }
+    let json_of = |args: &[&str]| -> serde_json::Value {
+        let run = run_secopt(args);
+        assert_eq!(run.status.code(), Some(0), "{args:?}: {}", stderr_of(&run));
+        serde_json::from_str(&stdout_of(&run)).unwrap()
+    };
+    let whole = json_of(&["disasm", path, "--format", "json"]);
+    assert_eq!(whole["encoding"], "bincode");
+    for (doc, (thread, _)) in whole["threads"].as_array().unwrap().iter().zip(&theirs) {
+        let alone = json_of(&["disasm", &format!("{path}:{thread}"), "--format", "json"]);
+        let mut doc = doc.clone();
+        assert_eq!(
+            doc.as_object_mut().unwrap().remove("thread").unwrap(),
+            thread.as_str()
+        );
+        assert_eq!(doc, alone, "{thread}");
+    }
+
+    // KVM_RUN is the vCPU thread's own ioctl: Firecracker's profile allows it there alone.
+    let kvm_run = ["--arch", "x86_64", "--nr", "ioctl", "--arg", "1=0xae80"];
+    let emu = |input: &str, format: &str| {
+        let mut args = vec!["emu", input, "--format", format];
+        args.extend(kvm_run);
+        json_of(&args)
+    };
+    let whole = emu(path, "json");
+    let threads = whole["threads"].as_array().unwrap();
+    let actions: Vec<(&str, &str)> = threads
+        .iter()
+        .map(|t| (t["thread"].as_str().unwrap(), t["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        actions,
+        [("api", "TRAP"), ("vcpu", "ALLOW"), ("vmm", "TRAP")]
+    );
+    for (doc, (thread, _)) in threads.iter().zip(&theirs) {
+        let mut alone = emu(&format!("{path}:{thread}"), "json");
+        assert_eq!(alone["seccomp_data"], whole["seccomp_data"]);
+        let alone = alone.as_object_mut().unwrap();
+        alone.remove("input");
+        alone.remove("seccomp_data");
+        let mut doc = doc.clone();
+        doc.as_object_mut().unwrap().remove("thread");
+        assert_eq!(&doc, &serde_json::Value::from(alone.clone()), "{thread}");
+    }
+    let mut args = vec!["emu", path];
+    args.extend(kvm_run);
+    let run = run_secopt(&args);
+    assert!(
+        stdout_of(&run).contains("per thread: api TRAP (")
+            && stdout_of(&run).contains("vcpu ALLOW ("),
+        "{}",
+        stdout_of(&run)
+    );
+
+    // A thread without a filter runs unfiltered: ALLOW, said as such.
+    let dir = TempDir::new("fc-emu");
+    let mut threads: Vec<_> = theirs
+        .iter()
+        .map(|(t, p)| (t.clone(), Some(p.clone())))
+        .collect();
+    threads[0].1 = None;
+    let file = dir.join("no-api.bin");
+    std::fs::write(&file, encode(&threads, Encoding::Bincode)).unwrap();
+    let file = file.to_str().unwrap();
+    let whole = emu(file, "json");
+    assert!(whole["threads"][0]["filter"].is_null(), "{whole}");
+    assert_eq!(whole["threads"][1]["action"], "ALLOW");
+    let run = run_secopt(&["disasm", file]);
+    assert!(
+        stdout_of(&run).starts_with("; thread api: no filter"),
+        "{}",
+        stdout_of(&run)
+    );
 }

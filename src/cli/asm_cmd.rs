@@ -1,16 +1,19 @@
 //! `secopt disasm` and `secopt asm`.
 
 use super::io::{
-    decode_program, display_name, read_input, write_binary_output, write_output, InputFormat,
+    decode_program, display_name, read_input, thread_filters_file, write_binary_output,
+    write_output, InputFormat,
 };
-use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
+use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian};
-use crate::bpf::{asm, disasm, validate};
+use crate::bpf::thread_filters::ThreadFilters;
+use crate::bpf::{asm, disasm, validate, Program};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct DisasmArgs {
-    /// The filter: raw cBPF or assembly (`-` for stdin).
+    /// The filter: raw cBPF or assembly (`-` for stdin). Firecracker's filter file: every
+    /// thread's listing under a `; thread NAME` line (`FILE:THREAD` for one).
     #[arg(default_value = "-")]
     pub input: PathBuf,
     /// How the input is encoded.
@@ -56,10 +59,18 @@ pub fn parse_arch(s: &str) -> Result<Arch, String> {
 }
 
 pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
+    let bytes = read_input(&args.input)?;
+    let name = display_name(&args.input);
+    let opts = disasm::DisasmOptions {
+        index_comments: !args.no_index,
+        arch: args.arch,
+    };
+    if let Some(file) = thread_filters_file(&bytes, args.input_format) {
+        return disasm_threads(&args, &name, file, &opts);
+    }
     // An invalid filter is listed too (`.insn` for opcodes seccomp refuses, `+N` for jumps out
     // of the program), with the kernel's objection on stderr and exit code 1.
-    let bytes = read_input(&args.input)?;
-    let (prog, rejected) = decode_program(&bytes, &display_name(&args.input), args.input_format)?;
+    let (prog, rejected) = decode_program(&bytes, &name, args.input_format)?;
     let exit = match &rejected {
         Some(why) => {
             eprintln!("secopt: {} (listed anyway)", why.message);
@@ -67,39 +78,105 @@ pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
         }
         None => EXIT_OK,
     };
-    let opts = disasm::DisasmOptions {
-        index_comments: !args.no_index,
-        arch: args.arch,
-    };
-    let text = disasm::disassemble(&prog, &opts);
+    let listing = Listing::new(&prog, rejected.as_ref(), &opts);
     let out = match args.format {
-        Format::Text => text.into_bytes(),
-        Format::Json => {
-            let insns: Vec<serde_json::Value> = prog
-                .insns
-                .iter()
-                .enumerate()
-                .map(|(i, insn)| {
-                    serde_json::json!({"index": i, "code": insn.code, "jt": insn.jt, "jf": insn.jf, "k": insn.k})
-                })
-                .collect();
-            let doc = serde_json::json!({
-                "input": display_name(&args.input),
-                "length": prog.len(),
-                "kernel_accepts": rejected.is_none(),
-                "rejected": rejected.as_ref().map(|f| &f.message),
-                "instructions": insns,
-                "assembly": text,
-            });
-            if args.output.is_none() {
-                print_json(&doc)?;
-                return Ok(exit);
-            }
-            serde_json::to_vec_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
-        }
+        Format::Text => listing.text.into_bytes(),
+        Format::Json => json_bytes(&listing.json(&name))?,
     };
     write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
     Ok(exit)
+}
+
+/// Every thread's filter of a Firecracker filter file: each listing under a `; thread NAME`
+/// comment (text), or `{"input", "encoding", "threads": [{"thread", …one filter's document…}]}`
+/// (JSON). The file's decoder validated every program, so none is listed as rejected.
+fn disasm_threads(
+    args: &DisasmArgs,
+    name: &str,
+    file: ThreadFilters,
+    opts: &disasm::DisasmOptions,
+) -> Result<i32, Failure> {
+    let mut text = String::new();
+    let mut threads = Vec::new();
+    for (thread, prog) in &file.threads {
+        let label = format!("{name}:{thread}");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let Some(prog) = prog else {
+            text.push_str(&format!(
+                "; thread {thread}: no filter (an empty program: Firecracker installs none for \
+                 this thread)\n"
+            ));
+            threads.push(serde_json::json!({"thread": thread, "input": label, "filter": null}));
+            continue;
+        };
+        let listing = Listing::new(prog, None, opts);
+        text.push_str(&format!(
+            "; thread {thread}: {} instructions\n{}",
+            prog.len(),
+            listing.text
+        ));
+        let mut doc = listing.json(&label);
+        doc["thread"] = thread.as_str().into();
+        threads.push(doc);
+    }
+    let out = match args.format {
+        Format::Text => text.into_bytes(),
+        Format::Json => json_bytes(&serde_json::json!({
+            "input": name,
+            "encoding": file.encoding.name(),
+            "threads": threads,
+        }))?,
+    };
+    write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
+    Ok(EXIT_OK)
+}
+
+/// One filter's listing: its assembly, and what `--format json` shows of it.
+struct Listing<'a> {
+    prog: &'a Program,
+    rejected: Option<&'a Failure>,
+    text: String,
+}
+
+impl<'a> Listing<'a> {
+    fn new(prog: &'a Program, rejected: Option<&'a Failure>, opts: &disasm::DisasmOptions) -> Self {
+        let text = disasm::disassemble(prog, opts);
+        Listing {
+            prog,
+            rejected,
+            text,
+        }
+    }
+
+    /// `{"input", "length", "kernel_accepts", "rejected", "instructions", "assembly"}`.
+    fn json(&self, input: &str) -> serde_json::Value {
+        let insns: Vec<serde_json::Value> = self
+            .prog
+            .insns
+            .iter()
+            .enumerate()
+            .map(|(i, insn)| {
+                serde_json::json!({"index": i, "code": insn.code, "jt": insn.jt, "jf": insn.jf, "k": insn.k})
+            })
+            .collect();
+        serde_json::json!({
+            "input": input,
+            "length": self.prog.len(),
+            "kernel_accepts": self.rejected.is_none(),
+            "rejected": self.rejected.map(|f| &f.message),
+            "instructions": insns,
+            "assembly": self.text,
+        })
+    }
+}
+
+/// A JSON document as `print_json` prints it (pretty, with a final newline).
+fn json_bytes(doc: &serde_json::Value) -> Result<Vec<u8>, Failure> {
+    let mut out = serde_json::to_vec_pretty(doc).map_err(|e| Failure::input(e.to_string()))?;
+    out.push(b'\n');
+    Ok(out)
 }
 
 pub fn asm(args: AsmArgs) -> Result<i32, Failure> {

@@ -2,20 +2,23 @@
 //! path it takes.
 
 use super::asm_cmd::parse_arch;
-use super::io::{display_name, load_program, InputFormat};
+use super::io::{display_name, program_from_bytes, read_input, thread_filters_file, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::parse_u32;
-use crate::bpf::{disasm, interp, Field, SeccompData};
+use crate::bpf::{disasm, interp, Field, Program, SeccompData};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
 secopt emu filter.bpf --arch x86_64 --nr openat --arg 2=0x80000\n  \
 secopt emu filter.bpf --arch x86 --nr 102 --arg 0=1          (i386 socketcall(SYS_SOCKET))\n  \
-secopt emu filter.bpf --arch-token 0x12345678 --nr 0         (an arch no kernel has)")]
+secopt emu filter.bpf --arch-token 0x12345678 --nr 0         (an arch no kernel has)\n  \
+secopt emu seccomp_filter.out --nr ioctl --arg 1=0xae80      (KVM_RUN in each Firecracker thread)")]
 pub struct EmuArgs {
-    /// The filter: raw cBPF or assembly (`-` for stdin).
+    /// The filter: raw cBPF or assembly (`-` for stdin). Firecracker's filter file: the call
+    /// run through every thread's filter, and a line with each thread's result (`FILE:THREAD`
+    /// for one).
     pub input: PathBuf,
     /// How the input is encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
@@ -96,7 +99,13 @@ fn resolve_nr(text: &str, arch: Option<Arch>) -> Result<i32, Failure> {
 }
 
 pub fn run(args: EmuArgs) -> Result<i32, Failure> {
-    let prog = load_program(&args.input, args.input_format)?;
+    let bytes = read_input(&args.input)?;
+    let name = display_name(&args.input);
+    let file = thread_filters_file(&bytes, args.input_format);
+    let prog = match file {
+        Some(_) => None,
+        None => Some(program_from_bytes(&bytes, &name, args.input_format)?),
+    };
     let arch = match args.arch_token {
         Some(_) => None,
         None => Some(args.arch.or_else(Arch::host).ok_or_else(|| {
@@ -114,45 +123,50 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
     for &(i, v) in &args.args {
         data.args[i] = v;
     }
-    let trace = interp::trace(&prog, &data)
-        .map_err(|e| Failure::input(format!("{}: {e}", display_name(&args.input))))?;
-    let endian = data.endian();
-    let words_read: Vec<String> = (0..16u32)
-        .filter(|w| trace.words_read & (1 << w) != 0)
-        .filter_map(|w| Field::at_offset(4 * w, endian).map(Field::name))
-        .collect();
-    let lines = disasm::instruction_texts(
-        &prog,
-        &disasm::DisasmOptions {
-            index_comments: false,
-            arch,
-        },
-    );
+    let mut runs = Vec::new();
+    match (&prog, &file) {
+        (Some(prog), _) => runs.push(Run::new(None, prog, &data, arch, &name)?),
+        (None, Some(file)) => {
+            for (thread, prog) in &file.threads {
+                let label = format!("{name}:{thread}");
+                runs.push(match prog {
+                    Some(prog) => Run::new(Some(thread), prog, &data, arch, &label)?,
+                    None => Run::unfiltered(thread),
+                });
+            }
+        }
+        (None, None) => unreachable!("a program or a filter file was decoded above"),
+    }
     match args.format {
         Format::Json => {
-            let path: Vec<serde_json::Value> = trace
-                .path
-                .iter()
-                .map(|&pc| serde_json::json!({"index": pc, "text": lines[pc]}))
-                .collect();
-            print_json(&serde_json::json!({
-                "input": display_name(&args.input),
-                "seccomp_data": data,
-                "return": trace.ret.0,
-                "action": trace.ret.to_string(),
-                "steps": trace.steps,
-                "path": path,
-                "words_read": words_read,
-                "division_by_zero": trace.div_by_zero,
-            }))?;
+            let mut doc = serde_json::Map::new();
+            doc.insert("input".into(), name.as_str().into());
+            let data_json = serde_json::to_value(data)
+                .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
+            doc.insert("seccomp_data".into(), data_json);
+            match runs.as_slice() {
+                [run] if run.thread.is_none() => run.add_json(&mut doc),
+                _ => {
+                    let threads: Vec<serde_json::Value> = runs
+                        .iter()
+                        .map(|run| {
+                            let mut thread = serde_json::Map::new();
+                            run.add_json(&mut thread);
+                            thread.into()
+                        })
+                        .collect();
+                    doc.insert("threads".into(), threads.into());
+                }
+            }
+            print_json(&doc.into())?;
         }
         Format::Text => {
-            let name = arch
+            let nr_name = arch
                 .and_then(|a| a.syscalls().name(nr as u32))
                 .map(|n| format!(" ({n})"))
                 .unwrap_or_default();
             println!(
-                "seccomp_data: arch=0x{token:08x}{} nr={nr}{name} ip=0x{:x} args=[{}]",
+                "seccomp_data: arch=0x{token:08x}{} nr={nr}{nr_name} ip=0x{:x} args=[{}]",
                 arch.map(|a| format!(" ({a})")).unwrap_or_default(),
                 data.instruction_pointer,
                 data.args
@@ -161,24 +175,121 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            for &pc in &trace.path {
-                println!("{pc:>5}  {}", lines[pc]);
-            }
-            if trace.div_by_zero {
-                println!("       division by X == 0: the kernel's filter returns 0 here");
-            }
-            println!(
-                "result: {} (0x{:08x}) after {} instructions; read {}",
-                trace.ret,
-                trace.ret.0,
-                trace.steps,
-                if words_read.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    words_read.join(", ")
+            for (i, run) in runs.iter().enumerate() {
+                if i > 0 {
+                    println!();
                 }
-            );
+                run.print();
+            }
+            if runs.len() > 1 {
+                let each: Vec<String> = runs.iter().map(Run::summary).collect();
+                println!("\nper thread: {}", each.join(", "));
+            }
         }
     }
     Ok(EXIT_OK)
+}
+
+/// One filter run on the `seccomp_data`: the path it took, with each instruction's text.
+struct Run<'a> {
+    /// The Firecracker thread whose filter this is (`None`: the input is one filter).
+    thread: Option<&'a str>,
+    /// `None`: the thread has no filter, so the call runs unfiltered.
+    trace: Option<(interp::Trace, Vec<String>, Vec<String>)>,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        thread: Option<&'a str>,
+        prog: &Program,
+        data: &SeccompData,
+        arch: Option<Arch>,
+        label: &str,
+    ) -> Result<Self, Failure> {
+        let trace =
+            interp::trace(prog, data).map_err(|e| Failure::input(format!("{label}: {e}")))?;
+        let endian = data.endian();
+        let words_read = (0..16u32)
+            .filter(|w| trace.words_read & (1 << w) != 0)
+            .filter_map(|w| Field::at_offset(4 * w, endian).map(Field::name))
+            .collect();
+        let lines = disasm::instruction_texts(
+            prog,
+            &disasm::DisasmOptions {
+                index_comments: false,
+                arch,
+            },
+        );
+        Ok(Run {
+            thread,
+            trace: Some((trace, lines, words_read)),
+        })
+    }
+
+    fn unfiltered(thread: &'a str) -> Self {
+        Run {
+            thread: Some(thread),
+            trace: None,
+        }
+    }
+
+    /// Adds the run to a document: `thread` (a thread's filter), then `return`, `action`,
+    /// `steps`, `path`, `words_read`, `division_by_zero`; an unfiltered thread adds
+    /// `"filter": null`.
+    fn add_json(&self, doc: &mut serde_json::Map<String, serde_json::Value>) {
+        if let Some(thread) = self.thread {
+            doc.insert("thread".into(), thread.into());
+        }
+        let Some((trace, lines, words_read)) = &self.trace else {
+            doc.insert("filter".into(), serde_json::Value::Null);
+            return;
+        };
+        let path: Vec<serde_json::Value> = trace
+            .path
+            .iter()
+            .map(|&pc| serde_json::json!({"index": pc, "text": lines[pc]}))
+            .collect();
+        doc.insert("return".into(), trace.ret.0.into());
+        doc.insert("action".into(), trace.ret.to_string().into());
+        doc.insert("steps".into(), trace.steps.into());
+        doc.insert("path".into(), path.into());
+        doc.insert("words_read".into(), words_read.clone().into());
+        doc.insert("division_by_zero".into(), trace.div_by_zero.into());
+    }
+
+    /// `vcpu ALLOW (53 instructions)`, for the line that sums up a file's threads.
+    fn summary(&self) -> String {
+        let thread = self.thread.unwrap_or("filter");
+        match &self.trace {
+            Some((trace, _, _)) => format!("{thread} {} ({} instructions)", trace.ret, trace.steps),
+            None => format!("{thread} ALLOW (no filter)"),
+        }
+    }
+
+    fn print(&self) {
+        if let Some(thread) = self.thread {
+            println!("thread {thread}:");
+        }
+        let Some((trace, lines, words_read)) = &self.trace else {
+            println!("result: ALLOW: no filter (an empty program: Firecracker installs none for this thread)");
+            return;
+        };
+        for &pc in &trace.path {
+            println!("{pc:>5}  {}", lines[pc]);
+        }
+        if trace.div_by_zero {
+            println!("       division by X == 0: the kernel's filter returns 0 here");
+        }
+        println!(
+            "result: {} (0x{:08x}) after {} instructions; read {}",
+            trace.ret,
+            trace.ret.0,
+            trace.steps,
+            if words_read.is_empty() {
+                "nothing".to_string()
+            } else {
+                words_read.join(", ")
+            }
+        );
+    }
 }

@@ -145,17 +145,29 @@ pub enum Input {
 /// filter file (only with `--input-format auto`); a file that is neither gets the filter
 /// decoder's error.
 pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Input, Failure> {
-    let decoded = decode_program(bytes, name, format);
-    let valid = matches!(decoded, Ok((_, None)));
-    if format == InputFormat::Auto && !valid && !looks_like_text(bytes) {
-        if let Ok(file) = thread_filters::decode(bytes) {
-            return Ok(Input::ThreadFilters(file));
-        }
+    if let Some(file) = thread_filters_file(bytes, format) {
+        return Ok(Input::ThreadFilters(file));
     }
-    match decoded? {
+    match decode_program(bytes, name, format)? {
         (prog, None) => Ok(Input::Program(prog)),
         (_, Some(rejected)) => Err(rejected),
     }
+}
+
+/// Firecracker's filter file, when `bytes` are one: binary, no filter the kernel accepts, and
+/// read with `--input-format auto` (a format given names one filter).
+pub fn thread_filters_file(
+    bytes: &[u8],
+    format: InputFormat,
+) -> Option<thread_filters::ThreadFilters> {
+    if format != InputFormat::Auto || looks_like_text(bytes) {
+        return None;
+    }
+    let valid_filter = Program::from_raw(bytes).is_ok_and(|prog| validate::validate(&prog).is_ok());
+    if valid_filter {
+        return None;
+    }
+    thread_filters::decode(bytes).ok()
 }
 
 /// A Firecracker file is an object of thread filters, each with a `filter` array; an OCI
