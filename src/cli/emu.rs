@@ -2,7 +2,7 @@
 //! path it takes.
 
 use super::asm_cmd::parse_arch;
-use super::io::{display_name, program_from_bytes, read_input, thread_filters_file, InputFormat};
+use super::io::{decode_input, display_name, read_input, Input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::parse_u32;
@@ -101,11 +101,7 @@ fn resolve_nr(text: &str, arch: Option<Arch>) -> Result<i32, Failure> {
 pub fn run(args: EmuArgs) -> Result<i32, Failure> {
     let bytes = read_input(&args.input)?;
     let name = display_name(&args.input);
-    let file = thread_filters_file(&bytes, args.input_format);
-    let prog = match file {
-        Some(_) => None,
-        None => Some(program_from_bytes(&bytes, &name, args.input_format)?),
-    };
+    let input = decode_input(&bytes, &name, args.input_format)?;
     let arch = match args.arch_token {
         Some(_) => None,
         None => Some(args.arch.or_else(Arch::host).ok_or_else(|| {
@@ -124,9 +120,9 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
         data.args[i] = v;
     }
     let mut runs = Vec::new();
-    match (&prog, &file) {
-        (Some(prog), _) => runs.push(Run::new(None, prog, &data, arch, &name)?),
-        (None, Some(file)) => {
+    match &input {
+        Input::Program(prog) => runs.push(Run::new(None, prog, &data, arch, &name)?),
+        Input::ThreadFilters(file) => {
             for (thread, prog) in &file.threads {
                 let label = format!("{name}:{thread}");
                 runs.push(match prog {
@@ -135,7 +131,6 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
                 });
             }
         }
-        (None, None) => unreachable!("a program or a filter file was decoded above"),
     }
     match args.format {
         Format::Json => {
