@@ -191,3 +191,40 @@ fn a_profile_where_a_filter_goes_says_to_compile_it() {
     let out = secopt(&["analyze", &broken]);
     assert_bad_input(&out, &["broken.json:1:1"]);
 }
+
+/// Stdout that cannot be written (`/dev/full`: every write fails with ENOSPC) is an output
+/// failure like any other: `<stdout>: cannot write`, exit code 2, no panic backtrace. The
+/// reports are printed line by line, JSON documents in one piece, and clap prints help.
+#[test]
+fn a_stdout_that_cannot_be_written_is_an_error_not_a_panic() {
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        eprintln!("SKIP: no /dev/full");
+        return;
+    }
+    let dir = tmpdir("stdout-full");
+    let filter = write(&dir, "allow.bpf", &raw(&[(0x06, 0, 0, 0x7fff_0000)]));
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let out = dir.join("web.bpf");
+    let out = out.to_str().unwrap();
+    for args in [
+        &["analyze", &filter][..],
+        &["analyze", &filter, "--format", "json"],
+        &["emu", &filter, "--nr", "0"],
+        &["disasm", &filter],
+        &["compile", example, "-o", out, "--report"],
+        &["--help"],
+    ] {
+        let run = Command::new(env!("CARGO_BIN_EXE_secopt"))
+            .args(args)
+            .stdout(std::fs::File::create(full).unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("<stdout>: cannot write") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

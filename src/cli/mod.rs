@@ -126,6 +126,7 @@ enum Command {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     restore_default_sigpipe();
+    exit_cleanly_when_stdout_fails();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -134,7 +135,10 @@ pub fn main() -> i32 {
             } else {
                 EXIT_OK
             };
-            let _ = e.print();
+            if let Err(write) = e.print() {
+                eprintln!("secopt: error: <stdout>: cannot write: {write}");
+                return EXIT_BAD_INPUT;
+            }
             return code;
         }
     };
@@ -167,6 +171,28 @@ fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
         .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
     println!("{text}");
     Ok(())
+}
+
+/// A report that cannot be written (`secopt analyze f.bpf > /dev/full`: ENOSPC, EIO) ends with
+/// `secopt: error: <stdout>: cannot write: …` and exit code 2, as every other output failure
+/// does, instead of the backtrace of `println!`'s panic. The reports are printed line by line
+/// from many places; this catches that one panic, by std's message for it, for all of them.
+/// Any other panic keeps the default report.
+fn exit_cleanly_when_stdout_fails() {
+    const STDOUT_FAILED: &str = "failed printing to stdout: ";
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if let Some(error) = message.and_then(|m| m.strip_prefix(STDOUT_FAILED)) {
+            eprintln!("secopt: error: <stdout>: cannot write: {error}");
+            std::process::exit(EXIT_BAD_INPUT);
+        }
+        default(info);
+    }));
 }
 
 /// Dies quietly on a closed stdout (`secopt analyze f.bpf | head`), as Unix tools do, instead of
