@@ -379,7 +379,9 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
 
 /// runc's ENOSYS stub covers the architectures the OCI config lists, and no other
 /// (runc libcontainer/seccomp/patchbpf/enosys_linux.go `findLastSyscalls`): runc's own test
-/// profile lists none, so `--runc-compat` changes nothing there unless `--arch` lists one.
+/// profile lists none, so `--runc-compat` changes nothing there, also when `--arch` names the
+/// arch the filter covers (runc knows nothing of `--arch`: it stubs what the config lists).
+/// The same rules with `architectures` listed get the stub.
 #[test]
 fn runc_compat_stub_needs_a_listed_architecture() {
     let decide = |args: &[&str], nr: i32| -> RetVal {
@@ -398,8 +400,30 @@ fn runc_compat_stub_needs_a_listed_architecture() {
     assert_eq!(decide(&[], 1000), RetVal::errno(1));
     assert_eq!(
         decide(&["--runc-compat", "--arch", "x86_64"], 1000),
-        RetVal::errno(38)
+        RetVal::errno(1)
     );
+    let mut listing: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(profile("oci/runc-integration-seccomp_syscall_test1.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    listing["architectures"] = serde_json::json!(["SCMP_ARCH_X86_64"]);
+    let dir = std::env::temp_dir().join(format!("secopt-runc-listed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let listed = dir.join("listed.json");
+    std::fs::write(&listed, listing.to_string()).unwrap();
+    let out = secopt(&[
+        "compile",
+        listed.to_str().unwrap(),
+        "--emit",
+        "raw",
+        "--runc-compat",
+    ]);
+    ok(&out);
+    let prog = secopt::bpf::Program::from_raw(&out.stdout).unwrap();
+    let data = SeccompData::new(Arch::X86_64.token(), 1000, [0; 6]);
+    assert_eq!(interp::eval(&prog, &data).unwrap(), RetVal::errno(38));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--syscall-table`: secopt's Linux 6.18 table by default, with a warning naming the

@@ -695,6 +695,18 @@ fn compare_with_runc(test: &str, oci: &Value) {
             compiled.len()
         );
         candidates.push(("`secopt compile` (optimized)", optimized));
+        // The arches it covers by default, given explicitly: the same filter. `--arch` picks
+        // what the filter covers; what runc's stub covers stays what the profile lists.
+        let arches: Vec<&str> = profile_arches(oci).iter().map(|a| a.name()).collect();
+        let explicit = compile_with_cli(
+            &profile,
+            &dir.join("cli-arch.bpf"),
+            &[&flags[..], &["--arch", &arches.join(",")]].concat(),
+        );
+        candidates.push((
+            "`secopt compile --arch` (the default arches)",
+            Program::from_raw(&explicit).unwrap(),
+        ));
     }
 
     let vectors = argument_vectors(&argument_boundaries(oci));

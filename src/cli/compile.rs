@@ -56,7 +56,8 @@ pub struct CompileArgs {
     pub emit: Option<EmitFormat>,
     /// Architectures the filter covers (repeat or comma-separate; the first is the native one
     /// that `includes.arches`/`archMap` are matched against). Default: this host's, plus the
-    /// sub-architectures the profile's archMap or architectures list.
+    /// sub-architectures the profile's archMap or architectures list. `--runc-compat`'s stub
+    /// still covers only the arches the profile lists, as runc's does.
     #[arg(long = "arch", value_parser = parse_arch, value_delimiter = ',')]
     pub arches: Vec<Arch>,
     /// The container's capabilities: `default` (Docker's 14), `all`, or a comma-separated

@@ -220,7 +220,8 @@ fn overlapping_rules_follow_libseccomps_tree_not_profile_order() {
 #[test]
 fn runc_stub_returns_enosys_above_the_highest_named_syscall() {
     // read (0) and clone3 (435 on x86_64 and i386, 0x40000000+435 on x32).
-    let profile = r#"{"defaultAction": "SCMP_ACT_KILL", "syscalls": [
+    let profile = r#"{"defaultAction": "SCMP_ACT_KILL",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"], "syscalls": [
         {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
         {"names": ["clone3"], "action": "SCMP_ACT_KILL"}]}"#;
     let f = oci(profile, &[Arch::X86_64, Arch::X86, Arch::X32], true);
@@ -256,7 +257,11 @@ fn runc_stub_returns_enosys_above_the_highest_named_syscall() {
     assert!(!h.info().runc_compat);
     assert_eq!(run(&h, X86_64, 436, [0; 6]), RetVal::LOG);
     // s390x: nr 0 (the kernel's "unknown large syscall" marker) also gets ENOSYS.
-    let s = oci(profile, &[Arch::S390x], true);
+    let listing_s390x = profile.replace(
+        r#""SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32""#,
+        r#""SCMP_ARCH_S390X""#,
+    );
+    let s = oci(&listing_s390x, &[Arch::S390x], true);
     assert_eq!(run(&s, S390X, 0, [0; 6]), enosys);
     assert_eq!(run(&s, S390X, 3, [0; 6]), RetVal::ALLOW); // read is 3 on s390x
 }

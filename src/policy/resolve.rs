@@ -80,7 +80,8 @@ pub struct ResolveOptions {
     /// The native architecture: the one `includes.arches`/`excludes.arches` are matched
     /// against and whose `archMap` entry is used. `None`: the host's.
     pub native: Option<Arch>,
-    /// Replaces the policy's own architecture set when given.
+    /// Replaces the policy's own architecture set when given (which arches the filter covers;
+    /// whether each is *listed*, for runc's stub, stays the policy's on `native`).
     pub arches: Option<Vec<Arch>>,
     /// The container's capabilities (default: Docker's 14).
     pub caps: CapSet,
@@ -423,9 +424,39 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     })
 }
 
+/// The architectures the profile itself puts in the OCI config on `native`, each with whether
+/// it is listed there (runc's stub covers listed arches only).
+fn profile_arches(policy: &Policy, native: Arch) -> Vec<(ArchRef, bool)> {
+    match &policy.architectures {
+        Architectures::Exactly(list) => list
+            .iter()
+            .map(|&a| (ArchRef::Supported(a), true))
+            .collect(),
+        // libseccomp's filter always holds the native arch; the OCI config lists only what
+        // the profile lists (runc libcontainer/specconv `SetupSeccomp`).
+        Architectures::NativePlus(extra) => std::iter::once((ArchRef::Supported(native), false))
+            .chain(extra.iter().map(|&a| (a, true)))
+            .collect(),
+        // moby (profiles/seccomp `setupSeccomp`) writes the native arch and its
+        // sub-architectures into the OCI config when the map has an entry for it, and
+        // nothing otherwise.
+        Architectures::ArchMap(map) => {
+            match map
+                .iter()
+                .find(|entry| entry.arch == ArchRef::Supported(native))
+            {
+                Some(entry) => std::iter::once((ArchRef::Supported(native), true))
+                    .chain(entry.sub_arches.iter().map(|&a| (a, true)))
+                    .collect(),
+                None => vec![(ArchRef::Supported(native), false)],
+            }
+        }
+    }
+}
+
 /// The architectures a filter covers.
 struct ArchSet {
-    /// Deduplicated, in order, each with whether the profile (or the caller) lists it.
+    /// Deduplicated, in order, each with whether the profile lists it (on the native arch).
     covered: Vec<(Arch, bool)>,
     /// The names of listed architectures secopt has no table for.
     unsupported: Vec<String>,
@@ -437,36 +468,21 @@ fn arch_set(
     options: &ResolveOptions,
     native: Arch,
 ) -> Result<ArchSet, PolicyError> {
-    let refs: Vec<(ArchRef, bool)> = match (&options.arches, &policy.architectures) {
-        (Some(list), _) => list
+    let profile_refs = profile_arches(policy, native);
+    let refs: Vec<(ArchRef, bool)> = match &options.arches {
+        // The caller's list decides which arches the filter covers; whether one is *listed*
+        // (runc's stub covers it) is still the profile's: runc stubs what the config lists, and
+        // `--arch x86_64` on an x86_64 host must not add a stub the profile does not get there.
+        Some(list) => list
             .iter()
-            .map(|&a| (ArchRef::Supported(a), true))
+            .map(|&a| {
+                let listed = profile_refs
+                    .iter()
+                    .any(|(r, listed)| *listed && *r == ArchRef::Supported(a));
+                (ArchRef::Supported(a), listed)
+            })
             .collect(),
-        (None, Architectures::Exactly(list)) => list
-            .iter()
-            .map(|&a| (ArchRef::Supported(a), true))
-            .collect(),
-        // libseccomp's filter always holds the native arch; the OCI config lists only what
-        // the profile lists (runc libcontainer/specconv `SetupSeccomp`).
-        (None, Architectures::NativePlus(extra)) => {
-            std::iter::once((ArchRef::Supported(native), false))
-                .chain(extra.iter().map(|&a| (a, true)))
-                .collect()
-        }
-        // moby (profiles/seccomp `setupSeccomp`) writes the native arch and its
-        // sub-architectures into the OCI config when the map has an entry for it, and
-        // nothing otherwise.
-        (None, Architectures::ArchMap(map)) => {
-            match map
-                .iter()
-                .find(|entry| entry.arch == ArchRef::Supported(native))
-            {
-                Some(entry) => std::iter::once((ArchRef::Supported(native), true))
-                    .chain(entry.sub_arches.iter().map(|&a| (a, true)))
-                    .collect(),
-                None => vec![(ArchRef::Supported(native), false)],
-            }
-        }
+        None => profile_refs,
     };
     let mut arches: Vec<(Arch, bool)> = Vec::new();
     let mut unsupported = Vec::new();
