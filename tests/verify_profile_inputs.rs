@@ -65,3 +65,31 @@ fn a_profile_is_compiled_for_the_arch_verify_is_given() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A big-endian machine's filter needs `--input-format raw-be`; the profile beside it is still
+/// read as a profile (the format describes filters), and both bytes orders of the same program
+/// are the same filter to `verify`.
+#[test]
+fn a_big_endian_filter_is_verified_against_its_profile() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-be-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let compiled = dir.join("ws-s390x.bpf");
+    let compiled = compiled.to_str().unwrap();
+    let (code, _) = secopt(&["compile", profile, "--arch", "s390x", "-o", compiled]);
+    assert_eq!(code, 0);
+    let bytes = std::fs::read(compiled).unwrap();
+    // struct sock_filter's u16 code, big-endian: s390x's filter starts `ld [arch]` (0x0020).
+    assert_eq!(&bytes[..2], &[0x00, 0x20]);
+    let be = ["--input-format", "raw-be", "--profile-arch", "s390x"];
+    for (a, b) in [(compiled, profile), (profile, compiled)] {
+        let mut args = vec!["verify", a, b];
+        args.extend(be);
+        let (code, out) = secopt(&args);
+        assert_eq!((code, out.starts_with("equal")), (0, true), "{args:?}: {out}");
+    }
+    // Without the flag the filter is not read (the error says to pass it): exit 2.
+    let (code, _) = secopt(&["verify", compiled, profile, "--profile-arch", "s390x"]);
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -68,7 +68,7 @@ pub struct PairArgs {
     pub a: PathBuf,
     /// The second filter (same forms).
     pub b: PathBuf,
-    /// How the inputs are encoded.
+    /// How the filter inputs are encoded (profiles, JSON, are recognised whatever it says).
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
     /// Compile profile inputs (OCI or Firecracker JSON) for this architecture alone, as
@@ -265,8 +265,15 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
     }
     let bytes = super::io::read_input(path)?;
     let name = display_name(path);
-    let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    if format == InputFormat::Auto && json {
+    // A profile is recognised whatever --input-format says of the filters: `--input-format
+    // raw-be s390x.bpf docker.json` compares a big-endian filter with its profile. Told a
+    // format, only a whole JSON document counts, so a filter that merely starts with `{` is
+    // still read as that format.
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let profile = object
+        && (format == InputFormat::Auto
+            || serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok());
+    if profile {
         if super::io::looks_like_firecracker(&bytes) {
             return Ok(Side::Threads(compile_firecracker(&bytes, &name, p)?));
         }
