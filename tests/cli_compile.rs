@@ -953,9 +953,10 @@ fn outputs_write_through_devices_fifos_and_links_without_replacing_them() {
         .is_symlink());
     assert_eq!(std::fs::read(d.join("created.bpf")).unwrap(), expected);
 
-    // A directory is an error naming it, with exit 2.
+    // A directory is an error naming it, with exit 2 (for an OCI profile, one filter: the
+    // message asks for its file name).
     let out = secopt(&["compile", &p, "--arch", "x86_64", "-o", d.to_str().unwrap()]);
-    bad_input(&out, &[d.to_str().unwrap(), "cannot write"]);
+    bad_input(&out, &[d.to_str().unwrap(), "give the filter's file name"]);
 }
 
 /// `--arch` takes a comma-separated list, as `analyze` and `verify` do: the same filter as the
@@ -1053,4 +1054,71 @@ fn big_endian_filters_read_back_with_raw_be() {
     ]));
     let out = secopt(&["verify", raw, optimized, "--input-format", "raw-be"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
+}
+
+/// Options that mean nothing for the profile given are refused, not silently ignored (runc's
+/// stub on a Firecracker file, a Firecracker dialect or per-thread output for an OCI profile);
+/// `--report-format` alone asks for the report; `-o` naming the profile itself is refused
+/// before anything is written, also through a symbolic link.
+#[test]
+fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() {
+    let d = tmpdir("options-apply");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let firecracker = profile("firecracker/firecracker-x86_64-unknown-linux-musl.json");
+    let out = d.join("out.bpf");
+    let out = out.to_str().unwrap();
+    bad_input(
+        &secopt(&[
+            "compile",
+            &firecracker,
+            "--thread",
+            "vcpu",
+            "--runc-compat",
+            "-o",
+            out,
+        ]),
+        &["--runc-compat", "Firecracker file"],
+    );
+    bad_input(
+        &secopt(&[
+            "compile",
+            example,
+            "--firecracker-dialect",
+            "rust-vmm",
+            "-o",
+            out,
+        ]),
+        &["--firecracker-dialect", "OCI profile"],
+    );
+    let pattern = d.join("web-{thread}.bpf");
+    let dir = format!("{}/", d.display());
+    for target in [pattern.to_str().unwrap(), dir.as_str()] {
+        bad_input(
+            &secopt(&["compile", example, "-o", target]),
+            &[target, "OCI profile"],
+        );
+    }
+    assert!(!Path::new(out).exists());
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "nothing written");
+
+    // --report-format json alone: the report, as JSON, on stdout.
+    let run = secopt(&["compile", example, "--report-format", "json", "-o", out]);
+    ok(&run);
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(report[0]["report"].is_object(), "{report}");
+
+    // -o the profile itself, or a link to it: refused, the profile unchanged.
+    let own = d.join("own.json");
+    std::fs::copy(example, &own).unwrap();
+    let link = d.join("link.json");
+    std::os::unix::fs::symlink(&own, &link).unwrap();
+    let own = own.to_str().unwrap();
+    for target in [own, link.to_str().unwrap()] {
+        bad_input(
+            &secopt(&["compile", own, "-o", target]),
+            &["the profile being compiled"],
+        );
+    }
+    assert_eq!(std::fs::read(own).unwrap(), std::fs::read(example).unwrap());
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -64,7 +64,9 @@ pub struct CompileArgs {
     /// list such as `default,sys_admin` or `CAP_NET_ADMIN,CAP_BPF`.
     #[arg(long, default_value = "default")]
     pub caps: String,
-    /// Kernel version `minKernel` is compared with (`5.15`); default: the running kernel.
+    /// Kernel version (`5.15`): what `minKernel` is compared with (default: the running
+    /// kernel), and whose allow cache the optimizer models (none before 5.11; default: Linux
+    /// 6.18's).
     #[arg(long)]
     pub kernel: Option<String>,
     /// Make unknown syscall names and unsupported architectures an error instead of
@@ -90,9 +92,10 @@ pub struct CompileArgs {
     #[arg(long)]
     pub firecracker: bool,
     /// Whose semantics a Firecracker file has: Firecracker's own compiler since 1.11
-    /// (libseccomp), or rust-vmm seccompiler's BPF backend (Firecracker up to 1.10).
-    #[arg(long, value_enum, default_value_t = FirecrackerDialect::Libseccomp)]
-    pub firecracker_dialect: FirecrackerDialect,
+    /// (libseccomp, the default), or rust-vmm seccompiler's BPF backend (Firecracker up to
+    /// 1.10).
+    #[arg(long, value_enum)]
+    pub firecracker_dialect: Option<FirecrackerDialect>,
     /// Only this Firecracker thread kind (`vmm`, `api`, `vcpu`, ...).
     #[arg(long)]
     pub thread: Option<String>,
@@ -152,9 +155,27 @@ pub struct CompileArgs {
     /// the allow cache, worst-case path) to stdout, or to stderr when the filter goes to stdout.
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
     pub report: bool,
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Optimization")]
-    pub report_format: Format,
+    /// Report format (`text` by default); giving it implies --report.
+    #[arg(
+        long,
+        value_enum,
+        help_heading = "Optimization",
+        conflicts_with = "no_optimize"
+    )]
+    pub report_format: Option<Format>,
+}
+
+impl CompileArgs {
+    /// Whether a report is wanted: `--report`, or a `--report-format` given.
+    fn wants_report(&self) -> bool {
+        self.report || self.report_format.is_some()
+    }
+
+    /// The dialect a Firecracker file is read in.
+    fn dialect(&self) -> FirecrackerDialect {
+        self.firecracker_dialect
+            .unwrap_or(FirecrackerDialect::Libseccomp)
+    }
 }
 
 /// Where syscall numbers come from.
@@ -208,6 +229,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     // resolved fails before the profile says anything, and its warnings come once, not once
     // per Firecracker thread. Its names resolve on the native arch: the first --arch, else
     // the host's, as for the profile.
+    check_not_overwriting_input(&args)?;
     let weights = match &args.weights {
         Some(path) if !args.no_optimize => {
             if path == &args.profile && path.as_os_str() == "-" {
@@ -261,43 +283,97 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     };
     let optimizer = Optimizer::new(&args, kernel, weights);
 
-    let filters: Vec<(Option<String>, Built)> =
-        if args.firecracker || looks_like_firecracker(&bytes) {
-            compile_firecracker(&args, &bytes, &source, &options, resolver, &optimizer)?
-        } else {
-            if args.thread.is_some() {
-                return Err(Failure::input(format!(
-                "{source}: --thread only applies to Firecracker files, and this is an OCI profile"
-            )));
-            }
-            let resolve = ResolveOptions {
-                native: args.arches.first().copied(),
-                arches: (!args.arches.is_empty()).then(|| args.arches.clone()),
-                caps,
-                kernel,
-                strict: args.strict,
-                resolver,
-            };
-            let policy = policy::oci::parse(&bytes, &source).map_err(input_error)?;
-            report_warnings(&policy);
-            let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
-            if args.runc_compat {
-                if let Some(why) = runc_refusal(&resolved) {
-                    return Err(Failure::input(format!("{source}: {why}")));
-                }
-            }
-            report_unknown(&resolved, None);
-            if args.syscall_table == SyscallTable::Builtin {
-                report_names_runc_may_skip(&resolved);
-            }
-            vec![(None, optimizer.build(&resolved, &options)?)]
+    let firecracker = args.firecracker || looks_like_firecracker(&bytes);
+    check_options_apply(&args, &source, firecracker)?;
+    let filters: Vec<(Option<String>, Built)> = if firecracker {
+        compile_firecracker(&args, &bytes, &source, &options, resolver, &optimizer)?
+    } else {
+        let resolve = ResolveOptions {
+            native: args.arches.first().copied(),
+            arches: (!args.arches.is_empty()).then(|| args.arches.clone()),
+            caps,
+            kernel,
+            strict: args.strict,
+            resolver,
         };
+        let policy = policy::oci::parse(&bytes, &source).map_err(input_error)?;
+        report_warnings(&policy);
+        let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        if args.runc_compat {
+            if let Some(why) = runc_refusal(&resolved) {
+                return Err(Failure::input(format!("{source}: {why}")));
+            }
+        }
+        report_unknown(&resolved, None);
+        if args.syscall_table == SyscallTable::Builtin {
+            report_names_runc_may_skip(&resolved);
+        }
+        vec![(None, optimizer.build(&resolved, &options)?)]
+    };
 
     let to_stdout = write_all(&args, &base_name, &filters)?;
-    if args.report {
+    if args.wants_report() {
         print_reports(&args, &filters, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+/// Refuses options that do nothing for this kind of profile, instead of ignoring them: runc's
+/// stub is not part of a Firecracker filter, and an OCI profile is one filter, not threads.
+fn check_options_apply(args: &CompileArgs, source: &str, firecracker: bool) -> Result<(), Failure> {
+    let refuse = |what: &str| -> Result<(), Failure> {
+        let kind = if firecracker {
+            "a Firecracker file"
+        } else {
+            "an OCI profile"
+        };
+        Err(Failure::input(format!("{source}: {what} (this is {kind})")))
+    };
+    if firecracker {
+        if args.runc_compat {
+            return refuse("--runc-compat adds runc's ENOSYS stub to OCI profiles");
+        }
+        return Ok(());
+    }
+    if args.thread.is_some() {
+        return refuse("--thread only applies to Firecracker files");
+    }
+    if args.firecracker_dialect.is_some() {
+        return refuse("--firecracker-dialect only applies to Firecracker files");
+    }
+    if let Some(out) = &args.output {
+        let text = out.to_string_lossy();
+        let per_thread = text.contains("{thread}") || text.ends_with('/') || out.is_dir();
+        if per_thread && out != Path::new("-") {
+            return refuse(&format!(
+                "-o {text}: a directory or a {{thread}} pattern is for Firecracker files, one \
+                 file per thread; give the filter's file name"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `-o` naming the input itself: compiling would replace the profile with its filter.
+fn check_not_overwriting_input(args: &CompileArgs) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let (Some(out), input) = (&args.output, &args.profile) else {
+        return Ok(());
+    };
+    if input == Path::new("-") || out == Path::new("-") {
+        return Ok(());
+    }
+    let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(out)) else {
+        return Ok(());
+    };
+    if a.is_file() && a.dev() == b.dev() && a.ino() == b.ino() {
+        return Err(Failure::input(format!(
+            "-o {}: that is the profile being compiled; writing the filter there would replace \
+             it: choose another file",
+            out.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A compiled filter with the optimizer's result, when it ran.
@@ -335,7 +411,7 @@ impl Optimizer<'_> {
             cost_model: self.args.cost_model,
             kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
             verify: !self.args.no_verify,
-            report: self.args.report,
+            report: self.args.wants_report(),
             max_path: self.args.max_path,
             favor: self.args.favor,
             ..OptimizeOptions::default()
@@ -363,7 +439,11 @@ fn print_reports(
             Some((source, thread.as_deref(), out, out.report.as_ref()?))
         })
         .collect();
-    print_report_list(args.report_format, &reports, to_stdout)
+    print_report_list(
+        args.report_format.unwrap_or(Format::Text),
+        &reports,
+        to_stdout,
+    )
 }
 
 fn input_error(e: impl std::fmt::Display) -> Failure {
@@ -389,7 +469,7 @@ fn compile_firecracker(
             Failure::input("this host's architecture has no syscall table; give --arch")
         })?,
     };
-    let dialect = args.firecracker_dialect.dialect();
+    let dialect = args.dialect().dialect();
     let fc = FirecrackerOptions { arch, dialect };
     let policies: Vec<(String, Policy)> = policy::firecracker::parse_with(bytes, source, &fc)
         .map_err(input_error)?
@@ -583,7 +663,7 @@ fn write_all(
     if filters.len() > 1 && !is_dir && !is_pattern {
         let threads: Vec<&str> = filters.iter().filter_map(|(t, _)| t.as_deref()).collect();
         return Err(Failure::input(format!(
-            "{}: {} thread filters ({}); choose one with --thread, or write all with -o DIR/ or -o 'NAME-{{thread}}.bpf'",
+            "{}: {} thread filters ({}); choose one with --thread, write all with -o DIR/ or -o 'NAME-{{thread}}.bpf', or write Firecracker's own filter file with --emit firecracker",
             display_name(&args.profile),
             filters.len(),
             threads.join(", ")
@@ -731,7 +811,7 @@ fn write_thread_filters(
             }
         )));
     }
-    if args.firecracker_dialect == FirecrackerDialect::RustVmm && encoding == Encoding::Bitcode {
+    if args.dialect() == FirecrackerDialect::RustVmm && encoding == Encoding::Bitcode {
         // Not refused: the file is what was asked for, and Firecracker refuses it at start.
         eprintln!(
             "secopt: warning: {source}: the rust-vmm dialect is Firecracker's up to 1.10, which \
