@@ -1106,6 +1106,14 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
     ok(&run);
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert!(report[0]["report"].is_object(), "{report}");
+    // The text report says what the output was proved equal to: the reference lowering.
+    let run = secopt(&["compile", example, "--report", "-o", out]);
+    ok(&run);
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        text.contains("proved equal to the reference lowering"),
+        "{text}"
+    );
 
     // -o the profile itself, or a link to it: refused, the profile unchanged.
     let own = d.join("own.json");

@@ -86,7 +86,11 @@ fn a_big_endian_filter_is_verified_against_its_profile() {
         let mut args = vec!["verify", a, b];
         args.extend(be);
         let (code, out) = secopt(&args);
-        assert_eq!((code, out.starts_with("equal")), (0, true), "{args:?}: {out}");
+        assert_eq!(
+            (code, out.starts_with("equal")),
+            (0, true),
+            "{args:?}: {out}"
+        );
     }
     // Without the flag the filter is not read (the error says to pass it): exit 2.
     let (code, _) = secopt(&["verify", compiled, profile, "--profile-arch", "s390x"]);

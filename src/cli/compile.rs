@@ -6,7 +6,7 @@ use super::io::{
     check_output_dir, display_name, looks_like_firecracker, read_input, write_binary_output,
     write_output,
 };
-use super::optimize::{print_report_list, read_weights};
+use super::optimize::{print_report_list, read_weights, Reference};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
@@ -443,6 +443,7 @@ fn print_reports(
         args.report_format.unwrap_or(Format::Text),
         &reports,
         to_stdout,
+        Reference::Lowering,
     )
 }
 

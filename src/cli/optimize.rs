@@ -325,7 +325,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
                 Some((source.as_str(), Some(t.as_str()), out, out.report.as_ref()?))
             })
             .collect();
-        print_report_list(args.format, &reports, to_stdout)?;
+        print_report_list(args.format, &reports, to_stdout, Reference::Input)?;
     }
     Ok(EXIT_OK)
 }
@@ -337,6 +337,7 @@ pub(super) fn print_report_list(
     format: Format,
     reports: &[(&str, Option<&str>, &Optimized, &Report)],
     to_stdout: bool,
+    reference: Reference,
 ) -> Result<(), Failure> {
     let text = match format {
         Format::Json => {
@@ -349,7 +350,7 @@ pub(super) fn print_report_list(
         Format::Text => reports
             .iter()
             .map(|(source, thread, out, report)| {
-                report_text(&thread_label(source, *thread), out, report)
+                report_text(&thread_label(source, *thread), out, report, reference)
             })
             .collect::<Vec<_>>()
             .join("\n"),
@@ -470,7 +471,12 @@ fn print_report(
             serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
         }
         Format::Text => {
-            let mut text = report_text(&thread_label(&input_name(args), thread), out, report);
+            let mut text = report_text(
+                &thread_label(&input_name(args), thread),
+                out,
+                report,
+                Reference::Input,
+            );
             if args.inputs.len() > 1 {
                 text += &format!(
                     "\n  stack: {} filters, oldest first; before: the kernel runs each on every \
@@ -490,7 +496,21 @@ fn print_report(
     Ok(())
 }
 
-pub(super) fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
+/// What the optimizer's output was proved equal to, in a report's words.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Reference {
+    /// `optimize`: the filter it was given.
+    Input,
+    /// `compile`: the profile's reference lowering.
+    Lowering,
+}
+
+pub(super) fn report_text(
+    input: &str,
+    out: &Optimized,
+    r: &Report,
+    reference: Reference,
+) -> String {
     let (b, a) = (&r.before, &r.after);
     let pct = |x: f64, y: f64| if y > 0.0 { 100.0 * x / y } else { 100.0 };
     let mut s = format!(
@@ -502,7 +522,10 @@ pub(super) fn report_text(input: &str, out: &Optimized, r: &Report) -> String {
             optimize::Method::Unchanged => "unchanged",
         },
         match out.verification {
-            optimize::Verification::Equal => "proved equal to the input",
+            optimize::Verification::Equal => match reference {
+                Reference::Input => "proved equal to the input",
+                Reference::Lowering => "proved equal to the reference lowering",
+            },
             optimize::Verification::Skipped => "not verified",
         }
     );
