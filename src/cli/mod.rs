@@ -64,21 +64,27 @@ pub enum Format {
     name = "secopt",
     version,
     about = "Optimizing compiler, verifier and analyzer for Linux seccomp-bpf filters",
-    long_about = "secopt reads seccomp filters (raw cBPF as loaded by seccomp(2), or secopt assembly), \
-checks them exactly as the kernel would, runs them with the kernel's semantics, and reports what \
-they cost and which syscalls the kernel can cache.\n\n\
+    long_about = "secopt compiles seccomp profiles (OCI/Docker/podman, Firecracker) into optimized \
+filters and optimizes the filters other tools wrote, each output proved to decide every syscall \
+exactly as its reference before it is written; it verifies and diffs any two filters exactly, \
+shows what a filter costs per call and which syscalls the kernel can cache, and measures filters \
+side by side on this kernel.\n\n\
 Inputs: FILE or `-` for stdin. Raw filters are arrays of 8-byte little-endian struct sock_filter \
 (bwrap --seccomp, crun's run.oci.seccomp_bpf_data, PTRACE_SECCOMP_GET_FILTER dumps); anything that \
 is UTF-8 text without NUL bytes is read as assembly unless --input-format says otherwise.\n\n\
 Exit codes: 0 success, 1 a difference or failed check, 2 bad usage or bad input, 3 unknown \
 (verify/diff: a budget ran out before a proof).",
     after_help = "Examples:\n  \
-secopt asm filter.s -o filter.bpf          assemble text into a raw filter\n  \
-secopt disasm filter.bpf                   show a raw filter as assembly with syscall names\n  \
-secopt emu filter.bpf --arch x86_64 --nr openat --arg 2=0x80000   run one syscall through it\n  \
-secopt analyze filter.bpf --format json    cacheable syscalls and path lengths per arch\n  \
-secopt record -o app.json -- ./app         the syscalls a program makes, as a workload file\n  \
-secopt dump 1234 -o ctr.bpf                the filter a running process has, as a raw filter"
+secopt compile docker.json -o docker.bpf --report   a profile to an optimized filter, proved equal\n  \
+secopt optimize runc.bpf -o fast.bpf --report       any filter, laid out anew, proved equal\n  \
+secopt verify runc.bpf fast.bpf                     equal on every input, or a counterexample\n  \
+secopt diff old.bpf new.bpf                         what changed, per arch and syscall\n  \
+secopt analyze filter.bpf --workload app.json       cacheable syscalls, path lengths, cost per call\n  \
+secopt record -o app.json -- ./app                  the syscalls a program makes, as a workload\n  \
+secopt dump 1234 -o ctr.bpf                         the filter a running process has\n  \
+secopt emu filter.bpf --nr openat --arg 2=0x80000   run one syscall through a filter\n  \
+secopt disasm filter.bpf                            a raw filter as assembly with syscall names\n\n\
+Each command's --help has its own examples."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -87,40 +93,40 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Compile an OCI/Docker/podman profile or a Firecracker seccompiler file into a filter
+    /// that decides exactly as runc+libseccomp (or Firecracker) would, as raw cBPF,
+    /// assembly, C, Rust, Go, base64 (crun's run.oci.seccomp_bpf_data) or JSON.
+    Compile(compile::CompileArgs),
+    /// Optimize any valid filter: an equivalent program laid out for the workload's speed and
+    /// for size as --favor weighs them, proved equal to the input before it is written.
+    Optimize(optimize::OptimizeArgs),
+    /// Decide whether two filters return the same value for every seccomp_data (exactly, not
+    /// by sampling); a confirmed counterexample when they do not.
+    Verify(verify::VerifyArgs),
+    /// Show how two filters differ, per architecture and syscall, with argument conditions.
+    Diff(verify::DiffArgs),
+    /// Report a filter's size and limits, per-arch cacheable syscalls, per-syscall path lengths
+    /// and which syscalls read which arguments.
+    Analyze(analyze::AnalyzeArgs),
+    /// Run a command under ptrace (with its threads and children) and write the system calls
+    /// it makes, per ABI and with argument samples, as a workload for optimize/bench/analyze.
+    Record(record::RecordArgs),
+    /// Time a workload's syscalls on this kernel under several filters (none, RET ALLOW,
+    /// libseccomp, secopt, files), with medians, 95% intervals and instruction counts.
+    Bench(bench::BenchArgs),
+    /// Run a command under a filter compiled from a profile (or a raw filter), as a
+    /// container runtime would install it: no_new_privs, the profile's flags, NOTIFY
+    /// listener handed to the agent, then execve.
+    Exec(exec::ExecArgs),
+    /// Read the seccomp filters a running process has from the kernel (as assembly, JSON, or
+    /// one of them as a raw filter for optimize/analyze/verify).
+    Dump(dump::DumpArgs),
     /// Show a filter as assembly text (syscall, field and action names resolved per arch).
     Disasm(asm_cmd::DisasmArgs),
     /// Assemble text into a raw filter (validated as the kernel would before it is written).
     Asm(asm_cmd::AsmArgs),
     /// Run a filter on one seccomp_data with the kernel's semantics and show the path taken.
     Emu(emu::EmuArgs),
-    /// Report a filter's size and limits, per-arch cacheable syscalls, per-syscall path lengths
-    /// and which syscalls read which arguments.
-    Analyze(analyze::AnalyzeArgs),
-    /// Compile an OCI/Docker/podman profile or a Firecracker seccompiler file into a filter
-    /// that decides exactly as runc+libseccomp (or Firecracker) would, as raw cBPF,
-    /// assembly, C, Rust, Go, base64 (crun's run.oci.seccomp_bpf_data) or JSON.
-    Compile(compile::CompileArgs),
-    /// Decide whether two filters return the same value for every seccomp_data (exactly, not
-    /// by sampling); a confirmed counterexample when they do not.
-    Verify(verify::VerifyArgs),
-    /// Show how two filters differ, per architecture and syscall, with argument conditions.
-    Diff(verify::DiffArgs),
-    /// Run a command under a filter compiled from a profile (or a raw filter), as a
-    /// container runtime would install it: no_new_privs, the profile's flags, NOTIFY
-    /// listener handed to the agent, then execve.
-    Exec(exec::ExecArgs),
-    /// Time a workload's syscalls on this kernel under several filters (none, RET ALLOW,
-    /// libseccomp, secopt, files), with medians, 95% intervals and instruction counts.
-    Bench(bench::BenchArgs),
-    /// Optimize any valid filter: an equivalent program laid out for the workload's speed and
-    /// for size as --favor weighs them, proved equal to the input before it is written.
-    Optimize(optimize::OptimizeArgs),
-    /// Run a command under ptrace (with its threads and children) and write the system calls
-    /// it makes, per ABI and with argument samples, as a workload for optimize/bench/analyze.
-    Record(record::RecordArgs),
-    /// Read the seccomp filters a running process has from the kernel (as assembly, JSON, or
-    /// one of them as a raw filter for optimize/analyze/verify).
-    Dump(dump::DumpArgs),
 }
 
 /// Runs the command line and returns the process exit code.
