@@ -228,3 +228,51 @@ fn a_stdout_that_cannot_be_written_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// Messages that say what is wrong rather than where a parser stopped: a byte-order mark, a
+/// `FILE:THREAD` whose file is no Firecracker filter file, an empty name in a `--bpf` stack;
+/// and `emu` names the ABI the kernel sees (`--arch x32` with a number lacking bit 30 is an
+/// x86_64 call).
+#[test]
+fn messages_say_what_is_wrong() {
+    let dir = tmpdir("messages");
+    let example = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/web-server.json"
+    ))
+    .unwrap();
+    let bom = write(
+        &dir,
+        "bom.json",
+        &[b"\xEF\xBB\xBF".as_slice(), &example].concat(),
+    );
+    let out = dir.join("bom.bpf");
+    assert_bad_input(
+        &secopt(&["compile", &bom, "-o", out.to_str().unwrap()]),
+        &["bom.json", "line 1, column 1", "byte-order mark"],
+    );
+    assert!(!out.exists());
+
+    let filter = write(&dir, "allow.bpf", &raw(&[(0x06, 0, 0, 0x7fff_0000)]));
+    assert_bad_input(
+        &secopt(&["analyze", &format!("{filter}:vcpu")]),
+        &["allow.bpf:vcpu", "not a Firecracker filter file"],
+    );
+    assert_bad_input(
+        &secopt(&["bench", "--bpf", &format!("a={filter}+"), "--rounds", "1"]),
+        &["--bpf", "a file name is empty"],
+    );
+
+    let run = secopt(&["emu", &filter, "--arch", "x32", "--nr", "0"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.starts_with("seccomp_data: arch=0xc000003e (x86_64) nr=0 (read)"),
+        "{stdout}"
+    );
+    let run = secopt(&["emu", &filter, "--arch", "x32", "--nr", "read"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.starts_with("seccomp_data: arch=0xc000003e (x32) nr=1073741824 (read)"),
+        "{stdout}"
+    );
+}

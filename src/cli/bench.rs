@@ -298,6 +298,11 @@ fn file_variants(specs: &[String]) -> Result<Vec<Variant>, Failure> {
             } else {
                 vec![PathBuf::from(file)]
             };
+            if paths.iter().any(|p| p.as_os_str().is_empty()) {
+                return Err(Failure::input(format!(
+                    "--bpf {spec}: a file name is empty (expected NAME=FILE or NAME=FILE+FILE+…)"
+                )));
+            }
             let programs = paths
                 .iter()
                 .map(|p| load_program(p, InputFormat::Auto))

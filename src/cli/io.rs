@@ -43,8 +43,20 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
             .read_to_end(&mut buf)
             .map_err(|e| Failure::input(format!("<stdin>: cannot read: {e}")))?;
     } else {
-        buf = std::fs::read(path)
-            .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+        buf = std::fs::read(path).map_err(|e| {
+            // `FILE:THREAD` of a file that is not Firecracker's: say so, not just "not found".
+            let split = path.to_str().and_then(|p| p.rsplit_once(':'));
+            if let Some((file, thread)) = split {
+                if e.kind() == std::io::ErrorKind::NotFound && Path::new(file).is_file() {
+                    return Failure::input(format!(
+                        "{}: no such file, and {file} is not a Firecracker filter file, so \
+                         `:{thread}` names no thread of it",
+                        path.display()
+                    ));
+                }
+            }
+            Failure::input(format!("{}: cannot read: {e}", path.display()))
+        })?;
     }
     Ok(buf)
 }

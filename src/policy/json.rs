@@ -114,6 +114,13 @@ pub(crate) fn parse_document(bytes: &[u8], file: &str) -> Result<Json, PolicyErr
         if let Some(at) = message.rfind(" at line ") {
             message.truncate(at);
         }
+        // Editors on Windows save a byte-order mark that JSON (and Docker's Go decoder) refuse;
+        // name it, since the message alone points at an invisible character.
+        if bytes.starts_with(b"\xEF\xBB\xBF") && e.line() == 1 && e.column() <= 1 {
+            message = "the file starts with a UTF-8 byte-order mark (EF BB BF), which JSON does \
+                       not allow: save it without one"
+                .to_owned();
+        }
         PolicyError::Syntax {
             file: file.to_owned(),
             line: e.line(),

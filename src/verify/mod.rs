@@ -176,6 +176,11 @@ impl fmt::Display for UnknownReason {
                 "the decision diagrams needed more than the {} MiB memory budget (raise --max-memory)",
                 limit_bytes >> 20
             ),
+            // Milliseconds below a second (`--timeout 0.001` is 1 ms, not "0.0 s").
+            UnknownReason::Time { limit_ms } if *limit_ms < 1000 => write!(
+                f,
+                "the time budget of {limit_ms} ms ran out (raise --timeout)"
+            ),
             UnknownReason::Time { limit_ms } => write!(
                 f,
                 "the time budget of {:.1} s ran out (raise --timeout)",
