@@ -272,6 +272,42 @@ fn oracle_or_skip(test: &str) -> Option<Oracle> {
     }
 }
 
+/// Kafel's and minijail's programs (`tests/data/peers/`, written by those compilers from their
+/// own policy languages) and secopt's optimization of each: the kernel answers every call of
+/// all three x86_64 entries alike under both.
+#[test]
+fn optimized_kafel_and_minijail_programs_decide_as_theirs_on_the_kernel() {
+    let test = "optimize-peers";
+    let Some(oracle) = oracle_or_skip(test) else {
+        return;
+    };
+    let dir = TempDir::new(test);
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/peers");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&peers)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bpf"))
+        .collect();
+    inputs.sort();
+    assert!(inputs.len() >= 12, "{inputs:?}");
+    for (n, input) in inputs.iter().enumerate() {
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        let before = read_program(input);
+        let after = optimize_with_cli(
+            std::slice::from_ref(input),
+            &dir.join(&format!("out{n}.bpf")),
+        );
+        let calls = calls(&oracle, &argument_values(&[&before, &after]));
+        same_on_kernel(&oracle, &name, &before, &after, &calls);
+        eprintln!(
+            "{name}: {} -> {} instructions, {} calls agree",
+            before.len(),
+            after.len(),
+            calls.len()
+        );
+    }
+}
+
 /// firejail stacks one filter per feature (`--seccomp` for each ABI,
 /// `--memory-deny-write-execute`, `--protocol`, `--restrict-namespaces`): `secopt optimize`
 /// of such a stack is one program, which the kernel must answer exactly as it answers the

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Kafel, minijail and libseccomp against secopt on tests/data/peers/docker-allow.json, with
+# the shared workloads: size, expected instructions per syscall with and without the allow
+# cache, and the worst path, all from `secopt analyze` (instruction counts: machine-independent).
+# The peers' programs are the committed ones (scripts/peers/build.sh rebuilds them); libseccomp's
+# are built here with the system library. Usage: scripts/peers/compare.sh [SECOPT]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$here/../..
+secopt=${1:-$root/target/release/secopt}
+data=$root/tests/data/peers
+workloads=$root/../shared/workloads
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["syscalls"][0]["names"]))' \
+    "$data/docker-allow.json" > "$work/names.txt"
+gcc -O2 "$here/libseccomp-compile.c" -lseccomp -o "$work/libseccomp-compile"
+"$work/libseccomp-compile" "$work/names.txt" 1 "$work/libseccomp-linear.bpf"
+"$work/libseccomp-compile" "$work/names.txt" 2 "$work/libseccomp-tree.bpf"
+
+row() { # NAME FILE WORKLOAD
+    "$secopt" verify "$2" "$data/docker-allow.json" --profile-arch x86_64 >/dev/null || {
+        echo "$1: not equal to the profile" >&2
+        exit 1
+    }
+    local worst
+    worst=$("$secopt" analyze "$2" --kernel 6.18 --format json |
+        python3 -c 'import json,sys; print(max(a["max_steps"] for a in json.load(sys.stdin)["arches"]))')
+    "$secopt" analyze "$2" --workload "$3" --skip-unknown --kernel 6.18 --format json |
+        python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = d["totals"]
+cells = [sys.argv[1], str(d["length"]), "%.2f" % t["expected_with_cache"],
+         "%.2f" % t["expected_without_cache"], sys.argv[2]]
+print("| " + " | ".join(cells) + " |")' "$1" "$worst"
+}
+
+for w in gvisor-sentry-postgres nginx-wrk redis-benchmark; do
+    W=$workloads/$w.strace-c.txt
+    echo
+    echo "### $w"
+    echo
+    echo "| compiler | instructions | per syscall, cache | per syscall, no cache | worst path |"
+    echo "|---|---|---|---|---|"
+    for favor in balanced speed; do
+        "$secopt" compile "$data/docker-allow.json" --arch x86_64 --weights "$W" --skip-unknown \
+            --cost-model no-cache --favor "$favor" -o "$work/secopt-$favor.bpf" 2>/dev/null
+    done
+    "$secopt" optimize "$data/docker-allow.kafel.bpf" --weights "$W" --skip-unknown \
+        --cost-model no-cache -o "$work/secopt-kafel.bpf" 2>/dev/null
+    row libseccomp-linear "$work/libseccomp-linear.bpf" "$W"
+    row libseccomp-tree "$work/libseccomp-tree.bpf" "$W"
+    row Kafel "$data/docker-allow.kafel.bpf" "$W"
+    row "minijail (C)" "$data/docker-allow.minijail-c.bpf" "$W"
+    row "minijail (Python, linear)" "$data/docker-allow.minijail-py-linear.bpf" "$W"
+    row "minijail (Python, bst)" "$data/docker-allow.minijail-py-bst.bpf" "$W"
+    row "minijail (Python, bst, @frequency)" "$data/docker-allow.minijail-py-bst.$w.bpf" "$W"
+    row "secopt compile --weights" "$work/secopt-balanced.bpf" "$W"
+    row "secopt compile --weights --favor speed" "$work/secopt-speed.bpf" "$W"
+    row "secopt optimize Kafel's --weights" "$work/secopt-kafel.bpf" "$W"
+done
