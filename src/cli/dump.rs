@@ -7,7 +7,7 @@
 //! writes one as a raw filter for `optimize`, `analyze`, `verify` and `bench --bpf`.
 
 use super::io::write_output;
-use super::{print_json, Failure, Format, EXIT_OK};
+use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Endian;
 use crate::bpf::{disasm, validate, Program};
 use std::path::PathBuf;
@@ -27,7 +27,9 @@ secopt dump 1234 -o ctr.bpf               write its filter (one filter) as raw c
 secopt dump 1234 --index 1 -o f1.bpf      the second-oldest of several\n  \
 secopt dump 1234 -o 'f{}.bpf'             each of several: f0.bpf (the oldest), f1.bpf, …\n  \
 secopt dump 1234 --join -o all.bpf        all of them as one program, for verify/diff/emu\n  \
-secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report"
+secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report\n\n\
+Exit status: 0 the filters were read; 1 the process has no seccomp filter; 2 no such process, \
+not allowed to read them, or bad usage."
 )]
 pub struct DumpArgs {
     /// The process (or thread) id.
@@ -85,12 +87,21 @@ pub(super) fn process_name(pid: i32) -> String {
     proc_status(pid).map_or_else(|_| "?".to_string(), |s| s.name)
 }
 
+/// A process without a filter is an answer, not bad input: exit 1, as a failed check, so a
+/// script can tell it from a wrong pid or missing privileges (exit 2).
+fn no_filter(who: &str) -> Failure {
+    Failure {
+        code: EXIT_DIFFERENT,
+        message: format!("{who} has no seccomp filter"),
+    }
+}
+
 /// The filters of `pid`, with an error that says what to do when they cannot be read.
 fn read(pid: libc::pid_t, who: &str) -> Result<Vec<Program>, Failure> {
     use crate::kernel::ReadFiltersError as E;
     let status = proc_status(pid)?;
     match status.seccomp_mode {
-        Some(0) => return Err(Failure::input(format!("{who} has no seccomp filter"))),
+        Some(0) => return Err(no_filter(who)),
         Some(1) => {
             return Err(Failure::input(format!(
                 "{who} is in seccomp strict mode (read, write, _exit and sigreturn only): \
@@ -142,7 +153,7 @@ fn read(pid: libc::pid_t, who: &str) -> Result<Vec<Program>, Failure> {
         _ => Failure::input(format!("cannot read the filters of {who}: {e}")),
     })?;
     if filters.is_empty() {
-        return Err(Failure::input(format!("{who} has no seccomp filter")));
+        return Err(no_filter(who));
     }
     for (i, f) in filters.iter().enumerate() {
         if let Err(e) = validate::validate(f) {
