@@ -1115,6 +1115,13 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
         "{text}"
     );
 
+    // --quiet: Docker's profile compiles with notes and warnings on stderr; without them.
+    let docker = profile("oci/docker-default.json");
+    let loud = secopt(&["compile", &docker, "-o", out]);
+    assert!(ok(&loud).contains("secopt: warning:"));
+    let quiet = secopt(&["compile", &docker, "-o", out, "--quiet"]);
+    assert_eq!(ok(&quiet), "");
+
     // -o the profile itself, or a link to it: refused, the profile unchanged.
     let own = d.join("own.json");
     std::fs::copy(example, &own).unwrap();

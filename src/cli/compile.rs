@@ -163,6 +163,22 @@ pub struct CompileArgs {
         conflicts_with = "no_optimize"
     )]
     pub report_format: Option<Format>,
+    /// Print errors only: no notes, warnings or summary line on stderr (a report asked for
+    /// with --report is still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `--quiet`, for the notes and warnings printed from the helpers below.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `eprintln!` unless `--quiet`: compile's notes, warnings and summary lines.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+            eprintln!($($arg)*);
+        }
+    };
 }
 
 impl CompileArgs {
@@ -225,6 +241,7 @@ impl FirecrackerDialect {
 }
 
 pub fn run(args: CompileArgs) -> Result<i32, Failure> {
+    QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
     // The weights file is read once, before the profile: one that cannot be read, parsed or
     // resolved fails before the profile says anything, and its warnings come once, not once
     // per Firecracker thread. Its names resolve on the native arch: the first --arch, else
@@ -419,7 +436,7 @@ impl Optimizer<'_> {
         let (filter, out) =
             compile::compile_optimized(resolved, options, &opts).map_err(input_error)?;
         for note in &out.notes {
-            eprintln!("secopt: warning: {}: optimizer: {note}", resolved.source);
+            say!("secopt: warning: {}: optimizer: {note}", resolved.source);
         }
         Ok((filter, Some(out)))
     }
@@ -510,7 +527,7 @@ fn compile_firecracker(
 
 fn report_warnings(policy: &Policy) {
     for w in &policy.warnings {
-        eprintln!("secopt: warning: {}: {w}", policy.source);
+        say!("secopt: warning: {}: {w}", policy.source);
     }
 }
 
@@ -558,7 +575,7 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
         let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) =
             skipped.iter().partition(|n| a.is_other_arch_name(n));
         if !nowhere.is_empty() {
-            eprintln!(
+            say!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
                 nowhere.len(),
                 if nowhere.len() == 1 { "" } else { "s" },
@@ -567,7 +584,7 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
             );
         }
         if !elsewhere.is_empty() {
-            eprintln!(
+            say!(
                 "secopt: note: {prefix}: {} skipped on {}: {}",
                 if elsewhere.len() == 1 {
                     "1 name of another architecture".to_string()
@@ -580,7 +597,7 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
         }
         let multiplexed: Vec<&str> = a.multiplexed_unknown().collect();
         if libseccomp && !multiplexed.is_empty() {
-            eprintln!(
+            say!(
                 "secopt: note: {prefix}: on {} only through socketcall/ipc, as libseccomp applies them: {}",
                 a.arch,
                 multiplexed.join(", ")
@@ -588,7 +605,7 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
         }
     }
     if !resolved.unsupported_arches.is_empty() {
-        eprintln!(
+        say!(
             "secopt: warning: {prefix}: not covered (secopt has no syscall table): {}",
             resolved.unsupported_arches.join(", ")
         );
@@ -616,7 +633,7 @@ fn report_names_runc_may_skip(resolved: &Resolved) {
     if named.is_empty() {
         return;
     }
-    eprintln!(
+    say!(
         "secopt: warning: {}: resolved with secopt's Linux 6.18 syscall table; runc skips the \
          names its libseccomp does not know, and libseccomp up to 2.5.5 (Debian 12 ships 2.5.4) \
          does not know {}: runc's filter ignores their rules, and its ENOSYS stub, whose \
@@ -739,7 +756,7 @@ fn write_all(
         if path.as_path() == Path::new("-") {
             to_stdout = true;
         } else {
-            eprintln!(
+            say!(
                 "secopt: {}{}: {} instructions ({}){} -> {}",
                 filter.info().source,
                 thread
@@ -814,7 +831,7 @@ fn write_thread_filters(
     }
     if args.dialect() == FirecrackerDialect::RustVmm && encoding == Encoding::Bitcode {
         // Not refused: the file is what was asked for, and Firecracker refuses it at start.
-        eprintln!(
+        say!(
             "secopt: warning: {source}: the rust-vmm dialect is Firecracker's up to 1.10, which \
              reads bincode, not bitcode (Firecracker 1.15 and later): for those releases use \
              --emit firecracker-bincode"
@@ -848,7 +865,7 @@ fn write_thread_filters(
         } else {
             ", optimized, not verified"
         };
-        eprintln!(
+        say!(
             "secopt: {source}: {} thread filters ({} instructions){optimization} -> {} \
              (firecracker --seccomp-filter; {}, {})",
             threads.len(),

@@ -42,8 +42,8 @@ pub struct OptimizeArgs {
     /// `raw` (struct sock_filter array, what seccomp(2) loads) or `asm`. Default: `asm` for an
     /// output ending in `.s` or `.asm` and for a terminal, `raw` otherwise (as `compile`); for
     /// a Firecracker filter file, a file of the input's encoding (`firecracker` or
-    /// `firecracker-bincode` converts).
-    #[arg(long, value_enum)]
+    /// `firecracker-bincode` converts). `--emit` is the same option, as `compile` spells it.
+    #[arg(long, value_enum, visible_alias = "emit")]
     pub output_format: Option<OutputFormat>,
     /// Of a Firecracker filter file, only this thread's filter (`vmm`, `api`, `vcpu`), written
     /// as a raw or assembly filter.

@@ -97,13 +97,16 @@ pub struct PairArgs {
     pub max_nodes: usize,
     /// Most BDD steps (operations the cache did not answer) before answering unknown: a bound
     /// on work that, unlike --timeout, gives the same verdict on every machine.
-    #[arg(long, default_value_t = Budget::default().max_bdd_steps)]
+    #[arg(long, default_value_t = Budget::default().max_bdd_steps,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub max_steps: u64,
     /// Most memory for the BDD tables, in MiB (an estimate), before answering unknown.
-    #[arg(long, default_value_t = Budget::default().max_memory_bytes >> 20)]
+    #[arg(long, default_value_t = Budget::default().max_memory_bytes >> 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_memory: usize,
     /// Most symbolic states per filter before answering unknown.
-    #[arg(long, default_value_t = Budget::default().max_states)]
+    #[arg(long, default_value_t = Budget::default().max_states,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_states: usize,
     /// Seconds before answering unknown (0: no limit). A proof the decision diagrams cannot
     /// finish usually reaches --max-steps first, which gives the same verdict on every
