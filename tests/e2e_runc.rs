@@ -744,6 +744,26 @@ fn compare_with_runc(test: &str, oci: &Value) {
             stderr_of(&out)
         );
         eprintln!("{test}: secopt verify agrees: {}", stdout_of(&out).trim());
+        // The profile itself against what runc installed, in one command: compiled on the fly
+        // as runc would (its stub, its libseccomp's names).
+        #[cfg(feature = "libseccomp")]
+        {
+            let profile = dir.join("profile.json");
+            let out = secopt()
+                .arg("verify")
+                .arg(&runc_file)
+                .arg(&profile)
+                .args(["--runc-compat", "--syscall-table", "libseccomp"])
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "secopt verify runc.bpf profile.json --runc-compat: {}{}",
+                stdout_of(&out),
+                stderr_of(&out)
+            );
+        }
     } else {
         eprintln!("{test}: no `secopt verify` in this build; the interpreter sweep decided");
     }

@@ -97,3 +97,54 @@ fn a_big_endian_filter_is_verified_against_its_profile() {
     assert_eq!(code, 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A profile compiled with other settings than the defaults is verified with the same flags
+/// `compile` took: Docker's profile for a container with every capability allows what the
+/// default capabilities do not (`includes.caps`), so the two filters differ, and `--caps all`
+/// on the profile side makes them equal again.
+#[test]
+fn a_profile_is_compiled_with_the_settings_verify_is_given() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-caps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/profiles/oci/docker-default.json"
+    );
+    let compiled = dir.join("docker-all-caps.bpf");
+    let compiled = compiled.to_str().unwrap();
+    let (code, _) = secopt(&[
+        "compile", profile, "--caps", "all", "--kernel", "6.18", "-o", compiled,
+    ]);
+    assert_eq!(code, 0);
+    let (code, out) = secopt(&["verify", compiled, profile, "--kernel", "6.18"]);
+    assert_eq!(code, 1, "default caps: {out}");
+    let (code, out) = secopt(&[
+        "verify", compiled, profile, "--kernel", "6.18", "--caps", "all",
+    ]);
+    assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
+    // --runc-compat: the stub is part of what is compared.
+    let stubbed = dir.join("docker-runc.bpf");
+    let stubbed = stubbed.to_str().unwrap();
+    let (code, _) = secopt(&[
+        "compile",
+        profile,
+        "--runc-compat",
+        "--kernel",
+        "6.18",
+        "-o",
+        stubbed,
+    ]);
+    assert_eq!(code, 0);
+    let (code, _) = secopt(&["verify", stubbed, profile, "--kernel", "6.18"]);
+    assert_eq!(code, 1);
+    let (code, out) = secopt(&[
+        "verify",
+        stubbed,
+        profile,
+        "--kernel",
+        "6.18",
+        "--runc-compat",
+    ]);
+    assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

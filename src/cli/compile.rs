@@ -205,7 +205,7 @@ pub enum SyscallTable {
 
 impl SyscallTable {
     /// The resolver, and a description for the output's settings.
-    fn resolver(self) -> Result<(Option<SyscallResolver>, String), Failure> {
+    pub(super) fn resolver(self) -> Result<(Option<SyscallResolver>, String), Failure> {
         match self {
             SyscallTable::Builtin => Ok((None, "builtin (Linux 6.18)".to_string())),
             #[cfg(feature = "libseccomp")]

@@ -7,7 +7,7 @@
 //! Before answering unknown, `verify` runs both filters on inputs made of their constants
 //! ([`crate::verify::sample_difference`]): a difference found so is a "different".
 
-use super::compile::FirecrackerDialect;
+use super::compile::{FirecrackerDialect, SyscallTable};
 use super::io::{display_name, Input, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, AUDIT_ARCH_LE};
@@ -61,8 +61,8 @@ fn emit(out: &str) -> Result<(), Failure> {
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
     /// The first filter: raw cBPF, assembly, or an OCI/Docker profile (JSON), which is
-    /// compiled on the fly with Docker's default capabilities, exactly as `secopt compile
-    /// PROFILE` would (`-` for stdin). Firecracker's filters (its JSON, or the file its
+    /// compiled on the fly exactly as `secopt compile PROFILE` would (Docker's default
+    /// capabilities; see "Profile inputs" for compile's other settings) (`-` for stdin). Firecracker's filters (its JSON, or the file its
     /// seccompiler-bin or `secopt compile --emit firecracker` writes) are compared thread by
     /// thread with the other side's; `FILE:THREAD` names one thread's filter.
     pub a: PathBuf,
@@ -80,6 +80,22 @@ pub struct PairArgs {
     /// (libseccomp), or rust-vmm seccompiler's BPF backend (Firecracker up to 1.10).
     #[arg(long, value_enum, default_value_t = FirecrackerDialect::Libseccomp)]
     pub firecracker_dialect: FirecrackerDialect,
+    /// The container's capabilities an OCI profile input is compiled for, as `secopt compile
+    /// --caps`: `default` (Docker's 14), `all`, or a list such as `default,sys_admin`.
+    #[arg(long, default_value = "default", help_heading = "Profile inputs")]
+    pub caps: String,
+    /// Kernel version an OCI profile's `minKernel` is compared with (default: the running
+    /// kernel), as `secopt compile --kernel`.
+    #[arg(long, help_heading = "Profile inputs")]
+    pub kernel: Option<String>,
+    /// Compile an OCI profile input with runc's ENOSYS stub, as `secopt compile --runc-compat`:
+    /// what runc loads, to compare with a filter `secopt dump` read from a runc container.
+    #[arg(long, help_heading = "Profile inputs")]
+    pub runc_compat: bool,
+    /// Which table resolves an OCI profile input's syscall names, as `secopt compile
+    /// --syscall-table` (`libseccomp`: the linked one, as runc resolves them).
+    #[arg(long, value_enum, default_value_t = SyscallTable::Builtin, help_heading = "Profile inputs")]
+    pub syscall_table: SyscallTable,
     /// Compare only these architectures (repeat or comma-separate): names such as x86_64, x86,
     /// x32, aarch64 (x86_64 and x32 split the x86_64 token by bit 30 of nr, so `x86_64` leaves
     /// out nr -1 and every number from 0x40000000 up, which a 64-bit process can still make),
@@ -280,15 +296,30 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
         if super::io::looks_like_firecracker(&bytes) {
             return Ok(Side::Threads(compile_firecracker(&bytes, &name, p)?));
         }
+        let caps = crate::policy::CapSet::parse(&p.caps)
+            .map_err(|e| Failure::input(format!("--caps: {e}")))?;
+        let kernel = p
+            .kernel
+            .as_deref()
+            .map(|k| k.parse::<crate::policy::KernelVersion>())
+            .transpose()
+            .map_err(|e| Failure::input(format!("--kernel: {e}")))?;
+        let (resolver, _) = p.syscall_table.resolver()?;
         let filter = crate::compile::compile_oci(
             &bytes,
             &name,
             &crate::policy::ResolveOptions {
                 native: arch,
                 arches: arch.map(|a| vec![a]),
+                caps,
+                kernel,
+                resolver,
                 ..Default::default()
             },
-            &crate::compile::CompileOptions::default(),
+            &crate::compile::CompileOptions {
+                runc_compat: p.runc_compat,
+                ..Default::default()
+            },
         )
         .map_err(|e| Failure::input(e.to_string()))?;
         return Ok(Side::One(filter.into_program()));
