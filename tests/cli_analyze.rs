@@ -414,3 +414,57 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
         "{out}"
     );
 }
+
+/// A deny-list caches the numbers no table names too: `analyze` gives both counts, and its
+/// count of cached numbers is `optimize --report`'s. A filter that kills `execve` (59) and
+/// allows everything else on x86_64: Linux 6.18's x86_64 bitmap has 471 numbers; all but
+/// execve are cached, and the kernel's two passthroughs (uretprobe 335, uprobe 336), cached
+/// whatever a filter says, are not the filter's doing: 471 − 1 − 2 = 468. Of the 384 named
+/// syscalls, execve is the one not cached (uretprobe and uprobe, named, count as passthroughs
+/// there too): 381.
+#[test]
+fn analyze_and_optimize_count_cached_numbers_alike() {
+    let filter = temp_file(
+        "deny-execve.s",
+        b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #59, kill, allow\n\
+          allow:\nret ALLOW\nkill:\nret KILL_PROCESS\n",
+    );
+    let filter = filter.to_str().unwrap();
+    let (code, stdout, stderr) = secopt(&[
+        "analyze",
+        filter,
+        "--summary",
+        "--arch",
+        "x86_64",
+        "--kernel",
+        "6.18",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("cacheable: 381 of 384 named syscalls")
+            && stdout.contains("numbers 0..471: 468 of them cached"),
+        "{stdout}"
+    );
+    let out = temp_file("deny-execve.out.bpf", b"");
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        filter,
+        "-o",
+        out.to_str().unwrap(),
+        "--report",
+        "--format",
+        "json",
+        "--kernel",
+        "6.18",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let before = &report["report"]["before"]["cacheable"];
+    let x86_64 = before
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["bitmap"] == "x86_64")
+        .unwrap_or_else(|| panic!("{before}"));
+    assert_eq!(x86_64["count"], 468, "{before}");
+}
