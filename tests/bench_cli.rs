@@ -307,4 +307,18 @@ fn probe_lists_are_listed() {
     for name in ["getpid", "common", "firecracker-vcpu", "harmless-all"] {
         assert!(text.lines().any(|l| l.starts_with(name)), "{text}");
     }
+    // The same lists as JSON, for scripts.
+    let out = secopt(&["bench", "--list-probes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lists: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = lists
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["getpid", "common", "firecracker-vcpu", "harmless-all"]
+    );
 }

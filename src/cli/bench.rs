@@ -364,8 +364,19 @@ impl Progress {
 
 pub fn run(a: BenchArgs) -> Result<i32, Failure> {
     if a.list_probes {
-        for (name, what) in workload::PROBE_LISTS {
-            println!("{name:18} {what}");
+        match a.format {
+            Format::Text => {
+                for (name, what) in workload::PROBE_LISTS {
+                    println!("{name:18} {what}");
+                }
+            }
+            Format::Json => {
+                let lists: Vec<serde_json::Value> = workload::PROBE_LISTS
+                    .iter()
+                    .map(|(name, what)| serde_json::json!({"name": name, "description": what}))
+                    .collect();
+                super::print_json(&serde_json::Value::from(lists))?;
+            }
         }
         return Ok(EXIT_OK);
     }
