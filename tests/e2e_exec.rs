@@ -495,6 +495,23 @@ fn missing_and_unexecutable_commands_exit_127_and_126() {
     let err = stderr_of(&out);
     assert!(err.contains("interpreter (the `#!` line)"), "{err}");
     assert!(!err.contains("exec: exec:"), "{err}");
+    assert!(!err.contains("filter itself"), "{err}");
+
+    // A profile that denies execve itself (the web-server example allows a server's calls,
+    // not execve): the kernel's EPERM is the filter's, and the message says so. The kernel
+    // is the oracle: the errno comes from its run of the filter.
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let out = secopt()
+        .args(["exec", "-p", example, "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("Operation not permitted")
+            && err.contains("the filter itself answers execve with this errno"),
+        "{err}"
+    );
 }
 
 #[test]

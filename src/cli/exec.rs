@@ -543,12 +543,29 @@ fn flag_names(flags: &[FilterFlag]) -> String {
 
 /// Installs the filter and replaces the process with the command. Returns only on failure.
 fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
+    // What the filters answer this process's own execve (its arguments are pointers, which
+    // a profile does not test): an errno from there is the filter's doing, not the file's.
+    let execve_errno = Arch::host()
+        .and_then(|arch| Some((arch.token(), arch.syscalls().nr("execve")?)))
+        .and_then(|(token, nr)| {
+            let programs: Vec<Program> = plan.filters.iter().map(|f| f.program.clone()).collect();
+            let data = SeccompData::new(token, nr as i32, [0; 6]);
+            crate::bpf::stack::eval_stack(&programs, &data).ok()
+        })
+        .filter(|ret| ret.action() == Some(RetAction::Errno))
+        .map(|ret| ret.data());
     let exec_failure = |e: std::io::Error| {
-        let message = format!(
+        let mut message = format!(
             "`{}`: {}",
             command.display(),
             trace::exec_error_message(&e, command)
         );
+        if execve_errno.is_some() && e.raw_os_error() == execve_errno.map(i32::from) {
+            message.push_str(
+                " (the filter itself answers execve with this errno: a profile that runs a \
+                 command must allow execve, which starts it)",
+            );
+        }
         match e.raw_os_error() {
             Some(libc::ENOENT) => not_found(message),
             _ => not_executable(message),
