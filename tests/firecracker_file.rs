@@ -129,6 +129,20 @@ fn broken_files_are_errors_not_panics() {
     // A raw filter is not a filter file.
     let raw = raw_filter(&[(0x06, 0, 0, 0x7fff_0000)]);
     assert!(decode(&raw).is_err());
+    // A file cut short, given to a verb: exit 2, and the message says what it looks like.
+    let dir = TempDir::new("fc-cut");
+    for encoding in [Encoding::Bincode, Encoding::Bitcode] {
+        let bytes = std::fs::read(golden(PROFILES[0], encoding)).unwrap();
+        let cut = dir.join("cut.bin");
+        std::fs::write(&cut, &bytes[..500]).unwrap();
+        let run = run_secopt(&["analyze".as_ref(), cut.as_os_str()]);
+        assert_eq!(run.status.code(), Some(2));
+        assert!(
+            stderr_of(&run).contains("it names Firecracker threads, but does not decode"),
+            "{encoding:?}: {}",
+            stderr_of(&run)
+        );
+    }
 }
 
 /// The bincode layout, written out by hand from Firecracker's deserializer's configuration

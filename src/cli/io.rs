@@ -132,7 +132,19 @@ pub fn decode_program(
     }
     // Firecracker's filter file holds several filters: say what it is and how to take one.
     if rejected && format == InputFormat::Raw {
-        if let Ok(file) = thread_filters::decode(bytes) {
+        let file = thread_filters::decode(bytes);
+        // A damaged Firecracker file (cut short, edited) is neither: say what it looks like
+        // and why it does not decode, not only that it is no filter.
+        if let (Err(why), Err(raw)) = (&file, &decoded) {
+            if names_firecracker_threads(bytes) {
+                return Err(Failure::input(format!(
+                    "{}; it names Firecracker threads, but does not decode as Firecracker's \
+                     filter file either ({why})",
+                    raw.message
+                )));
+            }
+        }
+        if let Ok(file) = file {
             let threads = file.names();
             let first = threads.first().copied().unwrap_or("vcpu");
             return Err(Failure::input(format!(
@@ -145,6 +157,15 @@ pub fn decode_program(
         }
     }
     decoded
+}
+
+/// Whether the start of `bytes` holds a Firecracker thread name as its filter files store
+/// them (`api`, `vcpu`, `vmm`: ASCII in both encodings).
+fn names_firecracker_threads(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    [b"vcpu".as_slice(), b"vmm", b"api"]
+        .iter()
+        .any(|name| head.windows(name.len()).any(|w| w == *name))
 }
 
 /// What an input file holds: one filter, or Firecracker's file of per-thread filters.
