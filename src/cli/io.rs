@@ -5,6 +5,7 @@ use super::Failure;
 use crate::arch::Endian;
 use crate::bpf::{asm, thread_filters, validate, Program};
 use std::io::{IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// How an input program is encoded.
@@ -309,6 +310,12 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     }
     let cannot_write =
         |e: std::io::Error| Failure::input(format!("{}: cannot write: {e}", path.display()));
+    if path.as_os_str().as_bytes().ends_with(b"/") {
+        return Err(Failure::input(format!(
+            "{}: cannot write: that names a directory; give a file name",
+            path.display()
+        )));
+    }
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {
             let file = std::fs::canonicalize(path).map_err(cannot_write)?;
@@ -324,6 +331,8 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
                 // the link with a file would not be.
                 write_in_place(path, data).map_err(cannot_write)
             } else {
+                // A missing directory is said as such, not as the OS's "No such file".
+                check_output_dir(path)?;
                 replace_atomically(path, data, None).map_err(cannot_write)
             }
         }
