@@ -718,6 +718,14 @@ fn a_forking_process_is_followed_and_left_running_after_the_duration() {
 fn an_idle_process_is_detached_when_the_duration_ends() {
     let dir = tmpdir("attach-idle");
     let mut sleeper = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
+    // spawn returns before the child has run execve: until then its command line is not
+    // `sleep 60` yet, and that is what the capture's `$command` reads.
+    let cmdline = format!("/proc/{}/cmdline", sleeper.0.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\060\0" {
+        assert!(std::time::Instant::now() < deadline, "sleep did not start");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let out_file = dir.join("idle.json");
     // It makes no call to wake the tracer: the timer must.
     record_pid(&out_file, sleeper.0.id(), "0.3", 3.0);
