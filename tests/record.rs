@@ -722,7 +722,7 @@ fn an_idle_process_is_detached_when_the_duration_ends() {
     // `sleep 60` yet, and that is what the capture's `$command` reads.
     let cmdline = format!("/proc/{}/cmdline", sleeper.0.id());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\060\0" {
+    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\x0060\0" {
         assert!(std::time::Instant::now() < deadline, "sleep did not start");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
