@@ -617,6 +617,20 @@ fn dry_run_reports_and_runs_nothing() {
         "{notes}"
     );
     assert!(!notes.contains("unknown"), "{notes}");
+    // i386 has no `recv` or `semop` (arch/x86/entry/syscalls/syscall_32.tbl), but libseccomp
+    // applies their rules through socketcall/ipc: not skipped, and said so.
+    assert!(
+        notes.contains(
+            "x86: only through socketcall/ipc, as libseccomp applies them: accept, recv, semop"
+        ),
+        "{notes}"
+    );
+    let skipped_on_x86 = notes
+        .split("x86: names of other architectures skipped: ")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default();
+    assert!(!skipped_on_x86.contains("recv"), "{notes}");
 
     // `--flag` replaces the profile's flags and runc's default: no SPEC_ALLOW, and no note
     // claiming it.

@@ -562,18 +562,15 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
     };
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
     for a in &resolved.arches {
-        let skipped: Vec<&str> = a
-            .unknown
-            .iter()
-            .map(String::as_str)
-            .filter(|n| !libseccomp || a.multiplexer(n).is_none())
-            .collect();
         // Profiles list the syscalls of every arch they support (Docker's names chown32 and
         // _llseek for arm and i386); those are expected on other arches and only summarized.
         // A name no arch has is likely a typo or newer than the syscall table in use (with
         // `--syscall-table libseccomp`, a name secopt knows for this arch): all listed.
-        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) =
-            skipped.iter().partition(|n| a.is_other_arch_name(n));
+        let policy::UnnumberedNames {
+            other_arch: elsewhere,
+            nowhere,
+            multiplexed,
+        } = a.unnumbered_names(libseccomp);
         if !nowhere.is_empty() {
             say!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
@@ -595,8 +592,7 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
                 policy::name_listing(&elsewhere, 8, MORE)
             );
         }
-        let multiplexed: Vec<&str> = a.multiplexed_unknown().collect();
-        if libseccomp && !multiplexed.is_empty() {
+        if !multiplexed.is_empty() {
             say!(
                 "secopt: note: {prefix}: on {} only through socketcall/ipc, as libseccomp applies them: {}",
                 a.arch,

@@ -221,12 +221,14 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     let mut notes = Vec::new();
     for arch in &resolved.arches {
         // As `compile` words it: names of other architectures are expected in multi-arch
-        // profiles; names no table knows are likely typos or newer than the table.
-        let (elsewhere, nowhere): (Vec<&str>, Vec<&str>) = arch
-            .unknown
-            .iter()
-            .map(String::as_str)
-            .partition(|n| arch.is_other_arch_name(n));
+        // profiles; names no table knows are likely typos or newer than the table; socket
+        // and IPC calls of arches that multiplex them still apply, through socketcall/ipc.
+        let libseccomp = resolved.dialect == crate::policy::Dialect::Libseccomp;
+        let crate::policy::UnnumberedNames {
+            other_arch: elsewhere,
+            nowhere,
+            multiplexed,
+        } = arch.unnumbered_names(libseccomp);
         if !nowhere.is_empty() {
             notes.push(format!(
                 "{}: names no syscall table knows, skipped as runc does: {}",
@@ -239,6 +241,13 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
                 "{}: names of other architectures skipped: {}",
                 arch.arch,
                 crate::policy::name_listing(&elsewhere, 32, "")
+            ));
+        }
+        if !multiplexed.is_empty() {
+            notes.push(format!(
+                "{}: only through socketcall/ipc, as libseccomp applies them: {}",
+                arch.arch,
+                multiplexed.join(", ")
             ));
         }
     }

@@ -46,7 +46,9 @@ pub use model::{
     LIBSECCOMP_MAX_ERRNO,
 };
 pub use names::{errno_by_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};
-pub use resolve::{resolve, ResolveOptions, Resolved, ResolvedArch, ResolvedRule, SyscallResolver};
+pub use resolve::{
+    resolve, ResolveOptions, Resolved, ResolvedArch, ResolvedRule, SyscallResolver, UnnumberedNames,
+};
 
 use crate::arch::Arch;
 use std::collections::BTreeMap;

@@ -240,14 +240,34 @@ impl ResolvedArch {
             && Arch::ALL.iter().any(|o| o.syscalls().nr(name).is_some())
     }
 
-    /// The names in [`unknown`](Self::unknown) that libseccomp still applies here, through
-    /// `socketcall`/`ipc` (libseccomp dialect): they are not skipped.
-    pub fn multiplexed_unknown(&self) -> impl Iterator<Item = &str> {
-        self.unknown
-            .iter()
-            .map(String::as_str)
-            .filter(|n| self.multiplexer(n).is_some())
+    /// The profile's names this arch has no number for, sorted as a user is told of them:
+    /// what `secopt compile` and `secopt exec` report. `multiplexed` only with `libseccomp`
+    /// semantics (the dialect of OCI profiles), which applies them through `socketcall`/`ipc`.
+    pub fn unnumbered_names(&self, libseccomp: bool) -> UnnumberedNames<'_> {
+        let mut names = UnnumberedNames::default();
+        for name in self.unknown.iter().map(String::as_str) {
+            if libseccomp && self.multiplexer(name).is_some() {
+                names.multiplexed.push(name);
+            } else if self.is_other_arch_name(name) {
+                names.other_arch.push(name);
+            } else {
+                names.nowhere.push(name);
+            }
+        }
+        names
     }
+}
+
+/// [`ResolvedArch::unnumbered_names`].
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct UnnumberedNames<'a> {
+    /// Another arch's syscalls (`chown32` on x86_64): expected in multi-arch profiles, skipped.
+    pub other_arch: Vec<&'a str>,
+    /// No table names them: a typo, or newer than the table in use; skipped, as runc does.
+    pub nowhere: Vec<&'a str>,
+    /// Not syscalls of this arch, but libseccomp applies their rules through
+    /// `socketcall`/`ipc`: not skipped.
+    pub multiplexed: Vec<&'a str>,
 }
 
 /// A policy resolved for one host and container: what the lowering consumes.
@@ -626,10 +646,15 @@ mod tests {
         assert_eq!(x86.multiplexer("recv"), Some(("socketcall", 10)));
         assert_eq!(x86.multiplexer("semop"), Some(("ipc", 1)));
         assert_eq!(x86.multiplexer("read"), None);
-        assert_eq!(
-            x86.multiplexed_unknown().collect::<Vec<_>>(),
-            ["recv", "semop"]
-        );
+        // How compile and exec tell of them: applied through socketcall/ipc, or not a
+        // syscall anywhere; with another dialect, nothing is multiplexed.
+        let names = x86.unnumbered_names(true);
+        assert_eq!(names.multiplexed, ["recv", "semop"]);
+        assert_eq!(names.nowhere, ["no_such_call"]);
+        assert!(names.other_arch.is_empty());
+        let names = x86.unnumbered_names(false);
+        assert!(names.multiplexed.is_empty());
+        assert_eq!(names.other_arch, ["recv", "semop"]);
         // Strict mode: only the name nothing applies is an error.
         match resolve_on(profile, Arch::X86, true) {
             Err(PolicyError::UnknownSyscalls { unknown, .. }) => {
