@@ -134,6 +134,14 @@ fn missing_file_and_bad_usage() {
         &["/nonexistent/filter.bpf"],
     );
     assert_bad_input(&secopt(&["frobnicate"]), &[]);
+    // Usage errors carry the prefix every other error has.
+    let out = secopt(&["compile", "--no-such-flag"]);
+    assert_bad_input(&out, &["--no-such-flag"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("secopt: error: "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_bad_input(
         &secopt(&["emu", "/nonexistent.bpf", "--nr", "read"]),
         &["/nonexistent.bpf"],

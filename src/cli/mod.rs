@@ -141,6 +141,12 @@ pub fn main() -> i32 {
             } else {
                 EXIT_OK
             };
+            if e.use_stderr() {
+                // Usage errors carry the same `secopt: ` prefix as every other error, so a
+                // wrapper script can tell secopt's messages from the command's.
+                eprint!("secopt: {}", e.render());
+                return code;
+            }
             if let Err(write) = e.print() {
                 eprintln!("secopt: error: <stdout>: cannot write: {write}");
                 return EXIT_BAD_INPUT;
