@@ -1090,6 +1090,10 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
         ]),
         &["--firecracker-dialect", "OCI profile"],
     );
+    bad_input(
+        &secopt(&["compile", example, "--firecracker", "-o", out]),
+        &["--firecracker", "this is an OCI profile"],
+    );
     let pattern = d.join("web-{thread}.bpf");
     let dir = format!("{}/", d.display());
     for target in [pattern.to_str().unwrap(), dir.as_str()] {

@@ -301,6 +301,12 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     let optimizer = Optimizer::new(&args, kernel, weights);
 
     let firecracker = args.firecracker || looks_like_firecracker(&bytes);
+    if args.firecracker && looks_like_oci(&bytes) {
+        return Err(Failure::input(format!(
+            "{source}: --firecracker, but this is an OCI profile (it has `defaultAction` or \
+             `ociVersion`): leave --firecracker out"
+        )));
+    }
     check_options_apply(&args, &source, firecracker)?;
     let filters: Vec<(Option<String>, Built)> = if firecracker {
         compile_firecracker(&args, &bytes, &source, &options, resolver, &optimizer)?
@@ -333,6 +339,13 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         print_reports(&args, &filters, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+/// Whether `bytes` are a JSON object with an OCI profile's or config's top-level key.
+fn looks_like_oci(bytes: &[u8]) -> bool {
+    use serde::de::IgnoredAny;
+    serde_json::from_slice::<std::collections::HashMap<String, IgnoredAny>>(bytes)
+        .is_ok_and(|top| top.contains_key("defaultAction") || top.contains_key("ociVersion"))
 }
 
 /// Refuses options that do nothing for this kind of profile, instead of ignoring them: runc's
