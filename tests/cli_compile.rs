@@ -1119,6 +1119,10 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
         "{text}"
     );
 
+    // --name on an output without a name: said, not silently dropped.
+    let run = secopt(&["compile", example, "--name", "web", "-o", out]);
+    assert!(ok(&run).contains("--name names the array of C, Rust and Go output"));
+
     // --quiet: Docker's profile compiles with notes and warnings on stderr; without them.
     let docker = profile("oci/docker-default.json");
     let loud = secopt(&["compile", &docker, "-o", out]);

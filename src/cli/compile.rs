@@ -733,6 +733,10 @@ fn write_all(
             Some(t) => format!("{base_name}_{t}"),
             None => base_name.to_string(),
         };
+        let named = matches!(format, EmitFormat::C | EmitFormat::Rust | EmitFormat::Go);
+        if args.name.is_some() && !named && planned.is_empty() {
+            say!("secopt: warning: --name names the array of C, Rust and Go output; this output has none");
+        }
         let bytes = compile::emit(filter, format, &name);
         planned.push((thread, filter, path, bytes));
     }
