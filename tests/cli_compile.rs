@@ -1119,6 +1119,28 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
         "{text}"
     );
 
+    // --go-package: the package clause of Go output; not a Go package name: refused.
+    let go = d.join("web.go");
+    let go = go.to_str().unwrap();
+    ok(&secopt(&[
+        "compile",
+        example,
+        "--go-package",
+        "filters",
+        "-o",
+        go,
+        "-q",
+    ]));
+    assert!(std::fs::read_to_string(go)
+        .unwrap()
+        .contains("\npackage filters\n"));
+    std::fs::remove_file(go).unwrap();
+    for bad in ["Filters", "func", "2go", "my-pkg"] {
+        let run = secopt(&["compile", example, "--go-package", bad, "-o", go]);
+        assert_eq!(run.status.code(), Some(2), "{bad}");
+    }
+    assert!(!Path::new(go).exists());
+
     // --name on an output without a name: said, not silently dropped.
     let run = secopt(&["compile", example, "--name", "web", "-o", out]);
     assert!(ok(&run).contains("--name names the array of C, Rust and Go output"));

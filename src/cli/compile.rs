@@ -102,6 +102,10 @@ pub struct CompileArgs {
     /// Name of the array in C/Rust/Go output (default: from the profile's file name).
     #[arg(long)]
     pub name: Option<String>,
+    /// The package clause of Go output (default: `seccomp`): the package of the directory the
+    /// file goes in, e.g. `--go-package filters` for `internal/filters/docker.go`.
+    #[arg(long, value_parser = parse_go_package)]
+    pub go_package: Option<String>,
     /// Write the plain reference lowering (libseccomp-style per-arch chains, the program the
     /// optimizer's output is proved equal to) instead of the optimized filter.
     #[arg(long, help_heading = "Optimization")]
@@ -339,6 +343,10 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         print_reports(&args, &filters, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+fn parse_go_package(s: &str) -> Result<String, String> {
+    compile::go_package_name(s).map(str::to_string)
 }
 
 /// Whether `bytes` are a JSON object with an OCI profile's or config's top-level key.
@@ -737,7 +745,13 @@ fn write_all(
         if args.name.is_some() && !named && planned.is_empty() {
             say!("secopt: warning: --name names the array of C, Rust and Go output; this output has none");
         }
-        let bytes = compile::emit(filter, format, &name);
+        if args.go_package.is_some() && format != EmitFormat::Go && planned.is_empty() {
+            say!("secopt: warning: --go-package is for Go output; this output is not Go");
+        }
+        let bytes = match (format, &args.go_package) {
+            (EmitFormat::Go, Some(package)) => compile::emit_go(filter, &name, package),
+            _ => compile::emit(filter, format, &name),
+        };
         planned.push((thread, filter, path, bytes));
     }
     let mut created: Vec<&Path> = Vec::new();
