@@ -538,6 +538,22 @@ impl CacheBitmap {
             .unwrap_or_default()
     }
 
+    /// [`cached_numbers`](Self::cached_numbers) without the kernel's passthroughs
+    /// (`uretprobe`/`uprobe` on x86_64, set whatever the filter does): the numbers the
+    /// filter itself lets the kernel cache, as `analyze` and `optimize --report` count them.
+    pub fn cached_by_filter(&self, token: u32) -> Vec<u32> {
+        let mut numbers = self.cached_numbers(token);
+        numbers.retain(|&nr| {
+            !matches!(
+                self.status(token, nr),
+                CacheStatus::Cached {
+                    how: ConstAllow::Passthrough
+                }
+            )
+        });
+        numbers
+    }
+
     fn target_index(&self, token: u32) -> Option<usize> {
         let t = self.kernel.target_for(token)?;
         Some(usize::from(t.token != self.kernel.native.token))

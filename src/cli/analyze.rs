@@ -474,7 +474,7 @@ fn analyze(
                         rows.len(),
                         t.name,
                         t.table_size,
-                        cache.as_ref().map_or(0, |c| filter_cached_numbers(c, arch.token()))
+                        cache.as_ref().map_or(0, |c| c.cached_by_filter(arch.token()).len())
                     ),
                     None => println!(
                         "  cacheable: none (the modelled kernel keeps no allow bitmap for {arch}); {upper} of {} named syscalls are ALLOW whatever the arguments",
@@ -1108,22 +1108,4 @@ fn print_workload_text(t: &WorkloadText) {
     for note in t.notes {
         println!("note: {note}");
     }
-}
-
-/// How many numbers of `token`'s bitmap the filter lets the kernel cache, not counting the
-/// kernel's passthroughs (`uretprobe`/`uprobe`, cached whatever the filter does): the count
-/// `optimize --report` gives.
-fn filter_cached_numbers(cache: &CacheBitmap, token: u32) -> usize {
-    cache
-        .cached_numbers(token)
-        .into_iter()
-        .filter(|&nr| {
-            !matches!(
-                cache.status(token, nr),
-                CacheStatus::Cached {
-                    how: ConstAllow::Passthrough
-                }
-            )
-        })
-        .count()
 }

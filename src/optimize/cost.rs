@@ -26,7 +26,7 @@
 use super::lift::word_cut_ranges;
 use super::weights::Weights;
 use crate::arch::Arch;
-use crate::bpf::cache::{CacheBitmap, CacheStatus, ConstAllow, KernelCache, KernelVersion};
+use crate::bpf::cache::{CacheBitmap, CacheStatus, KernelCache, KernelVersion};
 use crate::bpf::data::{Endian, Field, NUM_WORDS};
 use crate::bpf::insn::*;
 use crate::bpf::RetVal;
@@ -425,28 +425,25 @@ impl Caches {
     /// x86_64, set whatever the filter does), so a count says what the filter does, as
     /// `secopt analyze` counts it.
     pub fn filter_sets(&self) -> Vec<(&'static str, u32, Vec<u32>)> {
-        let mut sets = self.sets();
-        for (_, token, numbers) in &mut sets {
-            numbers.retain(|&nr| {
-                !matches!(
-                    self.status(*token, nr),
-                    CacheStatus::Cached {
-                        how: ConstAllow::Passthrough
-                    }
-                )
-            });
-        }
-        sets
+        self.per_target(CacheBitmap::cached_by_filter)
     }
 
     /// Every bitmap: `(name, token, cached numbers)`, as the kernel sets them.
     pub fn sets(&self) -> Vec<(&'static str, u32, Vec<u32>)> {
+        self.per_target(CacheBitmap::cached_numbers)
+    }
+
+    /// `(name, token, numbers(bitmap, token))` for every target of every bitmap.
+    fn per_target(
+        &self,
+        numbers: fn(&CacheBitmap, u32) -> Vec<u32>,
+    ) -> Vec<(&'static str, u32, Vec<u32>)> {
         self.bitmaps
             .iter()
             .flat_map(|(_, b)| {
                 b.kernel()
                     .targets()
-                    .map(|t| (t.name, t.token, b.cached_numbers(t.token)))
+                    .map(|t| (t.name, t.token, numbers(b, t.token)))
                     .collect::<Vec<_>>()
             })
             .collect()
