@@ -305,7 +305,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     let optimizer = Optimizer::new(&args, kernel, weights);
 
     let firecracker = args.firecracker || looks_like_firecracker(&bytes);
-    if args.firecracker && looks_like_oci(&bytes) {
+    if args.firecracker && super::io::looks_like_oci(&bytes) {
         return Err(Failure::input(format!(
             "{source}: --firecracker, but this is an OCI profile (it has `defaultAction` or \
              `ociVersion`): leave --firecracker out"
@@ -347,13 +347,6 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
 
 fn parse_go_package(s: &str) -> Result<String, String> {
     compile::go_package_name(s).map(str::to_string)
-}
-
-/// Whether `bytes` are a JSON object with an OCI profile's or config's top-level key.
-fn looks_like_oci(bytes: &[u8]) -> bool {
-    use serde::de::IgnoredAny;
-    serde_json::from_slice::<std::collections::HashMap<String, IgnoredAny>>(bytes)
-        .is_ok_and(|top| top.contains_key("defaultAction") || top.contains_key("ociVersion"))
 }
 
 /// Refuses options that do nothing for this kind of profile, instead of ignoring them: runc's

@@ -204,6 +204,14 @@ pub fn thread_filters_file(
     thread_filters::decode(bytes).ok()
 }
 
+/// Whether `bytes` are a JSON object with an OCI profile's (`defaultAction`) or a whole
+/// config's (`ociVersion`) top-level key.
+pub fn looks_like_oci(bytes: &[u8]) -> bool {
+    use serde::de::IgnoredAny;
+    serde_json::from_slice::<std::collections::HashMap<String, IgnoredAny>>(bytes)
+        .is_ok_and(|top| top.contains_key("defaultAction") || top.contains_key("ociVersion"))
+}
+
 /// A Firecracker file is an object of thread filters, each with a `filter` array; an OCI
 /// profile has `defaultAction` (or is a whole config with `ociVersion`).
 ///

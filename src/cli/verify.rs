@@ -86,8 +86,8 @@ pub struct PairArgs {
     pub caps: String,
     /// Kernel version an OCI profile's `minKernel` is compared with (default: the running
     /// kernel), as `secopt compile --kernel`.
-    #[arg(long, help_heading = "Profile inputs")]
-    pub kernel: Option<String>,
+    #[arg(long, value_name = "MAJOR.MINOR", help_heading = "Profile inputs")]
+    pub kernel: Option<crate::policy::KernelVersion>,
     /// Compile an OCI profile input with runc's ENOSYS stub, as `secopt compile --runc-compat`:
     /// what runc loads, to compare with a filter `secopt dump` read from a runc container.
     #[arg(long, help_heading = "Profile inputs")]
@@ -298,12 +298,6 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
         }
         let caps = crate::policy::CapSet::parse(&p.caps)
             .map_err(|e| Failure::input(format!("--caps: {e}")))?;
-        let kernel = p
-            .kernel
-            .as_deref()
-            .map(|k| k.parse::<crate::policy::KernelVersion>())
-            .transpose()
-            .map_err(|e| Failure::input(format!("--kernel: {e}")))?;
         let (resolver, _) = p.syscall_table.resolver()?;
         let filter = crate::compile::compile_oci(
             &bytes,
@@ -312,7 +306,7 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
                 native: arch,
                 arches: arch.map(|a| vec![a]),
                 caps,
-                kernel,
+                kernel: p.kernel,
                 resolver,
                 ..Default::default()
             },
