@@ -1151,6 +1151,15 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
     assert!(ok(&loud).contains("secopt: warning:"));
     let quiet = secopt(&["compile", &docker, "-o", out, "--quiet"]);
     assert_eq!(ok(&quiet), "");
+    // Also the weights file's warnings (gVisor's summary has elided rows: its total differs).
+    let gvisor = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/workloads/gvisor-sentry-postgres.strace-c.txt"
+    );
+    let loud = secopt(&["compile", &docker, "-o", out, "--weights", gvisor]);
+    assert!(ok(&loud).contains("rows elided"));
+    let quiet = secopt(&["compile", &docker, "-o", out, "--weights", gvisor, "-q"]);
+    assert_eq!(ok(&quiet), "");
 
     // -o the profile itself, or a link to it: refused, the profile unchanged.
     let own = d.join("own.json");

@@ -266,7 +266,12 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
                 .ok_or_else(|| {
                     Failure::input("this host's architecture has no syscall table; give --arch")
                 })?;
-            Some(read_weights(path, Some(native), args.skip_unknown)?)
+            Some(read_weights(
+                path,
+                Some(native),
+                args.skip_unknown,
+                args.quiet,
+            )?)
         }
         _ => None,
     };

@@ -228,7 +228,7 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
     };
     let weights = match &args.weights {
         None => None,
-        Some(path) => Some(read_weights(path, args.arch, args.skip_unknown)?),
+        Some(path) => Some(read_weights(path, args.arch, args.skip_unknown, false)?),
     };
     Ok(OptimizeOptions {
         weights,
@@ -427,6 +427,7 @@ pub(super) fn read_weights(
     path: &Path,
     arch: Option<Arch>,
     skip_unknown: bool,
+    quiet: bool,
 ) -> Result<Weights, Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
@@ -438,7 +439,7 @@ pub(super) fn read_weights(
         wopts.native = a;
     }
     let workload = parse_file(&bytes, &name, &wopts).map_err(|e| Failure::input(e.to_string()))?;
-    for note in &workload.notes {
+    for note in workload.notes.iter().filter(|_| !quiet) {
         eprintln!("secopt: warning: {name}: {note}");
     }
     let mut w = Weights::new();
