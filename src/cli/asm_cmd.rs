@@ -65,12 +65,15 @@ pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
         index_comments: !args.no_index,
         arch: args.arch,
     };
-    if let Some(file) = thread_filters_file(&bytes, args.input_format) {
-        return disasm_threads(&args, &name, file, &opts);
+    let decoded = decode_program(&bytes, &name, args.input_format);
+    if !matches!(decoded, Ok((_, None))) {
+        if let Some(file) = thread_filters_file(&bytes, args.input_format) {
+            return disasm_threads(&args, &name, file, &opts);
+        }
     }
     // An invalid filter is listed too (`.insn` for opcodes seccomp refuses, `+N` for jumps out
     // of the program), with the kernel's objection on stderr and exit code 1.
-    let (prog, rejected) = decode_program(&bytes, &name, args.input_format)?;
+    let (prog, rejected) = decoded?;
     let exit = match &rejected {
         Some(why) => {
             eprintln!("secopt: {} (listed anyway)", why.message);

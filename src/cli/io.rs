@@ -179,26 +179,26 @@ pub enum Input {
 /// filter file (only with `--input-format auto`); a file that is neither gets the filter
 /// decoder's error.
 pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Input, Failure> {
-    if let Some(file) = thread_filters_file(bytes, format) {
-        return Ok(Input::ThreadFilters(file));
+    let decoded = decode_program(bytes, name, format);
+    if !matches!(decoded, Ok((_, None))) {
+        if let Some(file) = thread_filters_file(bytes, format) {
+            return Ok(Input::ThreadFilters(file));
+        }
     }
-    match decode_program(bytes, name, format)? {
+    match decoded? {
         (prog, None) => Ok(Input::Program(prog)),
         (_, Some(rejected)) => Err(rejected),
     }
 }
 
-/// Firecracker's filter file, when `bytes` are one: binary, no filter the kernel accepts, and
-/// read with `--input-format auto` (a format given names one filter).
+/// Firecracker's filter file, when `bytes` are one: binary and read with `--input-format auto`
+/// (a format given names one filter). For bytes [`decode_program`] found no filter the kernel
+/// accepts in: a valid filter is a filter, whatever else its bytes could be read as.
 pub fn thread_filters_file(
     bytes: &[u8],
     format: InputFormat,
 ) -> Option<thread_filters::ThreadFilters> {
     if format != InputFormat::Auto || looks_like_text(bytes) {
-        return None;
-    }
-    let valid_filter = Program::from_raw(bytes).is_ok_and(|prog| validate::validate(&prog).is_ok());
-    if valid_filter {
         return None;
     }
     thread_filters::decode(bytes).ok()
