@@ -125,6 +125,46 @@ fn json_report_and_weights_file() {
     same_on_sweep(&input, &opt);
 }
 
+/// `--kernel none` (as `analyze` spells it) models a kernel without the allow cache, where every
+/// call runs the filter: the report's cost with the cache is then the cost without it, which
+/// Docker's filter on Linux 6.18 (most calls cached) is far from.
+#[test]
+fn kernel_none_models_no_allow_cache() {
+    let inp = temp_file("docker-nocache.bpf", &docker_default(2).program.to_raw());
+    let out = temp_dir().join("docker-nocache.opt.bpf");
+    let report = |kernel: &str| {
+        let (code, stdout, stderr) = secopt(&[
+            "optimize",
+            s(&inp),
+            "-o",
+            s(&out),
+            "--report",
+            "--format",
+            "json",
+            "--kernel",
+            kernel,
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        doc["report"].clone()
+    };
+    let none = report("none");
+    assert_eq!(none["kernel"], "5.10");
+    for side in ["before", "after"] {
+        assert_eq!(
+            none[side]["cost_with_cache"], none[side]["cost_without_cache"],
+            "{side}: {none}"
+        );
+    }
+    let cached = report("6.18");
+    let with = cached["before"]["cost_with_cache"].as_f64().unwrap();
+    let without = cached["before"]["cost_without_cache"].as_f64().unwrap();
+    assert!(with * 2.0 < without, "{cached}");
+    let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--kernel", "nine"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("`none`"), "{stderr}");
+}
+
 #[test]
 fn assembly_in_and_out_through_stdin_and_stdout() {
     let src = "ld [nr]\njeq #0, a\njeq #1, a\njeq #2, a\nret ERRNO(1)\na: ret ALLOW\n";

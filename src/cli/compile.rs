@@ -68,7 +68,7 @@ pub struct CompileArgs {
     /// kernel), and whose allow cache the optimizer models (none before 5.11; default: Linux
     /// 6.18's).
     #[arg(long)]
-    pub kernel: Option<String>,
+    pub kernel: Option<KernelVersion>,
     /// Make unknown syscall names and unsupported architectures an error instead of
     /// skipping them (as runc does). A name of another architecture (`chown32` on x86_64 in
     /// Docker's profile) is not unknown: it is skipped with a note either way.
@@ -278,12 +278,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     let bytes = read_input(&args.profile)?;
     let source = display_name(&args.profile);
     let caps = CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;
-    let kernel = args
-        .kernel
-        .as_deref()
-        .map(|k| k.parse::<KernelVersion>())
-        .transpose()
-        .map_err(|e| Failure::input(format!("--kernel: {e}")))?;
+    let kernel = args.kernel;
     let base_name = args.name.clone().unwrap_or_else(|| {
         args.profile
             .file_stem()

@@ -92,9 +92,10 @@ pub struct OptimizeArgs {
     /// holds with all three.
     #[arg(long, value_enum, default_value_t = Favor::Balanced)]
     pub favor: Favor,
-    /// Kernel whose allow cache to model (e.g. `6.18`, `5.10` for none). Default: 6.18.
-    #[arg(long)]
-    pub kernel: Option<String>,
+    /// Kernel whose allow cache to model (`6.18`, a `uname -r` string, or `none` for kernels
+    /// before 5.11, as `5.10`). Default: 6.18.
+    #[arg(long, value_parser = super::analyze::parse_kernel_model)]
+    pub kernel: Option<super::analyze::KernelModel>,
 }
 
 /// How the optimized filter is written.
@@ -220,12 +221,7 @@ fn write_one(
 
 /// The optimizer's options from the flags.
 fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
-    let kernel = match args.kernel.as_deref() {
-        None => KernelVersion::MODELLED,
-        Some(s) => s
-            .parse()
-            .map_err(|e| Failure::input(format!("--kernel: {e}")))?,
-    };
+    let kernel = args.kernel.map_or(KernelVersion::MODELLED, |k| k.version());
     let weights = match &args.weights {
         None => None,
         Some(path) => Some(read_weights(path, args.arch, args.skip_unknown, false)?),
