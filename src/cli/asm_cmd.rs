@@ -4,7 +4,7 @@ use super::io::{
     decode_program, display_name, read_input, thread_filters_file, write_binary_output,
     write_output, InputFormat,
 };
-use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
+use super::{json_text, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian};
 use crate::bpf::thread_filters::ThreadFilters;
 use crate::bpf::{asm, disasm, validate, Program};
@@ -84,7 +84,7 @@ pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
     let listing = Listing::new(&prog, rejected.as_ref(), &opts);
     let out = match args.format {
         Format::Text => listing.text.into_bytes(),
-        Format::Json => json_bytes(&listing.json(&name))?,
+        Format::Json => json_text(&listing.json(&name))?.into_bytes(),
     };
     write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
     Ok(exit)
@@ -126,11 +126,12 @@ fn disasm_threads(
     }
     let out = match args.format {
         Format::Text => text.into_bytes(),
-        Format::Json => json_bytes(&serde_json::json!({
+        Format::Json => json_text(&serde_json::json!({
             "input": name,
             "encoding": file.encoding.name(),
             "threads": threads,
-        }))?,
+        }))?
+        .into_bytes(),
     };
     write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
     Ok(EXIT_OK)
@@ -176,12 +177,6 @@ impl<'a> Listing<'a> {
 }
 
 /// A JSON document as `print_json` prints it (pretty, with a final newline).
-fn json_bytes(doc: &serde_json::Value) -> Result<Vec<u8>, Failure> {
-    let mut out = serde_json::to_vec_pretty(doc).map_err(|e| Failure::input(e.to_string()))?;
-    out.push(b'\n');
-    Ok(out)
-}
-
 pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
     let name = display_name(&args.input);
     let bytes = read_input(&args.input)?;

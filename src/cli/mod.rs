@@ -179,10 +179,16 @@ pub fn main() -> i32 {
 
 /// Prints a JSON value to stdout.
 fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
-    println!("{text}");
+    print!("{}", json_text(value)?);
     Ok(())
+}
+
+/// A JSON document as every verb prints it: pretty, with a final newline.
+fn json_text(value: &serde_json::Value) -> Result<String, Failure> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
+    text.push('\n');
+    Ok(text)
 }
 
 /// A report that cannot be written (`secopt analyze f.bpf > /dev/full`: ENOSPC, EIO) ends with
