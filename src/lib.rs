@@ -28,8 +28,8 @@
 //!   ]}"#;
 //! let resolve = ResolveOptions { native: Some(Arch::X86_64), ..Default::default() };
 //!
-//! // What the workload calls, to lay the dispatch out for (optional; `strace -c` summaries and
-//! // `secopt record` captures are read by the CLI, see `optimize::weights`).
+//! // What the workload calls, to lay the dispatch out for (optional). `strace -c` summaries
+//! // and `secopt record` captures: `bench::workload::parse_file(..)?.weights()?`.
 //! let weights = Weights::from_json(r#"{"read": 5000, "write": 4000, "futex": 10}"#, Arch::X86_64)?;
 //! let optimize = OptimizeOptions { weights: Some(weights), ..Default::default() };
 //! let options = CompileOptions { optimize: Some(optimize), ..Default::default() };
@@ -73,7 +73,9 @@
 //! - [`compile`]: a resolved policy to its reference program, optimized on request, and the
 //!   output formats (raw, assembly, C, Rust, Go, base64, JSON).
 //! - [`bench`](mod@bench): timing a workload's syscalls on this kernel under several filters side by side.
-//! - [`cli`]: the `secopt` command line.
+//! - `cli`: the `secopt` command line (the `cli` feature, on by default; an embedder that
+//!   needs only the library turns it off with `default-features = false`, which also drops
+//!   `clap`).
 
 /// The README's Rust blocks, compiled and run as doctests so that they stay true (they run
 /// from the package root, where `examples/` is).
@@ -84,6 +86,7 @@ pub struct ReadmeDoctests;
 pub mod arch;
 pub mod bench;
 pub mod bpf;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod compile;
 pub mod kernel;

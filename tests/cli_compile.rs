@@ -890,7 +890,7 @@ fn outputs_write_through_devices_fifos_and_links_without_replacing_them() {
     let reference = d.join("reference.bpf");
     compile_to(&reference);
     let expected = std::fs::read(&reference).unwrap();
-    assert!(expected.len() >= 8 && expected.len() % 8 == 0);
+    assert!(expected.len() >= 8 && expected.len().is_multiple_of(8));
 
     // A FIFO: the reader gets exactly the filter, and the FIFO is still a FIFO.
     let fifo = d.join("fifo");

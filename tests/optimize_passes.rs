@@ -345,6 +345,7 @@ fn lifted_dispatch_uses_ranges_and_exceptions() {
     let opts = OptimizeOptions {
         weights: Some(w),
         cost_model: CostModel::NoCache,
+        report: true,
         ..OptimizeOptions::default()
     };
     let input = "

@@ -79,6 +79,62 @@ impl Workload {
     pub fn total_calls(&self) -> u64 {
         self.entries.iter().map(|e| e.count).sum()
     }
+
+    /// The optimizer's weights for these calls, argument values included
+    /// ([`crate::optimize::OptimizeOptions::weights`]); an error names the entry's place.
+    ///
+    /// ```
+    /// use secopt::arch::Arch;
+    /// use secopt::bench::workload::{parse_file, WorkloadOptions};
+    /// let summary = "% time     seconds  usecs/call     calls    errors syscall\n\
+    ///   ------ ----------- ----------- --------- --------- ----------------\n\
+    ///    90.00    0.000900           1       900           read\n\
+    ///    10.00    0.000100           1       100           write\n\
+    ///   ------ ----------- ----------- --------- --------- ----------------\n\
+    ///   100.00    0.001000           1      1000           total\n";
+    /// let options = WorkloadOptions { native: Arch::X86_64, ..Default::default() };
+    /// let workload = parse_file(summary.as_bytes(), "strace.txt", &options).unwrap();
+    /// let weights = workload.weights().unwrap();
+    /// assert_eq!(weights.get(Arch::X86_64.token(), 0), 900.0); // read
+    /// assert_eq!(workload.samples()[1].count, 100.0); // write
+    /// ```
+    pub fn weights(&self) -> Result<crate::optimize::Weights, WorkloadWeightsError> {
+        let mut weights = crate::optimize::Weights::new();
+        for e in &self.entries {
+            weights
+                .add_call(e.arch.token(), e.nr, e.count as f64, e.args)
+                .map_err(|error| WorkloadWeightsError {
+                    file: self.source.clone(),
+                    origin: e.origin.clone(),
+                    error,
+                })?;
+        }
+        Ok(weights)
+    }
+
+    /// The calls as the cost model counts them ([`crate::optimize::cost`]), in input order.
+    pub fn samples(&self) -> Vec<crate::optimize::cost::Sample> {
+        self.entries
+            .iter()
+            .map(|e| crate::optimize::cost::Sample {
+                token: e.arch.token(),
+                nr: e.nr,
+                count: e.count as f64,
+                args: e.args,
+            })
+            .collect()
+    }
+}
+
+/// An entry of a workload that the optimizer's weights refuse ([`Workload::weights`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}: {origin}: {error}")]
+pub struct WorkloadWeightsError {
+    /// The workload's file (or probe list) name.
+    pub file: String,
+    /// Where in the input the entry is (`line 12`, `$.ioctl`).
+    pub origin: String,
+    pub error: crate::optimize::WeightsError,
 }
 
 /// How to read a workload.

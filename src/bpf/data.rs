@@ -136,7 +136,7 @@ impl Field {
     /// The field at byte offset `off` (a multiple of 4 below 64) for a machine of byte order
     /// `endian`; `None` for any other offset.
     pub fn at_offset(off: u32, endian: Endian) -> Option<Field> {
-        if off % 4 != 0 || off >= SECCOMP_DATA_SIZE {
+        if !off.is_multiple_of(4) || off >= SECCOMP_DATA_SIZE {
             return None;
         }
         let word = off / 4;

@@ -279,7 +279,7 @@ pub(crate) fn infer_knowledge_with(
         let slot = (insn.k < BPF_MEMWORDS).then_some(insn.k as usize);
         match code {
             c if c == BPF_LD | BPF_W | BPF_ABS => {
-                out.a = if insn.k % 4 == 0 && insn.k < SECCOMP_DATA_SIZE {
+                out.a = if insn.k.is_multiple_of(4) && insn.k < SECCOMP_DATA_SIZE {
                     Value::Word(insn.k)
                 } else {
                     Value::Unknown

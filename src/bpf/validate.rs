@@ -207,8 +207,8 @@ fn classic_rule(pc: usize, insn: &Insn, flen: usize) -> Option<Rule> {
         BPF_LD | BPF_H | BPF_ABS,
         BPF_LD | BPF_B | BPF_ABS,
     ]) {
-        let unknown_ancillary =
-            k >= SKF_AD_OFF && ((k - SKF_AD_OFF) % 4 != 0 || k - SKF_AD_OFF > SKF_AD_LAST);
+        let unknown_ancillary = k >= SKF_AD_OFF
+            && (!(k - SKF_AD_OFF).is_multiple_of(4) || k - SKF_AD_OFF > SKF_AD_LAST);
         unknown_ancillary.then_some(Rule::BadLoadOffset)
     } else {
         None

@@ -777,16 +777,7 @@ fn run_workload(
     let workload =
         parse_file(&bytes, &source, &options).map_err(|e| Failure::input(e.to_string()))?;
 
-    let samples: Vec<Sample> = workload
-        .entries
-        .iter()
-        .map(|e| Sample {
-            token: e.arch.token(),
-            nr: e.nr,
-            count: e.count as f64,
-            args: e.args,
-        })
-        .collect();
+    let samples: Vec<Sample> = workload.samples();
     let mut abis: Vec<Arch> = workload.entries.iter().map(|e| e.arch).collect();
     abis.sort();
     abis.dedup();

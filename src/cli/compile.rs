@@ -506,7 +506,7 @@ fn compile_firecracker(
     let policies: Vec<(String, Policy)> = policy::firecracker::parse_with(bytes, source, &fc)
         .map_err(input_error)?
         .into_iter()
-        .filter(|(thread, _)| args.thread.as_ref().map_or(true, |t| t == thread))
+        .filter(|(thread, _)| args.thread.as_ref().is_none_or(|t| t == thread))
         .collect();
     if policies.is_empty() {
         return Err(Failure::input(match &args.thread {

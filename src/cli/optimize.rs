@@ -438,12 +438,9 @@ pub(super) fn read_weights(
     for note in workload.notes.iter().filter(|_| !quiet) {
         eprintln!("secopt: warning: {name}: {note}");
     }
-    let mut w = Weights::new();
-    for e in &workload.entries {
-        w.add_call(e.arch.token(), e.nr, e.count as f64, e.args)
-            .map_err(|err| Failure::input(format!("{name}: {}: {err}", e.origin)))?;
-    }
-    Ok(w)
+    workload
+        .weights()
+        .map_err(|e| Failure::input(e.to_string()))
 }
 
 fn print_report(

@@ -9,7 +9,8 @@ use crate::bpf::Program;
 use std::fmt::Write as _;
 
 /// How to write a filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum EmitFormat {
     /// `struct sock_filter` array in the native arch's byte order (`bwrap --seccomp`,
@@ -466,6 +467,7 @@ fn json_document(filter: &CompiledFilter) -> String {
         "byte_order": info.native.endian(),
         "arches": arches,
         "unsupported_arches": info.unsupported_arches,
+        "warnings": info.warnings,
         "default_action": info.default_action.to_string(),
         "default_action_value": info.default_action.0,
         "bad_arch_action": info.bad_arch_action.to_string(),

@@ -134,6 +134,16 @@ pub enum CompileError {
         /// did not (tried only then).
         fits_with_size: Option<usize>,
     },
+    /// The plain lowering is over the kernel's limit, and the optimized programs that fit were
+    /// dropped by the optimizer's checks (most often: the self-check ran out of its budget,
+    /// [`OptimizeOptions::self_check_budget`]); nothing unproved is handed back.
+    #[error("{file}: the filter has {reference} instructions before optimizing, over the kernel's limit of {max} per filter, and the optimized filters that fit (the smallest has {smallest} instructions) were dropped: {}", .reasons.join("; "), max = BPF_MAXINSNS)]
+    Dropped {
+        file: String,
+        reference: usize,
+        smallest: usize,
+        reasons: Vec<String>,
+    },
     /// The program is not one the kernel would accept (for generated code: a secopt bug).
     #[error("{file}: the filter would be rejected by the kernel: {error}")]
     Invalid {
@@ -227,6 +237,10 @@ pub struct FilterInfo {
     pub settings: Vec<(String, String)>,
     /// Set when the program is the optimizer's output rather than the reference lowering.
     pub optimization: Option<OptimizationInfo>,
+    /// The profile's warnings: input that was accepted but deserves a look (a misspelt
+    /// field that was ignored, an unknown capability name). A runtime that compiles a profile
+    /// in one call ([`compile_oci`]) should show them, or refuse a profile that has any.
+    pub warnings: Vec<policy::Warning>,
 }
 
 impl FilterInfo {
@@ -270,6 +284,7 @@ impl FilterInfo {
             kernel: resolved.kernel,
             settings: options.settings.clone(),
             optimization: None,
+            warnings: resolved.warnings.clone(),
         }
     }
 }
@@ -380,6 +395,16 @@ fn optimize_reference(
                 fits_with_size,
             }
         }
+        OptimizeError::Dropped {
+            input,
+            smallest,
+            reasons,
+        } => CompileError::Dropped {
+            file: info.source.clone(),
+            reference: input,
+            smallest,
+            reasons,
+        },
         OptimizeError::PathBound {
             bound,
             shortest,

@@ -369,6 +369,131 @@ fn a_profile_too_big_for_one_filter_reports_the_size() {
     }
 }
 
+/// A profile whose plain lowering is over the kernel's limit while its optimized form fits:
+/// when the self-check cannot prove the optimized form (a budget of one step), the error says
+/// that, with the size that fits, instead of calling the filter too large; with the default
+/// budget it compiles, proved.
+#[test]
+fn an_unproved_fitting_filter_is_reported_as_dropped_not_too_large() {
+    // 40 syscalls × 10 argument rules: a long plain lowering of repeated checks.
+    let rules: Vec<String> = Arch::X86_64
+        .syscalls()
+        .iter()
+        .take(40)
+        .enumerate()
+        .flat_map(|(i, (_, name))| {
+            (0..10u64).map(move |j| {
+                format!(
+                    r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [
+                        {{"index": {}, "value": {}, "op": "SCMP_CMP_MASKED_EQ", "valueTwo": {}}},
+                        {{"index": 1, "value": {}, "op": "SCMP_CMP_GT"}}]}}"#,
+                    j % 6,
+                    0xff << (j % 5),
+                    (i as u64 * 7 + j) & 0xff,
+                    j * 1000 + i as u64
+                )
+            })
+        })
+        .collect();
+    let profile = format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO",
+             "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+             "syscalls": [{}]}}"#,
+        rules.join(",")
+    );
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let reference = compile(
+        &policy::resolve(
+            &policy::oci::parse(profile.as_bytes(), "p.json").unwrap(),
+            &resolve,
+        )
+        .unwrap(),
+        &CompileOptions::default(),
+    );
+    assert!(
+        matches!(reference, Err(CompileError::TooLarge { len, .. }) if len > 4096),
+        "{:?}",
+        reference.map(|f| f.program().len())
+    );
+    let with_budget = |budget: crate::verify::Budget| CompileOptions {
+        optimize: Some(OptimizeOptions {
+            self_check_budget: budget,
+            report: false,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let tiny = crate::verify::Budget {
+        max_bdd_steps: 1,
+        ..optimize::SELF_CHECK_BUDGET
+    };
+    match compile_oci(profile.as_bytes(), "p.json", &resolve, &with_budget(tiny)) {
+        Err(
+            e @ CompileError::Dropped {
+                reference,
+                smallest,
+                ..
+            },
+        ) => {
+            assert!(reference > 4096 && smallest <= 4096, "{e}");
+            assert!(e.to_string().contains("budget"), "{e}");
+        }
+        other => panic!("{:?}", other.map(|f| f.program().len())),
+    }
+    let proved = compile_oci(
+        profile.as_bytes(),
+        "p.json",
+        &resolve,
+        &with_budget(optimize::SELF_CHECK_BUDGET),
+    )
+    .unwrap();
+    assert!(proved.program().len() <= 4096);
+    assert!(proved.info().optimization.as_ref().unwrap().verified);
+}
+
+/// A runtime that compiles in one call still sees what the profile's reader warned about: a
+/// misspelt `syscalls` (ignored, as Go's encoding/json ignores unknown fields, leaving a
+/// deny-everything filter) is in the filter's metadata and in its JSON document.
+#[test]
+fn compile_oci_keeps_the_profiles_warnings() {
+    let profile = br#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "sycalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    for options in [
+        CompileOptions::default(),
+        CompileOptions {
+            optimize: Some(OptimizeOptions::default()),
+            ..Default::default()
+        },
+    ] {
+        let filter = compile_oci(profile, "typo.json", &resolve, &options).unwrap();
+        let paths: Vec<&str> = filter
+            .info()
+            .warnings
+            .iter()
+            .map(|w| w.path.as_str())
+            .collect();
+        assert_eq!(paths, ["$.sycalls"]);
+        let doc: serde_json::Value =
+            serde_json::from_slice(&emit::emit(&filter, emit::EmitFormat::Json, "typo")).unwrap();
+        assert_eq!(doc["warnings"][0]["path"], "$.sycalls", "{doc}");
+    }
+    let clean = compile_oci(
+        br#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": []}"#,
+        "clean.json",
+        &resolve,
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    assert!(clean.info().warnings.is_empty());
+}
+
 #[test]
 fn raw_output_uses_the_native_byte_order() {
     let f = oci(READ_ONLY, &[Arch::S390x], false);

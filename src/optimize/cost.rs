@@ -277,7 +277,7 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
                         BPF_ABS => {
                             let word = (insn.k / 4) as usize;
                             match known.get(word).copied().flatten() {
-                                Some(v) if insn.k % 4 == 0 => Val::Const(v),
+                                Some(v) if insn.k.is_multiple_of(4) => Val::Const(v),
                                 _ => {
                                     if word < NUM_WORDS {
                                         unknown_words_read |= 1 << word;

@@ -442,7 +442,7 @@ fn exact_give_back(
             return;
         }
         let cost = cost_with_hot(&tree, leaves, hot);
-        if best[w].as_ref().map_or(true, |b| cost.lt(&b.1)) {
+        if best[w].as_ref().is_none_or(|b| cost.lt(&b.1)) {
             best[w] = Some((tree, cost));
         }
     };
@@ -521,7 +521,7 @@ fn shortest_within_tolerance(
     let mut running: Option<(Tree, Cost)> = None;
     let mut by_bound: Vec<(Tree, Cost)> = Vec::with_capacity(best.len());
     for t in best.into_iter().flatten() {
-        if running.as_ref().map_or(true, |r| t.1.lt(&r.1)) {
+        if running.as_ref().is_none_or(|r| t.1.lt(&r.1)) {
             running = Some(t);
             by_bound.push(running.clone().expect("just set"));
         }
@@ -579,7 +579,7 @@ pub fn best_tree_within(
                 let tree = with_chain(rest);
                 if tree.worst_path(len) <= bound {
                     let cost = cost_with_hot(&tree, leaves, hot);
-                    if best[class].as_ref().map_or(true, |b| cost.lt(&b.1)) {
+                    if best[class].as_ref().is_none_or(|b| cost.lt(&b.1)) {
                         best[class] = Some((tree, cost));
                     }
                 }
@@ -1423,7 +1423,7 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
             }
             let (t, c) = split_or_chain_tree(&reduced, &Tuning::BALANCED);
             let total_cost = cost + passed * (h + picked.len() as f64) + c;
-            let better_than_seen = improved.as_ref().map_or(true, |b| total_cost.lt(&b.2));
+            let better_than_seen = improved.as_ref().is_none_or(|b| total_cost.lt(&b.2));
             if total_cost.lt(&best_cost) && better_than_seen {
                 *improved = Some((picked, t, total_cost, reduced));
             }
@@ -2181,7 +2181,7 @@ mod tests {
                         let l = leaves[leaves.partition_point(|l| l.hi < v)];
                         assert_eq!(route(&tree, v), l.target, "{context}: value {v}");
                     }
-                    if cheapest_within(&plain, b).map_or(true, |p| c.0[0] < p - 1e-9) {
+                    if cheapest_within(&plain, b).is_none_or(|p| c.0[0] < p - 1e-9) {
                         nested_wins += 1;
                     }
                 }

@@ -293,7 +293,7 @@ pub fn add_shortcuts(lifted: &mut Lifted, weights: &Weights) {
                 .filter(|(q, ..)| q.facts == path.facts)
                 .map(|(_, n, ..)| n)
                 .sum();
-            if best.map_or(true, |(_, b)| total > b) {
+            if best.is_none_or(|(_, b)| total > b) {
                 best = Some((i, total));
             }
         }

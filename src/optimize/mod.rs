@@ -44,7 +44,7 @@
 //!     Insn::ret(RetVal::errno(1).0),
 //!     Insn::ret(allow),
 //! ]);
-//! let out = optimize(&p, &OptimizeOptions::default()).unwrap();
+//! let out = optimize(&p, &OptimizeOptions { report: true, ..Default::default() }).unwrap();
 //! // The numbers 0..=1 are one range, 2 is an exception between allowed numbers, 3 is allowed
 //! // and everything above is not: `jge #4`, `jeq #2` replace the three equality tests.
 //! assert_eq!(out.program.len(), 8);
@@ -78,7 +78,8 @@ use serde::Serialize;
 use std::cell::Cell;
 
 /// Which cost the dispatch layout minimizes (the other one breaks ties).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum CostModel {
     /// Linux 5.11+: syscalls the kernel caches cost nothing (it never runs the filter for them).
@@ -99,26 +100,33 @@ pub struct OptimizeOptions {
     /// Firecracker file that also carries its x86_64 build host's section) is laid out for
     /// the machine it runs on only when told which one that is.
     pub native: Option<Arch>,
+    /// Which cost the dispatch minimizes (default: [`CostModel::AllowCache`]).
     pub cost_model: CostModel,
-    /// The kernel whose allow cache the cost model and the cacheability check use.
+    /// The kernel whose allow cache the cost model and the cacheability check use (default:
+    /// [`KernelVersion::MODELLED`]). Independent of
+    /// [`ResolveOptions::kernel`](crate::policy::ResolveOptions::kernel), which only decides
+    /// a profile's `minKernel` rules: a runtime that knows its kernel sets both.
     pub kernel: KernelVersion,
     /// Prove the output equal to the input with [`crate::verify`] and check that no cacheable
-    /// syscall became uncacheable, before returning it.
+    /// syscall became uncacheable, before returning it (default: `true`).
     pub verify: bool,
     /// What that proof may spend ([`SELF_CHECK_BUDGET`] by default). A candidate whose proof
     /// runs out is dropped with a note, never kept unproved: a smaller budget trades
     /// optimization of hard programs for a bound on the time (a runtime compiling filters at
     /// container start, a fuzzer), a larger one proves more.
     pub self_check_budget: crate::verify::Budget,
-    /// Compute the [`Report`] (path lengths of every weighted syscall: not free).
+    /// Compute the [`Report`] (path lengths of every weighted syscall: not free; default:
+    /// `false`). [`crate::compile::compile`] keeps no report; ask
+    /// [`crate::compile::compile_optimized`] for one.
     pub report: bool,
     /// The longest path any input may take through the output, in instructions (a promise
     /// for latency-bound callers). A dispatch longer than that is replaced by the cheapest
     /// one within it ([`dispatch::best_tree_within`]); a program that cannot meet it is
-    /// [`OptimizeError::PathBound`], never an output that breaks it.
+    /// [`OptimizeError::PathBound`], never an output that breaks it (default: none).
     pub max_path: Option<usize>,
     /// What the dispatch favours: cost against size and worst path when a measured workload
-    /// leaves it a choice, or the fewest instructions ([`Favor::Size`]).
+    /// leaves it a choice, or the fewest instructions ([`Favor::Size`]; default:
+    /// [`Favor::Balanced`]).
     pub favor: Favor,
 }
 
@@ -126,7 +134,8 @@ pub struct OptimizeOptions {
 /// weights are a guess and `speed` is the same as `balanced`), or the fewest instructions
 /// whatever the workload (`size`): the parameters are [`dispatch::Tuning::BALANCED`],
 /// [`dispatch::Tuning::SPEED`] and [`dispatch::Tuning::SIZE`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Favor {
     /// The default: a shorter worst path where it costs at most 2% more per call, and a test
@@ -182,7 +191,7 @@ impl Default for OptimizeOptions {
             kernel: KernelVersion::MODELLED,
             verify: true,
             self_check_budget: SELF_CHECK_BUDGET,
-            report: true,
+            report: false,
             max_path: None,
             favor: Favor::Balanced,
         }
@@ -274,6 +283,17 @@ pub enum OptimizeError {
         input: usize,
         /// The size of the smallest candidate that was laid out, if any.
         reached: Option<usize>,
+    },
+    /// The input is over the kernel's limit, and the candidates that came under it were all
+    /// dropped by the checks: most often the self-check ran out of
+    /// [`OptimizeOptions::self_check_budget`] (a larger budget may then prove one).
+    #[error("{input} instructions before optimizing, over the kernel's limit of {BPF_MAXINSNS} per filter; the optimized programs that fit (the smallest has {smallest} instructions) were dropped: {}", .reasons.join("; "))]
+    Dropped {
+        input: usize,
+        /// The smallest candidate that fit the limit.
+        smallest: usize,
+        /// Why each was dropped.
+        reasons: Vec<String>,
     },
     /// No program found keeps every path within [`OptimizeOptions::max_path`].
     #[error("no equivalent program found keeps every path within {bound} instructions: the shortest worst-case path reached is {shortest} (the input's is {input})")]
@@ -419,6 +439,20 @@ fn optimize_input(
         max_path: opts.max_path,
         tuning: opts.favor_in_effect().tuning(),
         exact_dominance: default_layout.then_some(&exact_replaced),
+    };
+    // The smallest candidate under the kernel's limit that the checks dropped, and why they
+    // dropped each.
+    let mut dropped: (Option<usize>, Vec<String>) = (None, Vec::new());
+    let mut drop = |candidate: &Program, why: String, notes: &mut Vec<String>| {
+        if candidate.len() <= BPF_MAXINSNS {
+            dropped.0 = Some(
+                dropped
+                    .0
+                    .map_or(candidate.len(), |d| d.min(candidate.len())),
+            );
+            dropped.1.push(why.clone());
+        }
+        notes.push(why);
     };
     // The shortest worst path among candidates dropped for `max_path`.
     let mut shortest_path: Option<usize> = None;
@@ -566,22 +600,29 @@ fn optimize_input(
             break;
         }
         if let Err(e) = validate(&candidate) {
-            notes.push(format!(
-                "{method:?} output rejected by the validator (a secopt bug): {e}"
-            ));
+            let why = format!("{method:?} output rejected by the validator (a secopt bug): {e}");
+            drop(&candidate, why, &mut notes);
             continue;
         }
         let mut verification = Verification::Skipped;
         if let Some(before) = &before_caches {
             let after = Caches::new(&candidate, &arches, opts.kernel);
             if let Some(lost) = lost_cacheable(before, &after) {
-                notes.push(format!("{method:?} output dropped: {lost}"));
+                drop(
+                    &candidate,
+                    format!("{method:?} output dropped: {lost}"),
+                    &mut notes,
+                );
                 continue;
             }
             match check_equal(prog, &candidate, &opts.self_check_budget) {
                 Ok(()) => verification = Verification::Equal,
                 Err(why) => {
-                    notes.push(format!("{method:?} output dropped: {why}"));
+                    drop(
+                        &candidate,
+                        format!("{method:?} output dropped: {why}"),
+                        &mut notes,
+                    );
                     continue;
                 }
             }
@@ -609,6 +650,13 @@ fn optimize_input(
         }
     }
     if prog.len() > BPF_MAXINSNS {
+        if let (Some(smallest), reasons) = dropped {
+            return Err(OptimizeError::Dropped {
+                input: prog.len(),
+                smallest,
+                reasons,
+            });
+        }
         return Err(OptimizeError::TooLarge {
             input: prog.len(),
             reached,
@@ -804,7 +852,7 @@ fn lost_cacheable(before: &Caches, after: &Caches) -> Option<String> {
             .find(|(n, t, _)| *n == name && *t == token)
             .map(|s| &s.2);
         for nr in numbers {
-            if !now.is_some_and(|s| s.binary_search(&nr).is_ok()) {
+            if now.is_none_or(|s| s.binary_search(&nr).is_err()) {
                 return Some(format!(
                     "syscall {nr} of the {name} bitmap was cacheable and would not be"
                 ));
@@ -844,7 +892,7 @@ fn token_checked(cuts: &[u32], token: u32) -> bool {
     cuts.binary_search(&token).is_ok()
         && token
             .checked_add(1)
-            .map_or(true, |t1| cuts.binary_search(&t1).is_ok())
+            .is_none_or(|t1| cuts.binary_search(&t1).is_ok())
 }
 
 /// When the filter compares the arch and none of `calls` (`(token, nr)` of a workload's

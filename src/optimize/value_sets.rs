@@ -119,7 +119,7 @@ pub fn find_cubes(values: &[u32]) -> Vec<Cube> {
         for &base in &bases {
             let cube = grow(base, &left);
             let gain = cube.len() as i64 - cube.tests() as i64;
-            if gain > 0 && best.map_or(true, |(g, _)| gain > g) {
+            if gain > 0 && best.is_none_or(|(g, _)| gain > g) {
                 best = Some((gain, cube));
             }
         }

@@ -3,7 +3,7 @@
 
 use super::model::{
     Action, ArchRef, Architectures, ArgCondition, CapSet, Dialect, FilterFlag, KernelVersion,
-    Policy, Rule,
+    Policy, Rule, Warning,
 };
 use super::PolicyError;
 use crate::arch::Arch;
@@ -292,6 +292,9 @@ pub struct Resolved {
     pub excluded_rules: usize,
     /// Applicable rules left out because their action is the default action.
     pub redundant_rules: usize,
+    /// The profile's warnings ([`Policy::warnings`]: unknown fields, unknown capability
+    /// names, …), carried along so that a caller holding only the compiled filter sees them.
+    pub warnings: Vec<Warning>,
 }
 
 impl Resolved {
@@ -441,6 +444,7 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         unsupported_arches,
         excluded_rules,
         redundant_rules,
+        warnings: policy.warnings.clone(),
     })
 }
 

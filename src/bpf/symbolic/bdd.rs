@@ -301,7 +301,7 @@ impl Bdd {
         if len >= self.limits.max_nodes {
             return Err(self.fail(Limit::Nodes(self.limits.max_nodes)));
         }
-        if len % CHECK_EVERY == 0 {
+        if len.is_multiple_of(CHECK_EVERY) {
             if let Some(max) = self.limits.max_bytes {
                 if self.memory_estimate() >= max {
                     return Err(self.fail(Limit::Memory(max)));
@@ -386,7 +386,7 @@ impl Bdd {
                 return Err(self.fail(Limit::Steps(max)));
             }
         }
-        if self.steps % CHECK_EVERY as u64 == 0
+        if self.steps.is_multiple_of(CHECK_EVERY as u64)
             && self.limits.deadline.is_some_and(|d| Instant::now() >= d)
         {
             return Err(self.fail(Limit::Time));

@@ -509,11 +509,7 @@ pub fn explore(
         for (next_pc, mut next) in successors.drain(..) {
             forget_dead(&mut next, live[next_pc]);
             // Straight-line fast path: nothing else can reach `next_pc` any more.
-            if alone
-                && pending
-                    .first_key_value()
-                    .map_or(true, |(&k, _)| k > next_pc)
-            {
+            if alone && pending.first_key_value().is_none_or(|(&k, _)| k > next_pc) {
                 ready.push((next_pc, next));
             } else {
                 pending.entry(next_pc).or_default().push(next);
