@@ -815,6 +815,7 @@ fn check_equal(a: &Program, b: &Program, budget: &crate::verify::Budget) -> Resu
                 R::BddNodes { limit } => format!("{limit} decision-diagram nodes"),
                 R::BddSteps { limit } => format!("{limit} decision-diagram steps"),
                 R::Memory { limit_bytes } => format!("{} MiB", limit_bytes >> 20),
+                R::Time { limit_ms } if limit_ms < 1000 => format!("{limit_ms} ms"),
                 R::Time { limit_ms } => format!("{} s", limit_ms / 1000),
                 R::States { limit } => format!("{limit} symbolic states"),
             };
