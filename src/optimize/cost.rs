@@ -367,6 +367,7 @@ pub fn kernel_arch(arch: Arch) -> Arch {
 }
 
 /// The allow caches of the kernels that run `arches`, after attaching one program.
+#[derive(Debug, Clone)]
 pub struct Caches {
     /// `(kernel arch, bitmap)`.
     bitmaps: Vec<(Arch, CacheBitmap)>,

@@ -151,7 +151,7 @@ pub struct Diff {
     pub arches: Vec<ArchDiff>,
     /// The smallest differing input (as [`super::equivalent`] reports it).
     pub counterexample: Counterexample,
-    /// Why the list stops early (more than `MAX_ENTRIES` entries, or the time budget ran
+    /// Why the list stops early (more than [`MAX_ENTRIES`] entries, or the time budget ran
     /// out); `None` when it lists every difference.
     pub truncated: Option<String>,
 }

@@ -82,7 +82,7 @@ pub fn sample_difference(a: &Program, b: &Program, domain: &Domain) -> Option<Co
     sample::difference(a, b, domain)
 }
 
-pub use diff::{diff, ArchDiff, ArchGroup, Change, Diff, DiffEntry, DiffOutcome, Ret};
+pub use diff::{diff, ArchDiff, ArchGroup, Change, Diff, DiffEntry, DiffOutcome, Ret, MAX_ENTRIES};
 pub use domain::{ArchSel, Domain, DomainError, NrSel};
 
 use crate::bpf::symbolic::bdd::{Bdd, FxMap, Limit, Limits as BddLimits, Node, OutOfNodes, FALSE};
