@@ -156,7 +156,11 @@ impl Weights {
     }
 
     /// Reads `{"name": count, …}` (syscalls of `default_arch`) or
-    /// `{"arch": {"name": count, …}, …}`.
+    /// `{"arch": {"name": count, …}, …}`: a compact form for code. The files the command
+    /// line reads (`strace -c` summaries, `secopt record`'s JSON with argument samples) are
+    /// another format: read them with
+    /// [`parse_file`](crate::bench::workload::parse_file) and
+    /// [`Workload::weights`](crate::bench::workload::Workload::weights).
     pub fn from_json(text: &str, default_arch: Arch) -> Result<Self, WeightsError> {
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| WeightsError::Json(e.to_string()))?;
