@@ -892,6 +892,50 @@ fn runc_installs_what_secopt_compiles_for_runcs_test_profile_with_architectures(
     compare_with_runc("runc-integration-test1-arch", &oci);
 }
 
+/// runc reads config.json with Go's encoding/json, which takes a key for a field when it
+/// differs only in case (`"Syscalls"`, `"NAMES"`, and `"nameſ"`: U+017F folds to `S`). secopt
+/// once ignored such keys with a warning, and gave a weaker filter than runc installs (a rule's
+/// `Args` dropped made its ALLOW unconditional). runc's filter is the oracle.
+#[test]
+fn keys_that_differ_in_case_mean_to_secopt_what_they_mean_to_runc() {
+    let test = "go-key-case";
+    let oci = json!({
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "architectures": ["SCMP_ARCH_X86_64"],
+        "Syscalls": [
+            {"Names": ["ptrace"], "Action": "SCMP_ACT_ERRNO", "ErrnoRet": 7},
+            {"names": ["personality"], "action": "SCMP_ACT_ERRNO",
+             "Args": [{"Index": 0, "Value": 5, "Op": "SCMP_CMP_EQ"}]},
+            {"nameſ": ["getpgid"], "ACTION": "SCMP_ACT_ERRNO", "errnoret": 9}
+        ]
+    });
+    let compiled = secopt_as_runc(&oci).into_program();
+    let x86_64 = Arch::X86_64.token();
+    let decide = |name: &str, a0: u64| {
+        let nr = libseccomp_nr(Arch::X86_64, name).unwrap() as i32;
+        interp::eval(
+            &compiled,
+            &SeccompData::new(x86_64, nr, [a0, 0, 0, 0, 0, 0]),
+        )
+        .unwrap()
+    };
+    assert_eq!(decide("ptrace", 0), RetVal::errno(7));
+    assert_eq!(decide("personality", 5), RetVal::errno(1));
+    assert_eq!(decide("personality", 6), RetVal::ALLOW);
+    assert_eq!(decide("getpgid", 0), RetVal::errno(9));
+    let dir = TempDir::new(test);
+    let Some(installed) = runc_filter(test, &dir, &oci) else {
+        return;
+    };
+    let verdict = secopt::verify::equivalent(
+        &installed,
+        &compiled,
+        &secopt::verify::VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(verdict, secopt::verify::Verdict::Equal);
+}
+
 /// secopt's own moby front end (archMap, includes/excludes) gives the same filter as the
 /// test's independent conversion to OCI.
 #[test]

@@ -862,7 +862,7 @@ fn invalid_json_reports_line_and_column() {
 fn unknown_fields_and_odd_values_are_warnings() {
     let p = oci::parse(
         br#"{"defaultAction":"SCMP_ACT_ERRNO","defaultErrnoRet":1,"comment":"x","syscalls":[
-            {"names":["read"],"action":"SCMP_ACT_ALLOW","errnoret":5,
+            {"names":["read"],"action":"SCMP_ACT_ALLOW","errno_ret":5,
              "args":[{"index":0,"value":1,"valueTwo":9,"op":"SCMP_CMP_EQ"}],
              "includes":{"caps":["CAP_FLY"]}},
             {"names":["write"],"action":"SCMP_ACT_ERRNO","errnoRet":2,"errno":"EACCES"}]}"#,
@@ -875,13 +875,22 @@ fn unknown_fields_and_odd_values_are_warnings() {
         [
             "$.syscalls[0].args[0].valueTwo",
             "$.syscalls[0].includes.caps[0]",
-            "$.syscalls[0].errnoret",
+            "$.syscalls[0].errno_ret",
             "$.syscalls[1].errno",
             "$.comment",
         ]
     );
     // podman precedence: the string wins.
     assert_eq!(p.rules[1].action, Action::Errno(13));
+    // `errnoret` is no unknown field: Go's encoding/json (runc) reads it as `errnoRet`,
+    // which an ALLOW rule may not have.
+    let e = oci::parse(
+        br#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[
+            {"names":["read"],"action":"SCMP_ACT_ALLOW","errnoret":5}]}"#,
+        "t.json",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("$.syscalls[0].errnoret"), "{e}");
 }
 
 /// Every node of a JSON document, as JSON pointers.

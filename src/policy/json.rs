@@ -183,6 +183,11 @@ impl fmt::Display for JPath {
 pub(crate) struct Reader<'f> {
     pub(crate) file: &'f str,
     pub(crate) warnings: Vec<Warning>,
+    /// Match object keys as Go's encoding/json does (runc, moby and podman read OCI profiles
+    /// with it): a key names a field when it equals the field's name up to case
+    /// (`"Syscalls"`, `"NAMES"`, even `"ſyscalls"` with U+017F). Off for serde's exact
+    /// matching (Firecracker).
+    pub(crate) go_keys: bool,
 }
 
 impl<'f> Reader<'f> {
@@ -190,6 +195,15 @@ impl<'f> Reader<'f> {
         Reader {
             file,
             warnings: Vec::new(),
+            go_keys: false,
+        }
+    }
+
+    /// A reader with Go's key matching ([`Reader::go_keys`]).
+    pub(crate) fn go(file: &'f str) -> Self {
+        Reader {
+            go_keys: true,
+            ..Reader::new(file)
         }
     }
 
@@ -221,13 +235,34 @@ impl<'f> Reader<'f> {
         self.error(path, format!("expected {expected}, found {}", found.kind()))
     }
 
+    /// The object `v` (an error at `path` for anything else). With [`Reader::go_keys`], two keys
+    /// that are one key to Go are refused: Go would decode both into the same field, the
+    /// later overwriting (or, for an object, merging into) the earlier, which is never what
+    /// the author meant to review.
     pub(crate) fn object<'j>(&self, v: &'j Json, path: &JPath) -> Result<Obj<'j>, PolicyError> {
         match v {
-            Json::Obj(entries) => Ok(Obj {
-                entries,
-                path: path.clone(),
-                used: vec![false; entries.len()],
-            }),
+            Json::Obj(entries) => {
+                if self.go_keys {
+                    let folded: Vec<String> = entries.iter().map(|(k, _)| go_fold(k)).collect();
+                    for (i, f) in folded.iter().enumerate() {
+                        if let Some(j) = folded[..i].iter().position(|g| g == f) {
+                            return Err(self.error(
+                                &path.key(&entries[i].0),
+                                format!(
+                                    "{:?} and {:?} are one key to Go's encoding/json, which runc and Docker read profiles with (it matches keys without regard to case); give it once",
+                                    entries[j].0, entries[i].0
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Ok(Obj {
+                    entries,
+                    path: path.clone(),
+                    used: vec![false; entries.len()],
+                    go_keys: self.go_keys,
+                })
+            }
             other => Err(self.type_error(path, "an object", other)),
         }
     }
@@ -299,9 +334,45 @@ pub(crate) struct Obj<'j> {
     entries: &'j [(String, Json)],
     path: JPath,
     used: Vec<bool>,
+    /// [`Reader::go_keys`] of the reader that made it.
+    go_keys: bool,
+}
+
+/// A key as Go's encoding/json compares it with a field name: each character mapped to
+/// upper case after lower case (`unicode.ToUpper(unicode.ToLower(r))`, its `foldName`), so
+/// that `K` (U+212A KELVIN SIGN) is `K` and `ſ` (U+017F) is `S`.
+fn go_fold(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                return c.to_ascii_uppercase();
+            }
+            // Go's mappings are one character each; where Rust's full mapping is longer
+            // (`ß` to `SS`), the character stays.
+            let lower = one_char(c.to_lowercase()).unwrap_or(c);
+            one_char(lower.to_uppercase()).unwrap_or(lower)
+        })
+        .collect()
+}
+
+/// The only character of `chars`, if it has exactly one.
+fn one_char(mut chars: impl Iterator<Item = char>) -> Option<char> {
+    let c = chars.next()?;
+    chars.next().is_none().then_some(c)
 }
 
 impl<'j> Obj<'j> {
+    /// The index of the member that names field `key`: the same key, or with
+    /// [`Reader::go_keys`] one Go takes for it ([`Reader::object`] refused two such).
+    fn find(&self, key: &str) -> Option<usize> {
+        self.entries.iter().position(|(k, _)| k == key).or_else(|| {
+            let folded = go_fold(key);
+            self.go_keys
+                .then(|| self.entries.iter().position(|(k, _)| go_fold(k) == folded))
+                .flatten()
+        })
+    }
+
     pub(crate) fn path(&self) -> &JPath {
         &self.path
     }
@@ -309,11 +380,12 @@ impl<'j> Obj<'j> {
     /// Member `key` unless it is absent or `null` (both Go's encoding/json and serde's
     /// `Option` read `null` as "not given"), with its path.
     pub(crate) fn get(&mut self, key: &str) -> Option<(&'j Json, JPath)> {
-        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        let i = self.find(key)?;
         self.used[i] = true;
         match &self.entries[i].1 {
             Json::Null => None,
-            v => Some((v, self.path.key(key))),
+            // The path as the file spells it, for messages that point into the file.
+            v => Some((v, self.path.key(&self.entries[i].0))),
         }
     }
 
@@ -332,7 +404,7 @@ impl<'j> Obj<'j> {
 
     /// Whether member `key` is present, even as `null`.
     pub(crate) fn has(&self, key: &str) -> bool {
-        self.entries.iter().any(|(k, _)| k == key)
+        self.find(key).is_some()
     }
 
     /// The keys not looked at, with their paths.

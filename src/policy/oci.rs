@@ -66,7 +66,7 @@ use super::PolicyError;
 /// ```
 pub fn parse(bytes: &[u8], source_name: &str) -> Result<Policy, PolicyError> {
     let doc = json::parse_document(bytes, source_name)?;
-    let mut reader = Reader::new(source_name);
+    let mut reader = Reader::go(source_name);
     let (section, path) = seccomp_section(&reader, &doc)?;
     let mut policy = read_profile(&mut reader, section, &path)?;
     policy.warnings = reader.warnings;
@@ -708,6 +708,62 @@ mod tests {
             err(r#"{"defaultAction":"SCMP_ACT_ERRNO","defaultErrno":"EFOO"}"#)
                 .to_string()
                 .contains("unknown errno \"EFOO\"")
+        );
+    }
+
+    /// Go's encoding/json (runc, moby) takes a key for a field whatever its case, with
+    /// Unicode's simple folding (U+212A KELVIN SIGN is `K`, U+017F is `S`); two keys that are
+    /// one field to Go are refused rather than guessed between. Firecracker's serde is exact.
+    #[test]
+    fn keys_match_fields_as_gos_encoding_json_does() {
+        let p = parse(
+            r#"{"DefaultAction":"SCMP_ACT_ERRNO","SYSCALLS":[
+                 {"Names":["read"],"ACTION":"SCMP_ACT_ALLOW","args":[
+                    {"index":1,"vaLue":2,"op":"SCMP_CMP_EQ"}]},
+                 {"nameſ":["write"],"action":"SCMP_ACT_ERRNO","errnoRet":9}]}"#
+                .as_bytes(),
+            "t.json",
+        )
+        .unwrap();
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!(p.default_action, Action::Errno(1));
+        assert_eq!(p.rules.len(), 2);
+        assert_eq!(
+            (p.rules[0].syscall.as_str(), p.rules[0].action),
+            ("read", Action::Allow)
+        );
+        assert_eq!(p.rules[0].conditions.len(), 1);
+        assert_eq!(p.rules[0].conditions[0].value, 2);
+        assert_eq!(
+            (p.rules[1].syscall.as_str(), p.rules[1].action),
+            ("write", Action::Errno(9))
+        );
+        // `ß` is not `ss` to Go (its mappings are one character each): an unknown key.
+        let p = parse(
+            r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[],"flaß":1}"#.as_bytes(),
+            "t.json",
+        )
+        .unwrap();
+        assert_eq!(p.warnings.len(), 1);
+        let e = err(r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[],"Syscalls":[]}"#);
+        assert!(
+            e.to_string().contains(
+                r#"t.json: $.Syscalls: "syscalls" and "Syscalls" are one key to Go's encoding/json"#
+            ),
+            "{e}"
+        );
+        let e = err(
+            r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["a"],"Names":["b"],"action":"SCMP_ACT_ALLOW"}]}"#,
+        );
+        assert!(e.to_string().contains("$.syscalls[0].Names"), "{e}");
+        let fc = crate::policy::firecracker::parse_with(
+            br#"{"main": {"default_action": "trap", "filter_action": "allow", "Filter": []}}"#,
+            "fc.json",
+            &crate::policy::firecracker::FirecrackerOptions::new(crate::arch::Arch::X86_64),
+        );
+        assert!(
+            fc.is_err(),
+            "serde's keys are exact: `Filter` is not `filter`"
         );
     }
 
