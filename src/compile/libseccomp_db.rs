@@ -93,9 +93,21 @@ enum Slot {
     False(Id),
 }
 
-/// Libseccomp refused the rule (`seccomp_rule_add` fails with `EEXIST`, and runc with it).
+/// Why libseccomp does not take a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Conflict;
+pub(crate) enum Conflict {
+    /// `seccomp_rule_add` fails with `EEXIST` (and runc with it).
+    Overlap,
+    /// Adding it links a level of the tree into a cycle, and libseccomp (2.5.4) loops
+    /// forever in `seccomp_rule_add` (runc hangs in `runc init`). secopt stops after
+    /// [`WORK_LIMIT`] steps of walking the tree instead.
+    Loops,
+}
+
+/// The most steps one [`SyscallDb::add_rule`] may walk through levels of the tree: far more
+/// than any real profile needs (a rule costs a few steps per node of its syscall's tree),
+/// reached only on a cycle.
+const WORK_LIMIT: u64 = 1 << 24;
 
 /// The merge state flags of libseccomp's tree pruning.
 mod flags {
@@ -131,6 +143,8 @@ pub(crate) struct SyscallDb {
     nodes: Vec<Node>,
     /// `None` until the first rule.
     entry: Option<Entry>,
+    /// Steps the current [`SyscallDb::add_rule`] has walked ([`WORK_LIMIT`]).
+    work: std::cell::Cell<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -179,9 +193,20 @@ impl SyscallDb {
     /// The first node of the level `id` is on.
     pub fn level_start(&self, mut id: usize) -> usize {
         while let Some(p) = self.nodes[id].prv {
+            if !self.step() {
+                break;
+            }
             id = p;
         }
         id
+    }
+
+    /// Spends one step of [`WORK_LIMIT`]; `false` once it is spent (the caller stops
+    /// walking, and [`SyscallDb::add_rule`] answers [`Conflict::Loops`]).
+    fn step(&self) -> bool {
+        let work = self.work.get() + 1;
+        self.work.set(work);
+        work <= WORK_LIMIT
     }
 
     pub fn level_next(&self, id: usize) -> Option<usize> {
@@ -287,6 +312,9 @@ impl SyscallDb {
         let start = self.level_start(id);
         let mut n = Some(start);
         while let Some(i) = n {
+            if !self.step() {
+                return 0;
+            }
             let links =
                 u32::from(self.nodes[i].prv.is_some()) + u32::from(self.nodes[i].nxt.is_some());
             if self.nodes[i].refs > links {
@@ -297,6 +325,9 @@ impl SyscallDb {
         let mut count = 0;
         let mut n = Some(start);
         while let Some(i) = n {
+            if !self.step() {
+                break;
+            }
             let (c, next) = self.put(n);
             count += c;
             if next == Some(i) {
@@ -317,6 +348,9 @@ impl SyscallDb {
         let mut count = 0;
         let mut c = Some(self.level_start(head));
         while let Some(i) = c {
+            if !self.step() {
+                break;
+            }
             if i == target {
                 return count + self.unlink(slot, i);
             }
@@ -355,6 +389,9 @@ impl SyscallDb {
         let Some(id) = id else { return true };
         let mut c = Some(self.level_start(id));
         while let Some(i) = c {
+            if !self.step() {
+                return false;
+            }
             let n = &self.nodes[i];
             if n.act_t.get().is_some_and(|a| a != action)
                 || n.act_f.get().is_some_and(|a| a != action)
@@ -582,6 +619,20 @@ impl SyscallDb {
         conditions: &[ArgCondition],
         action: u32,
     ) -> Result<(), Conflict> {
+        self.work.set(0);
+        let added = self.add_rule_walking(words, conditions, action);
+        if self.work.get() > WORK_LIMIT {
+            return Err(Conflict::Loops);
+        }
+        added
+    }
+
+    fn add_rule_walking(
+        &mut self,
+        words: Words,
+        conditions: &[ArgCondition],
+        action: u32,
+    ) -> Result<(), Conflict> {
         let new = self.chain(words, conditions, action);
         let Some(mut entry) = self.entry else {
             self.entry = Some(Entry {
@@ -653,6 +704,9 @@ impl SyscallDb {
         }
         let mut x = Some(self.level_start(x0));
         'level: while let Some(mut xi) = x {
+            if !self.step() {
+                break;
+            }
             let following = self.nodes[xi].nxt;
             if self.same(xi, n) {
                 result.flags |= flags::MATCH_SET;
@@ -826,6 +880,9 @@ impl SyscallDb {
         let mut x = self.slot(slot).expect("merging into an existing level");
         let n = new;
         loop {
+            if !self.step() {
+                return Err(Conflict::Loops);
+            }
             if self.same(x, n) {
                 for side in [true, false] {
                     let (n_act, x_act) = if side {
@@ -842,7 +899,7 @@ impl SyscallDb {
                                 self.nodes[x].nxt_f
                             };
                             if !self.actions_all(x_sub, n_act) {
-                                return Err(Conflict);
+                                return Err(Conflict::Overlap);
                             }
                             self.put(x_sub);
                             if side {
@@ -874,7 +931,7 @@ impl SyscallDb {
                                 }
                             }
                             if self.is_leaf(x) || self.is_leaf(n) {
-                                return Err(Conflict);
+                                return Err(Conflict::Overlap);
                             }
                         }
                         Some(_) => {}

@@ -24,7 +24,7 @@
 //! fails to apply).
 
 use super::dag::{Cmp, Dag, NodeId, Test};
-use super::libseccomp_db::{NodeOp, Outcome, SyscallDb, Words};
+use super::libseccomp_db::{Conflict, NodeOp, Outcome, SyscallDb, Words};
 use super::ret_val;
 use crate::arch::{Arch, Endian};
 use crate::bpf::data::OFF_ARGS;
@@ -210,9 +210,12 @@ fn libseccomp_syscall(
             }
         }
         db.add_rule(words, &rule.conditions, ret_val(rule.action).0)
-            .map_err(|_| Refused {
+            .map_err(|conflict| Refused {
                 origin: rule.origin.clone(),
-                reason: "it overlaps an earlier rule for the same syscall that has a different action (EEXIST)",
+                reason: match conflict {
+                    Conflict::Overlap => "it overlaps an earlier rule for the same syscall that has a different action (EEXIST)",
+                    Conflict::Loops => "adding it sends libseccomp's rule tree into a cycle (libseccomp 2.5.4 loops forever in seccomp_rule_add)",
+                },
             })?;
     }
     Ok(match db.outcome() {

@@ -494,6 +494,37 @@ fn compile_oci_keeps_the_profiles_warnings() {
     assert!(clean.info().warnings.is_empty());
 }
 
+/// Two `clone` rules on which libseccomp 2.5.4 never returns from `seccomp_rule_add` (its
+/// tree's level links become a cycle; runc hangs in `runc init`, found by an adversarial
+/// review and checked with libseccomp's C API): secopt, which builds libseccomp's tree to
+/// decide like it, refuses the profile instead of hanging with it.
+#[test]
+fn a_rule_that_sends_libseccomps_tree_into_a_cycle_is_refused() {
+    let profile = br#"{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": [
+        {"names": ["clone"], "action": "SCMP_ACT_TRAP", "args": [
+            {"index": 1, "value": 255, "op": "SCMP_CMP_NE"},
+            {"index": 2, "value": 127, "valueTwo": 128, "op": "SCMP_CMP_MASKED_EQ"}]},
+        {"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 2, "args": [
+            {"index": 1, "value": 255, "op": "SCMP_CMP_NE"},
+            {"index": 5, "value": 128, "op": "SCMP_CMP_EQ"}]}]}"#;
+    for arch in [Arch::X86_64, Arch::Aarch64] {
+        let resolve = ResolveOptions {
+            native: Some(arch),
+            arches: Some(vec![arch]),
+            ..Default::default()
+        };
+        let err =
+            compile_oci(profile, "loop.json", &resolve, &CompileOptions::default()).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, CompileError::Refused { .. })
+                && text.contains("$.syscalls[1]")
+                && text.contains("cycle"),
+            "{arch:?}: {text}"
+        );
+    }
+}
+
 #[test]
 fn raw_output_uses_the_native_byte_order() {
     let f = oci(READ_ONLY, &[Arch::S390x], false);
