@@ -525,6 +525,54 @@ fn a_rule_that_sends_libseccomps_tree_into_a_cycle_is_refused() {
     }
 }
 
+/// `includes`/`excludes` arches are compared as Docker compares them (moby/profiles
+/// `goToNative[runtime.GOARCH]`: `amd64` on x86_64, `x86` on i386, `arm64` on aarch64, one
+/// exact string per host; podman uses the same names): `x86_64`, `SCMP_ARCH_X86_64`, `386` or
+/// `aarch64` match no host, with a warning (the moby conversion itself, run by an adversarial
+/// review, dropped the `includes` group and kept the `excludes` one).
+#[test]
+fn include_and_exclude_arches_match_only_the_names_docker_compares() {
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["personality"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["x86_64"]}},
+        {"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "excludes": {"arches": ["SCMP_ARCH_X86_64"]}},
+        {"names": ["getpid"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["amd64"]}},
+        {"names": ["getppid"], "action": "SCMP_ACT_ALLOW", "excludes": {"arches": ["amd64"]}},
+        {"names": ["chroot"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["386", "x86"]}}]}"#;
+    let f = oci(profile, &[Arch::X86_64], false);
+    assert_eq!(
+        run(&f, X86_64, 135, [0; 6]),
+        EPERM,
+        "personality: never included"
+    );
+    assert_eq!(
+        run(&f, X86_64, 101, [0; 6]),
+        RetVal::ALLOW,
+        "ptrace: never excluded"
+    );
+    assert_eq!(run(&f, X86_64, 39, [0; 6]), RetVal::ALLOW, "getpid: amd64");
+    assert_eq!(
+        run(&f, X86_64, 110, [0; 6]),
+        EPERM,
+        "getppid: amd64 excluded"
+    );
+    assert_eq!(run(&f, X86_64, 161, [0; 6]), EPERM, "chroot: an i386 rule");
+    let paths: Vec<&str> = f.info().warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "$.syscalls[0].includes.arches[0]",
+            "$.syscalls[1].excludes.arches[0]",
+            "$.syscalls[4].includes.arches[0]"
+        ]
+    );
+    let x86 = oci(profile, &[Arch::X86], false);
+    assert_eq!(
+        run(&x86, I386, 61, [0; 6]),
+        RetVal::ALLOW,
+        "chroot: x86 is i386's name"
+    );
+}
+
 #[test]
 fn raw_output_uses_the_native_byte_order() {
     let f = oci(READ_ONLY, &[Arch::S390x], false);

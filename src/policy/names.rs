@@ -40,11 +40,10 @@ const SCMP_ARCHES: [(&str, ArchRef); 23] = [
     ("SCMP_ARCH_SHEB", ArchRef::Unsupported("sheb")),
 ];
 
-/// Spellings accepted in `includes.arches` / `excludes.arches` besides `SCMP_ARCH_*`:
-/// moby compares against its own names for the host (`amd64`, `x86`, `arm64`, `mipsel64`,
-/// `loongarch64`, even the typo `mips3l64n32`; moby/profiles seccomp/seccomp_linux.go),
-/// podman against libseccomp-golang's (`amd64`, `x32`, `mipsel`, `loong64`), and people
-/// write Go's GOARCH names (`386`, `mips64le`, `mips64p32`).
+/// Spellings known in `includes.arches` / `excludes.arches` besides `SCMP_ARCH_*`: the names
+/// the runtimes compare with ([`HOST_ARCH_NAMES`]), and what people write meaning an arch
+/// (Go's GOARCH names `386`, `mips64le`; `x86_64`, `aarch64`), which match no host and get a
+/// warning saying which name to write.
 const FILTER_ARCHES: [(&str, ArchRef); 36] = [
     ("amd64", ArchRef::Supported(Arch::X86_64)),
     ("x86_64", ArchRef::Supported(Arch::X86_64)),
@@ -97,7 +96,55 @@ pub(crate) fn scmp_arch_names() -> Vec<&'static str> {
     SCMP_ARCHES.iter().map(|&(n, _)| n).collect()
 }
 
-/// Looks up an architecture as `includes`/`excludes` spell it: Go, libseccomp or SCMP names.
+/// The names `includes.arches`/`excludes.arches` are compared with, one host each: Docker's
+/// (moby/profiles seccomp_linux.go `goToNative[runtime.GOARCH]`, an exact string comparison)
+/// and podman's (containers/common: libseccomp-golang's `ScmpArch.String()` of the native
+/// arch). They differ only on LoongArch (`loongarch64` / `loong64`), MIPS little-endian n32
+/// (`mips3l64n32` / `mipsel64n32`) and x32 (podman's only). Any other spelling
+/// ([`filter_arch`] knows many) matches no host under either.
+const HOST_ARCH_NAMES: [(&str, ArchRef); 22] = [
+    ("amd64", ArchRef::Supported(Arch::X86_64)),
+    ("x86", ArchRef::Supported(Arch::X86)),
+    ("x32", ArchRef::Supported(Arch::X32)),
+    ("arm", ArchRef::Supported(Arch::Arm)),
+    ("arm64", ArchRef::Supported(Arch::Aarch64)),
+    ("loongarch64", ArchRef::Supported(Arch::Loongarch64)),
+    ("loong64", ArchRef::Supported(Arch::Loongarch64)),
+    ("mips", ArchRef::Supported(Arch::Mips)),
+    ("mipsel", ArchRef::Supported(Arch::Mipsel)),
+    ("mips64", ArchRef::Supported(Arch::Mips64)),
+    ("mipsel64", ArchRef::Supported(Arch::Mipsel64)),
+    ("mips64n32", ArchRef::Supported(Arch::Mips64n32)),
+    ("mips3l64n32", ArchRef::Supported(Arch::Mipsel64n32)),
+    ("mipsel64n32", ArchRef::Supported(Arch::Mipsel64n32)),
+    ("ppc", ArchRef::Supported(Arch::Ppc)),
+    ("ppc64", ArchRef::Supported(Arch::Ppc64)),
+    ("ppc64le", ArchRef::Supported(Arch::Ppc64le)),
+    ("riscv64", ArchRef::Supported(Arch::Riscv64)),
+    ("s390", ArchRef::Unsupported("s390")),
+    ("s390x", ArchRef::Supported(Arch::S390x)),
+    ("parisc", ArchRef::Unsupported("parisc")),
+    ("parisc64", ArchRef::Unsupported("parisc64")),
+];
+
+/// The host `name` matches in `includes`/`excludes` arches ([`HOST_ARCH_NAMES`]), if any.
+pub(crate) fn host_arch(name: &str) -> Option<ArchRef> {
+    HOST_ARCH_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, a)| a)
+}
+
+/// The name Docker matches on host `arch` (for "write … instead").
+pub(crate) fn host_arch_name(arch: ArchRef) -> Option<&'static str> {
+    HOST_ARCH_NAMES
+        .iter()
+        .find(|(_, a)| *a == arch)
+        .map(|&(n, _)| n)
+}
+
+/// Looks up an architecture as `includes`/`excludes` spell it: Go, libseccomp or SCMP names
+/// (what the author meant; [`host_arch`] says whether the runtimes agree).
 pub(crate) fn filter_arch(name: &str) -> Option<ArchRef> {
     FILTER_ARCHES
         .iter()

@@ -633,7 +633,28 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
                     ),
                 )
             })?;
-            filter.arches.push(a);
+            if let Some(host) = names::host_arch(arch) {
+                filter.arches.push(host);
+                continue;
+            }
+            // Docker and podman compare the string with their one name for the host, so
+            // this spelling holds on no host: it is kept as a name that never equals the
+            // native arch (an `includes` of only such names never applies).
+            let never = names::filter_arch_names()
+                .into_iter()
+                .chain(names::scmp_arch_names())
+                .find(|n| *n == arch)
+                .expect("filter_arch found it");
+            filter.arches.push(ArchRef::Unsupported(never));
+            let instead = names::host_arch_name(a)
+                .map(|n| format!("; write {n:?} for {a}"))
+                .unwrap_or_default();
+            r.warn(
+                &p,
+                format!(
+                    "{arch:?} matches no host: Docker and podman compare these names with their own name for the host (`amd64` on x86_64, `arm64` on aarch64, `x86` on i386){instead}"
+                ),
+            );
         }
     }
     if let Some((kv, kp)) = obj.get("minKernel") {

@@ -109,13 +109,13 @@ fn native_named(oci: &str) -> Result<Native, String> {
     // moby's goToNative, the other way round.
     let (oci, moby) = match oci {
         "SCMP_ARCH_X86_64" => ("SCMP_ARCH_X86_64", "amd64"),
-        "SCMP_ARCH_X86" => ("SCMP_ARCH_X86", "386"),
+        "SCMP_ARCH_X86" => ("SCMP_ARCH_X86", "x86"),
         "SCMP_ARCH_AARCH64" => ("SCMP_ARCH_AARCH64", "arm64"),
         "SCMP_ARCH_ARM" => ("SCMP_ARCH_ARM", "arm"),
         "SCMP_ARCH_RISCV64" => ("SCMP_ARCH_RISCV64", "riscv64"),
         "SCMP_ARCH_S390X" => ("SCMP_ARCH_S390X", "s390x"),
         "SCMP_ARCH_PPC64LE" => ("SCMP_ARCH_PPC64LE", "ppc64le"),
-        "SCMP_ARCH_LOONGARCH64" => ("SCMP_ARCH_LOONGARCH64", "loong64"),
+        "SCMP_ARCH_LOONGARCH64" => ("SCMP_ARCH_LOONGARCH64", "loongarch64"),
         other => return Err(format!("no moby arch name known for {other}")),
     };
     Ok(Native { oci, moby })
