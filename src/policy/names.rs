@@ -40,47 +40,25 @@ const SCMP_ARCHES: [(&str, ArchRef); 23] = [
     ("SCMP_ARCH_SHEB", ArchRef::Unsupported("sheb")),
 ];
 
-/// Spellings known in `includes.arches` / `excludes.arches` besides `SCMP_ARCH_*`: the names
-/// the runtimes compare with ([`HOST_ARCH_NAMES`]), and what people write meaning an arch
-/// (Go's GOARCH names `386`, `mips64le`; `x86_64`, `aarch64`), which match no host and get a
-/// warning saying which name to write.
-const FILTER_ARCHES: [(&str, ArchRef); 36] = [
-    ("amd64", ArchRef::Supported(Arch::X86_64)),
+/// Other spellings of an arch seen in `includes.arches` / `excludes.arches` (besides
+/// `SCMP_ARCH_*` and [`HOST_ARCH_NAMES`]): Go's GOARCH names (`386`, `mips64le`), kernel and
+/// distribution names (`x86_64`, `aarch64`, `i686`). Known, so that the warning can say
+/// which arch was meant and what to write; they match no host.
+const OTHER_ARCH_SPELLINGS: [(&str, ArchRef); 14] = [
     ("x86_64", ArchRef::Supported(Arch::X86_64)),
-    ("x86", ArchRef::Supported(Arch::X86)),
     ("386", ArchRef::Supported(Arch::X86)),
     ("i386", ArchRef::Supported(Arch::X86)),
-    ("x32", ArchRef::Supported(Arch::X32)),
-    ("arm", ArchRef::Supported(Arch::Arm)),
-    ("arm64", ArchRef::Supported(Arch::Aarch64)),
+    ("i686", ArchRef::Supported(Arch::X86)),
     ("aarch64", ArchRef::Supported(Arch::Aarch64)),
-    ("mips", ArchRef::Supported(Arch::Mips)),
     ("mipsle", ArchRef::Supported(Arch::Mipsel)),
-    ("mipsel", ArchRef::Supported(Arch::Mipsel)),
-    ("mips64", ArchRef::Supported(Arch::Mips64)),
     ("mips64le", ArchRef::Supported(Arch::Mipsel64)),
-    ("mipsel64", ArchRef::Supported(Arch::Mipsel64)),
-    ("mips64n32", ArchRef::Supported(Arch::Mips64n32)),
+    ("mips64el", ArchRef::Supported(Arch::Mipsel64)),
     ("mips64p32", ArchRef::Supported(Arch::Mips64n32)),
-    ("mipsel64n32", ArchRef::Supported(Arch::Mipsel64n32)),
     ("mips64p32le", ArchRef::Supported(Arch::Mipsel64n32)),
-    ("mips3l64n32", ArchRef::Supported(Arch::Mipsel64n32)),
-    ("ppc", ArchRef::Supported(Arch::Ppc)),
-    ("ppc64", ArchRef::Supported(Arch::Ppc64)),
-    ("ppc64le", ArchRef::Supported(Arch::Ppc64le)),
-    ("riscv64", ArchRef::Supported(Arch::Riscv64)),
-    ("s390", ArchRef::Unsupported("s390")),
-    ("s390x", ArchRef::Supported(Arch::S390x)),
-    ("loong64", ArchRef::Supported(Arch::Loongarch64)),
-    ("loongarch64", ArchRef::Supported(Arch::Loongarch64)),
-    ("parisc", ArchRef::Unsupported("parisc")),
-    ("parisc64", ArchRef::Unsupported("parisc64")),
+    ("ppc64el", ArchRef::Supported(Arch::Ppc64le)),
     ("m68k", ArchRef::Unsupported("m68k")),
     ("sh", ArchRef::Unsupported("sh")),
     ("sheb", ArchRef::Unsupported("sheb")),
-    ("mips64el", ArchRef::Supported(Arch::Mipsel64)),
-    ("ppc64el", ArchRef::Supported(Arch::Ppc64le)),
-    ("i686", ArchRef::Supported(Arch::X86)),
 ];
 
 /// Looks up an `SCMP_ARCH_*` name (exact spelling, as runc requires).
@@ -146,15 +124,19 @@ pub(crate) fn host_arch_name(arch: ArchRef) -> Option<&'static str> {
 /// Looks up an architecture as `includes`/`excludes` spell it: Go, libseccomp or SCMP names
 /// (what the author meant; [`host_arch`] says whether the runtimes agree).
 pub(crate) fn filter_arch(name: &str) -> Option<ArchRef> {
-    FILTER_ARCHES
-        .iter()
+    filter_arches()
         .find(|(n, _)| *n == name)
-        .map(|&(_, a)| a)
+        .map(|(_, a)| a)
         .or_else(|| scmp_arch(name))
 }
 
+/// [`HOST_ARCH_NAMES`], then [`OTHER_ARCH_SPELLINGS`].
+fn filter_arches() -> impl Iterator<Item = (&'static str, ArchRef)> {
+    HOST_ARCH_NAMES.iter().chain(&OTHER_ARCH_SPELLINGS).copied()
+}
+
 pub(crate) fn filter_arch_names() -> Vec<&'static str> {
-    FILTER_ARCHES.iter().map(|&(n, _)| n).collect()
+    filter_arches().map(|(n, _)| n).collect()
 }
 
 /// Errno names as podman's `errno`/`defaultErrno` fields spell them, with the values of
