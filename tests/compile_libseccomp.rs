@@ -453,6 +453,47 @@ fn random_overlapping_rules_decide_like_libseccomp() {
     assert!(agree > 700 && refused_both > 0);
 }
 
+/// A name the native arch lacks but another has (`chown32` on x86_64, `arch_prctl` on
+/// aarch64) is a pseudo-syscall in libseccomp's rule database: its rules never reach the
+/// filter, but two that conflict are refused (EEXIST) as anywhere, and runc fails to start.
+/// secopt refuses the same profiles and compiles the ones libseccomp takes.
+#[test]
+fn conflicts_on_another_arch_s_names_are_refused_as_libseccomp_refuses_them() {
+    for (arches, name) in [
+        (&[Arch::X86_64][..], "chown32"),
+        (&[Arch::X86_64, Arch::X86, Arch::X32][..], "chown32"),
+        (&[Arch::Aarch64][..], "arch_prctl"),
+        (&[Arch::Riscv64][..], "open"),
+    ] {
+        for second in ["SCMP_ACT_KILL", "SCMP_ACT_ALLOW"] {
+            let text = format!(
+                r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+                    {{"names": ["read", "{name}"], "action": "SCMP_ACT_ALLOW",
+                      "args": [{{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}}]}},
+                    {{"names": ["{name}"], "action": "{second}",
+                      "args": [{{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}}]}}]}}"#
+            );
+            let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let theirs = build_filter(&json, &oracle_options(arches, &[], 1));
+            let policy = policy::oci::parse(text.as_bytes(), "pseudo.json").unwrap();
+            let resolved =
+                policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
+            let ours = compile::compile(&resolved, &CompileOptions::default());
+            match (&theirs, &ours) {
+                (Err(_), Err(compile::CompileError::Refused { syscall, .. })) => {
+                    assert_eq!(syscall, name, "{arches:?}");
+                }
+                (Ok(_), Ok(_)) => assert_eq!(second, "SCMP_ACT_ALLOW", "{arches:?} {name}"),
+                _ => panic!(
+                    "{arches:?} {name} {second}: libseccomp {:?}, secopt {:?}",
+                    theirs.as_ref().err(),
+                    ours.as_ref().err()
+                ),
+            }
+        }
+    }
+}
+
 /// GHSA-4q85-33p6-j5g6, by hand: two `<` rules on one argument whose constants share the
 /// high word (1), the less specific one first. For `args[0] = 0` (high word 0 < 1) both
 /// match. libseccomp 2.6.1 keeps the more specific rule's action, ERRNO(2); 2.5.4 (the

@@ -202,21 +202,35 @@ pub(crate) fn emit_filter(
         for arch in &block.members {
             let mut layout = ArgLayout::new(arch.arch, resolved.dialect);
             layout.merge_bug = options.libseccomp_merge_bug;
+            let refused = |syscall: String, r: rules::Refused| CompileError::Refused {
+                file: resolved.source.clone(),
+                origin: r.origin.to_string(),
+                arch: arch.arch,
+                syscall,
+                reason: r.reason.to_string(),
+            };
             for (nr, rules) in rules_with_multiplexing(arch, resolved.dialect) {
                 let root = rules::syscall(&mut dag, layout, &rules, default).map_err(|r| {
-                    CompileError::Refused {
-                        file: resolved.source.clone(),
-                        origin: r.origin.to_string(),
-                        arch: arch.arch,
-                        syscall: arch
-                            .arch
-                            .syscalls()
-                            .name(nr)
-                            .map_or_else(|| format!("syscall {nr}"), str::to_string),
-                        reason: r.reason.to_string(),
-                    }
+                    let name = arch.arch.syscalls().name(nr);
+                    refused(
+                        name.map_or_else(|| format!("syscall {nr}"), str::to_string),
+                        r,
+                    )
                 })?;
                 decisions.push((nr, root));
+            }
+            if resolved.dialect == Dialect::Libseccomp {
+                // libseccomp keeps the rules of a name this arch lacks but another has
+                // (`chown32` on x86_64) under a pseudo-syscall number, and refuses conflicting
+                // ones there as anywhere (EEXIST: runc fails to start); nothing of them reaches
+                // the filter, so they are built on a scratch graph only to be checked.
+                let mut scratch = Dag::new();
+                for name in arch.unnumbered_names(true).other_arch {
+                    if let Some(rules) = arch.unknown_rules.get(name) {
+                        rules::syscall(&mut scratch, layout, rules, default)
+                            .map_err(|r| refused(name.to_string(), r))?;
+                    }
+                }
             }
         }
         decisions.sort_by_key(|&(nr, _)| nr);
