@@ -494,6 +494,39 @@ fn conflicts_on_another_arch_s_names_are_refused_as_libseccomp_refuses_them() {
     }
 }
 
+/// The PFC oracle applies the bit-30 split libseccomp's BPF makes between the x86_64 and x32
+/// blocks (which share a token, and which its PFC prints as two `if ($arch == …)` blocks):
+/// it agrees with libseccomp's own BPF on both ABIs' numbers and on -1.
+#[test]
+fn the_pfc_oracle_tells_x32_numbers_from_x86_64_ones() {
+    let text = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["write"], "action": "SCMP_ACT_TRAP"}]}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    for arches in [&[Arch::X86_64, Arch::X32][..], &[Arch::X86_64][..]] {
+        let theirs = build_filter(&json, &oracle_options(arches, &[], 1)).unwrap();
+        let pfc = Pfc::parse(&theirs.pfc).unwrap();
+        for nr in [
+            0u32,
+            1,
+            2,
+            X32_SYSCALL_BIT,
+            X32_SYSCALL_BIT | 1,
+            X32_SYSCALL_BIT | 2,
+            u32::MAX,
+        ] {
+            let data = SeccompData::new(Arch::X86_64.token(), nr as i32, [0; 6]);
+            let bpf = interp::eval(&theirs.program, &data).unwrap();
+            assert_eq!(
+                pfc.decide(&data),
+                Some(bpf.0),
+                "{arches:?} nr {nr:#x}\n{}",
+                theirs.pfc
+            );
+        }
+    }
+}
+
 /// GHSA-4q85-33p6-j5g6, by hand: two `<` rules on one argument whose constants share the
 /// high word (1), the less specific one first. For `args[0] = 0` (high word 0 < 1) both
 /// match. libseccomp 2.6.1 keeps the more specific rule's action, ERRNO(2); 2.5.4 (the

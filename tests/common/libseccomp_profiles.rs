@@ -577,6 +577,10 @@ struct PfcCond {
     mask: u32,
     op: &'static str,
     k: u32,
+    /// For an `$arch` test: the ABI its block is for (`# filter for arch x32 (…)`). x86_64
+    /// and x32 share a token, and the PFC does not print the bit-30 split libseccomp's BPF
+    /// makes between their blocks ([`Pfc::decide`] applies it).
+    abi: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -593,14 +597,18 @@ pub struct Pfc(Vec<PfcStmt>);
 
 impl Pfc {
     pub fn parse(text: &str) -> Result<Pfc, String> {
-        let lines: Vec<(usize, String)> = text
+        let mut abi: Option<String> = None;
+        let lines: Vec<(usize, String, Option<String>)> = text
             .lines()
-            .map(|l| {
+            .filter_map(|l| {
+                if let Some(rest) = l.trim().strip_prefix("# filter for arch ") {
+                    abi = rest.split_whitespace().next().map(str::to_string);
+                }
                 let code = l.split('#').next().unwrap_or("");
                 let indent = code.len() - code.trim_start().len();
-                (indent / 2, code.trim().to_string())
+                let code = code.trim().to_string();
+                (!code.is_empty()).then(|| (indent / 2, code, abi.clone()))
             })
-            .filter(|(_, l)| !l.is_empty())
             .collect();
         let mut i = 0;
         let block = parse_block(&lines, &mut i, 0)?;
@@ -617,7 +625,7 @@ impl Pfc {
 }
 
 fn parse_block(
-    lines: &[(usize, String)],
+    lines: &[(usize, String, Option<String>)],
     i: &mut usize,
     indent: usize,
 ) -> Result<Vec<PfcStmt>, String> {
@@ -625,7 +633,10 @@ fn parse_block(
     while *i < lines.len() && lines[*i].0 == indent {
         let line = &lines[*i].1;
         if let Some(rest) = line.strip_prefix("if (") {
-            let cond = parse_cond(rest.strip_suffix(')').ok_or("PFC: if without )")?)?;
+            let mut cond = parse_cond(rest.strip_suffix(')').ok_or("PFC: if without )")?)?;
+            if matches!(cond.what, PfcValue::Arch) {
+                cond.abi = lines[*i].2.clone();
+            }
             *i += 1;
             let then = parse_block(lines, i, indent + 1)?;
             let mut otherwise = Vec::new();
@@ -694,6 +705,7 @@ fn parse_cond(text: &str) -> Result<PfcCond, String> {
         mask,
         op,
         k: parse_u32(k)?,
+        abi: None,
     })
 }
 
@@ -732,11 +744,21 @@ fn run_block(block: &[PfcStmt], data: &SeccompData) -> Option<u32> {
                     PfcValue::Arg(i, Some(true)) => (data.args[i] >> 32) as u32,
                     PfcValue::Arg(i, _) => data.args[i] as u32,
                 } & cond.mask;
-                let holds = match cond.op {
-                    "==" => v == cond.k,
-                    ">=" => v >= cond.k,
-                    _ => v > cond.k,
+                // libseccomp's BPF sends x32 numbers (bit 30; -1 stays x86_64's) past the
+                // x86_64 block, and all others past the x32 block.
+                let nr = data.nr as u32;
+                let x32_number = nr & 0x4000_0000 != 0 && nr != u32::MAX;
+                let abi_matches = match cond.abi.as_deref() {
+                    Some("x86_64") => !x32_number,
+                    Some("x32") => nr & 0x4000_0000 != 0,
+                    _ => true,
                 };
+                let holds = abi_matches
+                    && match cond.op {
+                        "==" => v == cond.k,
+                        ">=" => v >= cond.k,
+                        _ => v > cond.k,
+                    };
                 let taken = if holds { then } else { otherwise };
                 if let Some(a) = run_block(taken, data) {
                     return Some(a);
