@@ -243,9 +243,11 @@ impl<'f> Reader<'f> {
         match v {
             Json::Obj(entries) => {
                 if self.go_keys {
-                    let folded: Vec<String> = entries.iter().map(|(k, _)| go_fold(k)).collect();
-                    for (i, f) in folded.iter().enumerate() {
-                        if let Some(j) = folded[..i].iter().position(|g| g == f) {
+                    // Linear in the keys (a document may have very many).
+                    let mut first: std::collections::HashMap<String, usize> =
+                        std::collections::HashMap::with_capacity(entries.len());
+                    for (i, (key, _)) in entries.iter().enumerate() {
+                        if let Some(&j) = first.get(&go_fold(key)) {
                             return Err(self.error(
                                 &path.key(&entries[i].0),
                                 format!(
@@ -254,6 +256,7 @@ impl<'f> Reader<'f> {
                                 ),
                             ));
                         }
+                        first.insert(go_fold(key), i);
                     }
                 }
                 Ok(Obj {
