@@ -190,8 +190,18 @@ impl SyscallDb {
         }
     }
 
-    /// The first node of the level `id` is on.
+    /// The first node of the level `id` is on, for reading the finished tree (the lowering):
+    /// unbudgeted, so that it never answers a node in the middle of a level.
     pub fn level_start(&self, mut id: usize) -> usize {
+        while let Some(p) = self.nodes[id].prv {
+            id = p;
+        }
+        id
+    }
+
+    /// [`SyscallDb::level_start`] while a rule is being added: each step spends from
+    /// [`WORK_LIMIT`], and a walk cut short makes [`SyscallDb::add_rule`] refuse the rule.
+    fn walk_to_level_start(&self, mut id: usize) -> usize {
         while let Some(p) = self.nodes[id].prv {
             if !self.step() {
                 break;
@@ -309,7 +319,7 @@ impl SyscallDb {
 
     /// Releases the whole level of `id` when its nodes are referenced only by each other.
     fn clean_level(&mut self, id: Id) -> usize {
-        let start = self.level_start(id);
+        let start = self.walk_to_level_start(id);
         let mut n = Some(start);
         while let Some(i) = n {
             if !self.step() {
@@ -346,7 +356,7 @@ impl SyscallDb {
             return 0;
         };
         let mut count = 0;
-        let mut c = Some(self.level_start(head));
+        let mut c = Some(self.walk_to_level_start(head));
         while let Some(i) = c {
             if !self.step() {
                 break;
@@ -387,7 +397,7 @@ impl SyscallDb {
     /// Whether every action in the level of `id` and below it is `action`.
     fn actions_all(&self, id: Option<Id>, action: u32) -> bool {
         let Some(id) = id else { return true };
-        let mut c = Some(self.level_start(id));
+        let mut c = Some(self.walk_to_level_start(id));
         while let Some(i) = c {
             if !self.step() {
                 return false;
@@ -702,7 +712,7 @@ impl SyscallDb {
             finish(state, result);
             return count;
         }
-        let mut x = Some(self.level_start(x0));
+        let mut x = Some(self.walk_to_level_start(x0));
         'level: while let Some(mut xi) = x {
             if !self.step() {
                 break;
