@@ -135,6 +135,15 @@ fn filter_arches() -> impl Iterator<Item = (&'static str, ArchRef)> {
     HOST_ARCH_NAMES.iter().chain(&OTHER_ARCH_SPELLINGS).copied()
 }
 
+/// `name` as the tables spell it (a `&'static str` for [`ArchRef::Unsupported`]), if
+/// [`filter_arch`] knows it.
+pub(crate) fn filter_arch_spelling(name: &str) -> Option<&'static str> {
+    filter_arches()
+        .map(|(n, _)| n)
+        .chain(SCMP_ARCHES.iter().map(|&(n, _)| n))
+        .find(|n| *n == name)
+}
+
 pub(crate) fn filter_arch_names() -> Vec<&'static str> {
     filter_arches().map(|(n, _)| n).collect()
 }

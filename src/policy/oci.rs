@@ -640,11 +640,7 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
             // Docker and podman compare the string with their one name for the host, so
             // this spelling holds on no host: it is kept as a name that never equals the
             // native arch (an `includes` of only such names never applies).
-            let never = names::filter_arch_names()
-                .into_iter()
-                .chain(names::scmp_arch_names())
-                .find(|n| *n == arch)
-                .expect("filter_arch found it");
+            let never = names::filter_arch_spelling(arch).unwrap_or("(no host)");
             filter.arches.push(ArchRef::Unsupported(never));
             let instead = names::host_arch_name(a)
                 .map(|n| format!("; write {n:?} for {a}"))
