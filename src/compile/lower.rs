@@ -220,12 +220,25 @@ pub(crate) fn emit_filter(
                 decisions.push((nr, root));
             }
             if resolved.dialect == Dialect::Libseccomp {
-                // libseccomp keeps the rules of a name this arch lacks but another has
-                // (`chown32` on x86_64) under a pseudo-syscall number, and refuses conflicting
-                // ones there as anywhere (EEXIST: runc fails to start); nothing of them reaches
-                // the filter, so they are built on a scratch graph only to be checked.
+                // libseccomp keeps the rules of a name it knows but this arch lacks under a
+                // pseudo-syscall number, and refuses conflicting ones there as anywhere
+                // (EEXIST: runc fails to start) or loops on them. Which names, depends on the
+                // arch's backend (src/arch.c `arch_filter_rule_add`): without a `rule_add`
+                // (x86_64, aarch64, riscv64, ...) every such name (`chown32` on x86_64); with
+                // `abi_rule_add` (the arches that multiplex) only the multiplexed names
+                // (`recv` on x86 and s390x), with their conditions as written, besides the
+                // rewritten rule on `socketcall`/`ipc` (src/syscalls.c: `_abi_syscall_demux`
+                // answers the pseudo-number), while other pseudo-numbers are dropped. None of
+                // them reaches the filter, so they are built on a scratch graph only to be
+                // checked.
                 let mut scratch = Dag::new();
-                for name in arch.unnumbered_names(true).other_arch {
+                let names = arch.unnumbered_names(true);
+                let kept = if arch.multiplexes() {
+                    names.multiplexed
+                } else {
+                    names.other_arch
+                };
+                for name in kept {
                     if let Some(rules) = arch.unknown_rules.get(name) {
                         rules::syscall(&mut scratch, layout, rules, default)
                             .map_err(|r| refused(name.to_string(), r))?;

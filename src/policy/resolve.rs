@@ -198,6 +198,12 @@ fn multiplexes(arch: Arch) -> bool {
 }
 
 impl ResolvedArch {
+    /// Whether libseccomp multiplexes socket and IPC calls on this arch (`socketcall(2)`,
+    /// `ipc(2)`; its arch backend has `abi_rule_add`).
+    pub fn multiplexes(&self) -> bool {
+        multiplexes(self.arch)
+    }
+
     /// The multiplexer (`"socketcall"` or `"ipc"`) and its call number through which
     /// libseccomp also applies a rule for `name` on this arch, replacing any condition on
     /// argument 0 by `arg0 == call` (libseccomp src/syscalls.c `abi_rule_add`). `None` for
