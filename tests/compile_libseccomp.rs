@@ -504,6 +504,47 @@ fn conflicts_on_another_arch_s_names_are_refused_as_libseccomp_refuses_them() {
     assert_eq!(refusals, 4);
 }
 
+/// Rules libseccomp 2.5.4 merges slowly but takes (tests/data/slow-merge.json: its merge
+/// visits shared subtrees once per path to them, 0.6 s in `seccomp_rule_add`; secopt needs
+/// 3·10^7 steps to reproduce it and used to stop at 2^24 and call that a cycle): secopt
+/// compiles them and decides like libseccomp (its BPF, or its PFC where its BPF miscompiles
+/// its own tree; see `random_overlapping_rules_decide_like_libseccomp`).
+#[test]
+fn rules_libseccomp_merges_slowly_decide_like_libseccomp() {
+    let text = std::fs::read_to_string("tests/data/slow-merge.json").unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let arches = [Arch::X86_64];
+    let theirs =
+        build_filter(&json, &oracle_options(&arches, &[], 1)).expect("libseccomp takes them");
+    let policy = policy::oci::parse(text.as_bytes(), "slow-merge.json").unwrap();
+    let resolved = policy::resolve(&policy, &resolve_options(&arches, CapSet::none())).unwrap();
+    let as_254 = CompileOptions {
+        libseccomp_merge_bug: true,
+        ..Default::default()
+    };
+    let ours = compile::compile(&resolved, &as_254).unwrap_or_else(|e| panic!("{e}"));
+    let pfc = Pfc::parse(&theirs.pfc).unwrap();
+    let values = sweep_values(&theirs, &arches);
+    let (mut differ, mut decided_by_read_rules) = (0, BTreeSet::new());
+    let n = sweep(&arches, &values, &mut |data| {
+        let a = interp::eval(ours.program(), data).unwrap();
+        let b = interp::eval(&theirs.program, data).unwrap();
+        if a != b {
+            assert_eq!(Some(a.0), pfc.decide(data), "{data:x?}\n{}", theirs.pfc);
+            differ += 1;
+        }
+        if data.arch == Arch::X86_64.token() && data.nr == 0 {
+            decided_by_read_rules.insert(a);
+        }
+    });
+    eprintln!("{n} inputs; {differ} where libseccomp's BPF miscompiles its tree");
+    // Not a vacuous tree: `read` gets several of the rules' actions.
+    assert!(
+        decided_by_read_rules.len() >= 3,
+        "{decided_by_read_rules:?}"
+    );
+}
+
 /// The PFC oracle applies the bit-30 split libseccomp's BPF makes between the x86_64 and x32
 /// blocks (which share a token, and which its PFC prints as two `if ($arch == …)` blocks):
 /// it agrees with libseccomp's own BPF on both ABIs' numbers and on -1.

@@ -99,15 +99,22 @@ pub(crate) enum Conflict {
     /// `seccomp_rule_add` fails with `EEXIST` (and runc with it).
     Overlap,
     /// Adding it links a level of the tree into a cycle, and libseccomp (2.5.4) loops
-    /// forever in `seccomp_rule_add` (runc hangs in `runc init`). secopt stops after
-    /// [`WORK_LIMIT`] steps of walking the tree instead.
+    /// forever in `seccomp_rule_add` or, for a cycle no later rule walks, in generating the
+    /// BPF (runc hangs in `runc init`). secopt notices the cycle instead: a walk along one
+    /// level that takes more steps than there are nodes has come round.
     Loops,
+    /// Merging it takes more than [`WORK_LIMIT`] steps. libseccomp's merge visits shared
+    /// subtrees once per path to them, so rules that overlap earlier ones in many ways cost
+    /// time exponential in the overlaps; libseccomp finishes, slowly, and secopt gives up
+    /// rather than guess.
+    TooLong,
 }
 
-/// The most steps one [`SyscallDb::add_rule`] may walk through levels of the tree: far more
-/// than any real profile needs (a rule costs a few steps per node of its syscall's tree),
-/// reached only on a cycle.
-const WORK_LIMIT: u64 = 1 << 24;
+/// The most steps one [`SyscallDb::add_rule`] may take. Real profiles need a few steps per
+/// node of a syscall's tree; the random profiles that come closest (several three-condition
+/// rules on one syscall, overlapping) took 3·10^7, which libseccomp 2.5.4 merges in 0.6 s
+/// and secopt in 0.25 s. 2^28 is about 2 s of secopt's time.
+pub(crate) const WORK_LIMIT: u64 = 1 << 28;
 
 /// The merge state flags of libseccomp's tree pruning.
 mod flags {
@@ -145,6 +152,10 @@ pub(crate) struct SyscallDb {
     entry: Option<Entry>,
     /// Steps the current [`SyscallDb::add_rule`] has walked ([`WORK_LIMIT`]).
     work: std::cell::Cell<u64>,
+    /// Set when a walk along one level came round ([`Conflict::Loops`]).
+    cycle: std::cell::Cell<bool>,
+    /// [`WORK_LIMIT`], lower in tests.
+    work_limit: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -173,7 +184,19 @@ fn priority(op: CmpOp) -> u32 {
 
 impl SyscallDb {
     pub fn new() -> Self {
-        SyscallDb::default()
+        SyscallDb {
+            work_limit: WORK_LIMIT,
+            ..SyscallDb::default()
+        }
+    }
+
+    /// A database whose rules may take at most `limit` steps each.
+    #[cfg(test)]
+    pub fn with_work_limit(limit: u64) -> Self {
+        SyscallDb {
+            work_limit: limit,
+            ..SyscallDb::default()
+        }
     }
 
     pub fn node(&self, id: usize) -> &Node {
@@ -200,10 +223,12 @@ impl SyscallDb {
     }
 
     /// [`SyscallDb::level_start`] while a rule is being added: each step spends from
-    /// [`WORK_LIMIT`], and a walk cut short makes [`SyscallDb::add_rule`] refuse the rule.
+    /// [`WORK_LIMIT`] and counts towards the walk's cycle check, and a walk cut short makes
+    /// [`SyscallDb::add_rule`] refuse the rule.
     fn walk_to_level_start(&self, mut id: usize) -> usize {
+        let mut steps = 0;
         while let Some(p) = self.nodes[id].prv {
-            if !self.step() {
+            if !self.step(&mut steps) {
                 break;
             }
             id = p;
@@ -211,12 +236,53 @@ impl SyscallDb {
         id
     }
 
-    /// Spends one step of [`WORK_LIMIT`]; `false` once it is spent (the caller stops
-    /// walking, and [`SyscallDb::add_rule`] answers [`Conflict::Loops`]).
-    fn step(&self) -> bool {
+    /// Takes one step of a walk along a level (`steps` counts that walk's steps); `false`
+    /// when the caller must stop: the walk has come round (more steps than there are nodes,
+    /// [`Conflict::Loops`]) or the rule has spent [`WORK_LIMIT`] ([`Conflict::TooLong`]).
+    /// A level changed while it is walked only loses nodes, so a walk that does not come
+    /// round passes each node once.
+    fn step(&self, steps: &mut usize) -> bool {
+        *steps += 1;
+        if *steps > self.nodes.len() {
+            self.cycle.set(true);
+            return false;
+        }
         let work = self.work.get() + 1;
         self.work.set(work);
-        work <= WORK_LIMIT
+        work <= self.work_limit
+    }
+
+    /// Whether a level reachable from the root is a cycle: libseccomp's BPF generation
+    /// (src/gen_bpf.c `_gen_bpf_chain`) walks every one, and never finishes on such a level.
+    /// Each level is walked once, so this is linear in the tree.
+    pub fn has_cyclic_level(&self, root: Id) -> bool {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut levels = vec![root];
+        while let Some(any) = levels.pop() {
+            let mut start = any;
+            let mut steps = 0;
+            while let Some(p) = self.nodes[start].prv {
+                steps += 1;
+                if steps > self.nodes.len() {
+                    return true;
+                }
+                start = p;
+            }
+            if std::mem::replace(&mut seen[start], true) {
+                continue;
+            }
+            let (mut c, mut steps) = (Some(start), 0);
+            while let Some(i) = c {
+                steps += 1;
+                if steps > self.nodes.len() {
+                    return true;
+                }
+                levels.extend(self.nodes[i].nxt_t);
+                levels.extend(self.nodes[i].nxt_f);
+                c = self.nodes[i].nxt;
+            }
+        }
+        false
     }
 
     pub fn level_next(&self, id: usize) -> Option<usize> {
@@ -320,9 +386,9 @@ impl SyscallDb {
     /// Releases the whole level of `id` when its nodes are referenced only by each other.
     fn clean_level(&mut self, id: Id) -> usize {
         let start = self.walk_to_level_start(id);
-        let mut n = Some(start);
+        let (mut n, mut steps) = (Some(start), 0);
         while let Some(i) = n {
-            if !self.step() {
+            if !self.step(&mut steps) {
                 return 0;
             }
             let links =
@@ -332,10 +398,10 @@ impl SyscallDb {
             }
             n = self.nodes[i].nxt;
         }
-        let mut count = 0;
+        let (mut count, mut steps) = (0, 0);
         let mut n = Some(start);
         while let Some(i) = n {
-            if !self.step() {
+            if !self.step(&mut steps) {
                 break;
             }
             let (c, next) = self.put(n);
@@ -355,10 +421,10 @@ impl SyscallDb {
         let Some(head) = self.slot(slot) else {
             return 0;
         };
-        let mut count = 0;
+        let (mut count, mut steps) = (0, 0);
         let mut c = Some(self.walk_to_level_start(head));
         while let Some(i) = c {
-            if !self.step() {
+            if !self.step(&mut steps) {
                 break;
             }
             if i == target {
@@ -397,9 +463,9 @@ impl SyscallDb {
     /// Whether every action in the level of `id` and below it is `action`.
     fn actions_all(&self, id: Option<Id>, action: u32) -> bool {
         let Some(id) = id else { return true };
-        let mut c = Some(self.walk_to_level_start(id));
+        let (mut c, mut steps) = (Some(self.walk_to_level_start(id)), 0);
         while let Some(i) = c {
-            if !self.step() {
+            if !self.step(&mut steps) {
                 return false;
             }
             let n = &self.nodes[i];
@@ -630,11 +696,21 @@ impl SyscallDb {
         action: u32,
     ) -> Result<(), Conflict> {
         self.work.set(0);
+        self.cycle.set(false);
         let added = self.add_rule_walking(words, conditions, action);
-        if self.work.get() > WORK_LIMIT {
-            return Err(Conflict::Loops);
+        if self.work.get() > self.work_limit || self.cycle.get() {
+            return Err(self.stopped());
         }
         added
+    }
+
+    /// Why a walk was cut short ([`SyscallDb::step`]).
+    fn stopped(&self) -> Conflict {
+        if self.cycle.get() {
+            Conflict::Loops
+        } else {
+            Conflict::TooLong
+        }
     }
 
     fn add_rule_walking(
@@ -712,9 +788,9 @@ impl SyscallDb {
             finish(state, result);
             return count;
         }
-        let mut x = Some(self.walk_to_level_start(x0));
+        let (mut x, mut steps) = (Some(self.walk_to_level_start(x0)), 0);
         'level: while let Some(mut xi) = x {
-            if !self.step() {
+            if !self.step(&mut steps) {
                 break;
             }
             let following = self.nodes[xi].nxt;
@@ -888,10 +964,10 @@ impl SyscallDb {
     /// Merges the new chain starting at `new` into the tree at `slot`.
     fn merge(&mut self, words: Words, slot: Slot, new: Id) -> Result<(), Conflict> {
         let mut x = self.slot(slot).expect("merging into an existing level");
-        let n = new;
+        let (n, mut steps) = (new, 0);
         loop {
-            if !self.step() {
-                return Err(Conflict::Loops);
+            if !self.step(&mut steps) {
+                return Err(self.stopped());
             }
             if self.same(x, n) {
                 for side in [true, false] {

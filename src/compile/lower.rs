@@ -202,12 +202,29 @@ pub(crate) fn emit_filter(
         for arch in &block.members {
             let mut layout = ArgLayout::new(arch.arch, resolved.dialect);
             layout.merge_bug = options.libseccomp_merge_bug;
-            let refused = |syscall: String, r: rules::Refused| CompileError::Refused {
-                file: resolved.source.clone(),
-                origin: r.origin.to_string(),
-                arch: arch.arch,
-                syscall,
-                reason: r.reason.to_string(),
+            let refused = |syscall: String, r: rules::Refused| {
+                let (file, origin, reason) = (
+                    resolved.source.clone(),
+                    r.origin.to_string(),
+                    r.reason.to_string(),
+                );
+                if r.gave_up {
+                    CompileError::MergeTooLong {
+                        file,
+                        origin,
+                        arch: arch.arch,
+                        syscall,
+                        reason,
+                    }
+                } else {
+                    CompileError::Refused {
+                        file,
+                        origin,
+                        arch: arch.arch,
+                        syscall,
+                        reason,
+                    }
+                }
             };
             for (nr, rules) in rules_with_multiplexing(arch, resolved.dialect) {
                 let root = rules::syscall(&mut dag, layout, &rules, default).map_err(|r| {
@@ -229,9 +246,7 @@ pub(crate) fn emit_filter(
                 // (`recv` on x86 and s390x), with their conditions as written, besides the
                 // rewritten rule on `socketcall`/`ipc` (src/syscalls.c: `_abi_syscall_demux`
                 // answers the pseudo-number), while other pseudo-numbers are dropped. None of
-                // them reaches the filter, so they are built on a scratch graph only to be
-                // checked.
-                let mut scratch = Dag::new();
+                // them reaches the filter, so they are only merged, to be checked.
                 let names = arch.unnumbered_names(true);
                 let kept = if arch.multiplexes() {
                     names.multiplexed
@@ -240,7 +255,7 @@ pub(crate) fn emit_filter(
                 };
                 for name in kept {
                     if let Some(rules) = arch.unknown_rules.get(name) {
-                        rules::syscall(&mut scratch, layout, rules, default)
+                        rules::libseccomp_takes(layout, rules)
                             .map_err(|r| refused(name.to_string(), r))?;
                     }
                 }

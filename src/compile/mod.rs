@@ -152,8 +152,20 @@ pub enum CompileError {
     },
     /// libseccomp would refuse a rule of the profile, so runc would not start the
     /// container; a filter that decided anything would not be "what runc loads".
-    #[error("{file}: {origin}: libseccomp refuses this rule for {syscall} on {arch}: {reason}; runc would fail to start the container")]
+    #[error("{file}: {origin}: libseccomp refuses this rule for {syscall} on {arch}: {reason}; runc would not start the container")]
     Refused {
+        file: String,
+        origin: String,
+        arch: Arch,
+        syscall: String,
+        reason: String,
+    },
+    /// Reproducing how libseccomp merges a rule took more steps than secopt spends on one
+    /// rule (libseccomp's merge is exponential in how a rule overlaps earlier ones of its
+    /// syscall, and takes seconds there itself). secopt cannot tell what runc would load, so
+    /// it writes nothing.
+    #[error("{file}: {origin}: secopt gave up reproducing libseccomp's rule tree for {syscall} on {arch}: {reason}")]
+    MergeTooLong {
         file: String,
         origin: String,
         arch: Arch,

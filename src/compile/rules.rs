@@ -138,12 +138,16 @@ pub(crate) fn condition(
     }
 }
 
-/// A rule libseccomp refuses (`seccomp_rule_add` fails, and runc with it).
+/// A rule libseccomp refuses (`seccomp_rule_add` fails, and runc with it), or one whose
+/// merge secopt gave up reproducing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused {
     /// JSON path of the rule.
     pub origin: std::sync::Arc<str>,
     pub reason: &'static str,
+    /// Not libseccomp's refusal: reproducing its merge took more than
+    /// [`super::libseccomp_db::WORK_LIMIT`] steps ([`Conflict::TooLong`]).
+    pub gave_up: bool,
 }
 
 /// The decision for one syscall with `rules` (in profile order) when nothing else matches
@@ -189,23 +193,62 @@ fn libseccomp_syscall(
     rules: &[ResolvedRule],
     fallback: RetVal,
 ) -> Result<NodeId, Refused> {
+    let db = libseccomp_tree(layout, rules)?;
+    Ok(match db.outcome() {
+        Outcome::Empty => dag.ret(fallback),
+        Outcome::Always(v) => dag.ret(RetVal(v)),
+        Outcome::Tree(head) => {
+            if db.has_cyclic_level(head) {
+                // Reached only if no later rule walked the cycle; src/gen_bpf.c walks it.
+                return Err(Refused {
+                    origin: rules.last().map_or_else(|| "$".into(), |r| r.origin.clone()),
+                    reason: "after it, a level of libseccomp's rule tree is a cycle (libseccomp 2.5.4 never finishes generating the filter)",
+                    gave_up: false,
+                });
+            }
+            let fall = dag.ret(fallback);
+            level(&db, dag, head, fall)
+        }
+    })
+}
+
+/// Whether libseccomp takes `rules` for a syscall number that never reaches the filter (a
+/// pseudo-syscall: another arch's name, or a multiplexed name this arch has no direct
+/// number for). libseccomp merges them as any other and refuses the same conflicts; its
+/// BPF generation skips the tree, so a cycle no rule walks is harmless there.
+pub(crate) fn libseccomp_takes(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<(), Refused> {
+    libseccomp_tree(layout, rules).map(|_| ())
+}
+
+/// `rules` merged into libseccomp's rule tree, in order, or the first it refuses.
+fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
+    libseccomp_tree_in(SyscallDb::new(), layout, rules)
+}
+
+/// [`libseccomp_tree`], starting from `db` (empty; tests give it a lower step limit).
+pub(crate) fn libseccomp_tree_in(
+    mut db: SyscallDb,
+    layout: ArgLayout,
+    rules: &[ResolvedRule],
+) -> Result<SyscallDb, Refused> {
     let words = Words {
         arch: layout.arch,
         low_only: layout.low_words_only,
         merge_bug: layout.merge_bug,
     };
-    let mut db = SyscallDb::new();
     for rule in rules {
         let mut seen = [false; 6];
         for c in &rule.conditions {
             let slot = seen.get_mut(usize::from(c.index)).ok_or_else(|| Refused {
                 origin: rule.origin.clone(),
                 reason: "an argument index above 5",
+                gave_up: false,
             })?;
             if std::mem::replace(slot, true) {
                 return Err(Refused {
                     origin: rule.origin.clone(),
                     reason: "two conditions on one argument in one rule (EINVAL)",
+                    gave_up: false,
                 });
             }
         }
@@ -215,17 +258,12 @@ fn libseccomp_syscall(
                 reason: match conflict {
                     Conflict::Overlap => "it overlaps an earlier rule for the same syscall that has a different action (EEXIST)",
                     Conflict::Loops => "adding it sends libseccomp's rule tree into a cycle (libseccomp 2.5.4 loops forever in seccomp_rule_add)",
+                    Conflict::TooLong => "libseccomp's merge of this rule visits the earlier rules' shared subtrees once per path to them, and it takes more steps than secopt spends on one rule (libseccomp itself takes seconds here)",
                 },
+                gave_up: conflict == Conflict::TooLong,
             })?;
     }
-    Ok(match db.outcome() {
-        Outcome::Empty => dag.ret(fallback),
-        Outcome::Always(v) => dag.ret(RetVal(v)),
-        Outcome::Tree(head) => {
-            let fall = dag.ret(fallback);
-            level(&db, dag, head, fall)
-        }
-    })
+    Ok(db)
 }
 
 /// The graph for the tree level `start` is on, falling through to `fall` when nothing in

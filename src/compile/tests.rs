@@ -569,6 +569,40 @@ fn a_cycle_in_the_tree_of_a_multiplexed_name_s_pseudo_number_is_refused() {
     }
 }
 
+/// Rules that libseccomp 2.5.4 merges slowly but finishes (0.6 s in `seccomp_rule_add`, found
+/// by an adversarial run of random profiles): its merge visits the subtrees earlier rules
+/// share once per path to them, and reproducing it takes secopt 3·10^7 steps. secopt used
+/// to stop every rule at 2^24 steps and call that a cycle; a cycle is now what a walk along
+/// one level shows (more steps than nodes), and running out of the step limit is a separate
+/// answer, which names secopt's limit and never libseccomp.
+#[test]
+fn a_merge_that_is_only_slow_is_not_taken_for_a_cycle() {
+    let profile = include_bytes!("../../tests/data/slow-merge.json");
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        arches: Some(vec![Arch::X86_64]),
+        ..Default::default()
+    };
+    compile_oci(
+        profile,
+        "slow-merge.json",
+        &resolve,
+        &CompileOptions::default(),
+    )
+    .expect("libseccomp takes these rules");
+    // The same rules with a step limit below what they need.
+    let policy = crate::policy::oci::parse(profile, "slow-merge.json").unwrap();
+    let resolved = crate::policy::resolve(&policy, &resolve).unwrap();
+    let read = &resolved.arches[0].syscalls[&0];
+    let layout = super::rules::ArgLayout::new(Arch::X86_64, Dialect::Libseccomp);
+    let limited = super::libseccomp_db::SyscallDb::with_work_limit(1 << 20);
+    let refused = super::rules::libseccomp_tree_in(limited, layout, read).unwrap_err();
+    assert!(
+        refused.gave_up && refused.reason.contains("more steps than secopt spends"),
+        "{refused:?}"
+    );
+}
+
 /// `includes`/`excludes` arches are compared as Docker compares them (moby/profiles
 /// `goToNative[runtime.GOARCH]`: `amd64` on x86_64, `x86` on i386, `arm64` on aarch64, one
 /// exact string per host; podman uses the same names): `x86_64`, `SCMP_ARCH_X86_64`, `386` or
