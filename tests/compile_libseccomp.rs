@@ -504,6 +504,47 @@ fn conflicts_on_another_arch_s_names_are_refused_as_libseccomp_refuses_them() {
     assert_eq!(refusals, 4);
 }
 
+/// runc adds the rules in the profile's order and stops at the first libseccomp refuses;
+/// secopt merges each syscall's rules on its own, and of several refusals reports the one
+/// runc meets first, whichever tree it is in (here a pseudo-syscall's, which secopt merges
+/// after the real ones).
+#[test]
+fn of_several_refusals_the_one_runc_meets_first_is_reported() {
+    let conflict = |name: &str| {
+        format!(
+            r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [{{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}}]}},
+               {{"names": ["{name}"], "action": "SCMP_ACT_KILL", "args": [{{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}}]}}"#
+        )
+    };
+    let arches = [Arch::X86_64];
+    for (first, second) in [("chown32", "read"), ("read", "chown32")] {
+        let text = format!(
+            r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}, {}]}}"#,
+            conflict(first),
+            conflict(second)
+        );
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let theirs = build_filter(&json, &oracle_options(&arches, &[], 1)).unwrap_err();
+        let policy = policy::oci::parse(text.as_bytes(), "two.json").unwrap();
+        let resolved = policy::resolve(&policy, &resolve_options(&arches, CapSet::none())).unwrap();
+        match compile::compile(&resolved, &CompileOptions::default()) {
+            Err(compile::CompileError::Refused {
+                syscall, origin, ..
+            }) => {
+                assert!(
+                    theirs.starts_with(&format!("{first}:")),
+                    "libseccomp: {theirs}"
+                );
+                assert_eq!(
+                    (syscall.as_str(), origin.as_str()),
+                    (first, "$.syscalls[1]")
+                );
+            }
+            other => panic!("{first} then {second}: {other:?}"),
+        }
+    }
+}
+
 /// Rules libseccomp 2.5.4 merges slowly but takes (tests/data/slow-merge.json: its merge
 /// visits shared subtrees once per path to them, 0.6 s in `seccomp_rule_add`; secopt needs
 /// 3·10^7 steps to reproduce it and used to stop at 2^24 and call that a cycle): secopt

@@ -178,6 +178,15 @@ pub(crate) fn emit_filter(
 ) -> Result<(), CompileError> {
     let default = ret_val(resolved.default_action);
     let bad_arch = b.label();
+    // libseccomp adds each rule to every arch's filter before the next rule, and runc stops
+    // at the first it refuses: of the refusals, the one reported is the first in that order
+    // (rule, then arch), whichever syscall's tree it is in.
+    let mut first_refusal: Option<((usize, usize), CompileError)> = None;
+    let mut refusal = |key: (usize, usize), error: CompileError| {
+        if first_refusal.as_ref().is_none_or(|(first, _)| key < *first) {
+            first_refusal = Some((key, error));
+        }
+    };
     b.load(OFF_ARCH);
     for block in blocks(resolved) {
         let (body, next_block) = (b.label(), b.label());
@@ -202,13 +211,15 @@ pub(crate) fn emit_filter(
         for arch in &block.members {
             let mut layout = ArgLayout::new(arch.arch, resolved.dialect);
             layout.merge_bug = options.libseccomp_merge_bug;
+            let arch_place = resolved.arches.iter().position(|a| a.arch == arch.arch);
             let refused = |syscall: String, r: rules::Refused| {
+                let key = (r.seq, arch_place.unwrap_or(usize::MAX));
                 let (file, origin, reason) = (
                     resolved.source.clone(),
                     r.origin.to_string(),
                     r.reason.to_string(),
                 );
-                if r.gave_up {
+                let error = if r.gave_up {
                     CompileError::MergeTooLong {
                         file,
                         origin,
@@ -224,17 +235,19 @@ pub(crate) fn emit_filter(
                         syscall,
                         reason,
                     }
-                }
+                };
+                (key, error)
             };
             for (nr, rules) in rules_with_multiplexing(arch, resolved.dialect) {
-                let root = rules::syscall(&mut dag, layout, &rules, default).map_err(|r| {
-                    let name = arch.arch.syscalls().name(nr);
-                    refused(
-                        name.map_or_else(|| format!("syscall {nr}"), str::to_string),
-                        r,
-                    )
-                })?;
-                decisions.push((nr, root));
+                match rules::syscall(&mut dag, layout, &rules, default) {
+                    Ok(root) => decisions.push((nr, root)),
+                    Err(r) => {
+                        let name = arch.arch.syscalls().name(nr);
+                        let name = name.map_or_else(|| format!("syscall {nr}"), str::to_string);
+                        let (key, error) = refused(name, r);
+                        refusal(key, error);
+                    }
+                }
             }
             if resolved.dialect == Dialect::Libseccomp {
                 // libseccomp keeps the rules of a name it knows but this arch lacks under a
@@ -255,8 +268,10 @@ pub(crate) fn emit_filter(
                 };
                 for name in kept {
                     if let Some(rules) = arch.unknown_rules.get(name) {
-                        rules::libseccomp_takes(layout, rules)
-                            .map_err(|r| refused(name.to_string(), r))?;
+                        if let Err(r) = rules::libseccomp_takes(layout, rules) {
+                            let (key, error) = refused(name.to_string(), r);
+                            refusal(key, error);
+                        }
                     }
                 }
             }
@@ -294,6 +309,9 @@ pub(crate) fn emit_filter(
         }
         b.ret(default.0);
         b.place(next_block);
+    }
+    if let Some((_, error)) = first_refusal {
+        return Err(error);
     }
     b.place(bad_arch);
     b.ret(ret_val(resolved.bad_arch_action).0);

@@ -144,6 +144,9 @@ pub(crate) fn condition(
 pub(crate) struct Refused {
     /// JSON path of the rule.
     pub origin: std::sync::Arc<str>,
+    /// The rule's place in runc's order ([`ResolvedRule::seq`]): of several refusals, runc
+    /// meets the first.
+    pub seq: usize,
     pub reason: &'static str,
     /// Not libseccomp's refusal: reproducing its merge took more than
     /// [`super::libseccomp_db::WORK_LIMIT`] steps ([`Conflict::TooLong`]).
@@ -200,8 +203,10 @@ fn libseccomp_syscall(
         Outcome::Tree(head) => {
             if db.has_cyclic_level(head) {
                 // Reached only if no later rule walked the cycle; src/gen_bpf.c walks it.
+                let last = rules.last();
                 return Err(Refused {
-                    origin: rules.last().map_or_else(|| "$".into(), |r| r.origin.clone()),
+                    origin: last.map_or_else(|| "$".into(), |r| r.origin.clone()),
+                    seq: last.map_or(0, |r| r.seq),
                     reason: "after it, a level of libseccomp's rule tree is a cycle (libseccomp 2.5.4 never finishes generating the filter)",
                     gave_up: false,
                 });
@@ -241,12 +246,14 @@ pub(crate) fn libseccomp_tree_in(
         for c in &rule.conditions {
             let slot = seen.get_mut(usize::from(c.index)).ok_or_else(|| Refused {
                 origin: rule.origin.clone(),
+                seq: rule.seq,
                 reason: "an argument index above 5",
                 gave_up: false,
             })?;
             if std::mem::replace(slot, true) {
                 return Err(Refused {
                     origin: rule.origin.clone(),
+                    seq: rule.seq,
                     reason: "two conditions on one argument in one rule (EINVAL)",
                     gave_up: false,
                 });
@@ -255,6 +262,7 @@ pub(crate) fn libseccomp_tree_in(
         db.add_rule(words, &rule.conditions, ret_val(rule.action).0)
             .map_err(|conflict| Refused {
                 origin: rule.origin.clone(),
+                seq: rule.seq,
                 reason: match conflict {
                     Conflict::Overlap => "it overlaps an earlier rule for the same syscall that has a different action (EEXIST)",
                     Conflict::Loops => "adding it sends libseccomp's rule tree into a cycle (libseccomp 2.5.4 loops forever in seccomp_rule_add)",
