@@ -504,6 +504,117 @@ fn conflicts_on_another_arch_s_names_are_refused_as_libseccomp_refuses_them() {
     assert_eq!(refusals, 4);
 }
 
+/// Random rules on names some arches lack (another arch's syscalls, and socket calls that
+/// multiplexing arches reach only through `socketcall`): libseccomp keeps, drops, rewrites
+/// or duplicates them depending on the arch's backend, and refuses conflicts, or loops, in
+/// whatever it keeps. secopt must refuse exactly the profiles libseccomp refuses, name the
+/// syscall it fails on, and decide like it on the others. libseccomp is run on a thread with
+/// a deadline: a profile it never finishes must be one secopt refuses as a loop.
+#[test]
+fn random_rules_on_names_an_arch_lacks_are_refused_as_libseccomp_refuses_them() {
+    let names = ["recv", "send", "arch_prctl", "chown32", "read"];
+    let actions = [
+        "\"action\": \"SCMP_ACT_ALLOW\"",
+        "\"action\": \"SCMP_ACT_KILL\"",
+        "\"action\": \"SCMP_ACT_TRAP\"",
+    ];
+    let ops = ["SCMP_CMP_EQ", "SCMP_CMP_NE", "SCMP_CMP_GT"];
+    let values: [u64; 3] = [0, 1, 0x1_0000_0000];
+    let arch_sets: [&[Arch]; 5] = [
+        &[Arch::S390x],
+        &[Arch::Ppc64le],
+        &[Arch::X86],
+        &[Arch::X86_64],
+        &[Arch::Aarch64],
+    ];
+    let mut rng = Rng::new(7);
+    let (mut accepted, mut refused, mut loops) = (0, 0, 0);
+    for case in 0..300 {
+        // One or two names per profile, so that rules meet.
+        let picked = [rng.pick(&names), rng.pick(&names)];
+        let mut rules = Vec::new();
+        for _ in 0..2 + rng.below(4) {
+            let mut args = Vec::new();
+            for (index, odds) in [(0, 3), (1, 1)] {
+                if rng.chance(odds, 4) {
+                    args.push(format!(
+                        "{{\"index\": {index}, \"value\": {}, \"op\": \"{}\"}}",
+                        rng.pick(&values),
+                        rng.pick(&ops)
+                    ));
+                }
+            }
+            rules.push(format!(
+                "{{\"names\": [\"{}\"], {}, \"args\": [{}]}}",
+                rng.pick(&picked),
+                rng.pick(&actions),
+                args.join(", ")
+            ));
+        }
+        let text = format!(
+            "{{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{}]}}",
+            rules.join(",\n")
+        );
+        let arches = arch_sets[case % arch_sets.len()];
+        let policy = policy::oci::parse(text.as_bytes(), "random.json").unwrap();
+        let resolved = policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
+        let as_254 = CompileOptions {
+            libseccomp_merge_bug: true,
+            ..Default::default()
+        };
+        let ours = compile::compile(&resolved, &as_254);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (json, options) = (
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            oracle_options(arches, &[], 1),
+        );
+        std::thread::spawn(move || tx.send(build_filter(&json, &options)));
+        let Ok(theirs) = rx.recv_timeout(std::time::Duration::from_secs(20)) else {
+            // libseccomp does not finish (the thread spins on until the process ends).
+            assert!(
+                matches!(&ours, Err(compile::CompileError::Refused { reason, .. }) if reason.contains("cycle")),
+                "case {case} {arches:?}: libseccomp never finishes, secopt: {:?}\n{text}",
+                ours.as_ref().err()
+            );
+            loops += 1;
+            continue;
+        };
+        match (theirs, ours) {
+            (Err(e), Err(compile::CompileError::Refused { syscall, .. })) => {
+                // The oracle names the profile's name; secopt the tree's syscall, which for a
+                // multiplexed name may be `socketcall`.
+                assert!(
+                    e.starts_with(&format!("{syscall}:")) || syscall == "socketcall",
+                    "case {case} {arches:?}: libseccomp {e}, secopt {syscall}\n{text}"
+                );
+                refused += 1;
+            }
+            (Ok(theirs), Ok(ours)) => {
+                let pfc = Pfc::parse(&theirs.pfc).unwrap();
+                let values = sweep_values(&theirs, arches);
+                sweep(arches, &values, &mut |data| {
+                    let a = interp::eval(ours.program(), data).unwrap();
+                    if a != interp::eval(&theirs.program, data).unwrap() {
+                        assert_eq!(
+                            Some(a.0),
+                            pfc.decide(data),
+                            "case {case} {arches:?} {data:x?}\n{text}"
+                        );
+                    }
+                });
+                accepted += 1;
+            }
+            (theirs, ours) => panic!(
+                "case {case} {arches:?}: libseccomp {:?}, secopt {:?}\n{text}",
+                theirs.err(),
+                ours.err()
+            ),
+        }
+    }
+    eprintln!("{accepted} taken by both, {refused} refused by both, {loops} libseccomp loops on");
+    assert!(accepted > 50 && refused > 20, "{accepted} {refused}");
+}
+
 /// runc adds the rules in the profile's order and stops at the first libseccomp refuses;
 /// secopt merges each syscall's rules on its own, and of several refusals reports the one
 /// runc meets first, whichever tree it is in (here a pseudo-syscall's, which secopt merges
