@@ -206,7 +206,8 @@ fn libseccomp_syscall(
                 let last = rules.last();
                 return Err(Refused {
                     origin: last.map_or_else(|| "$".into(), |r| r.origin.clone()),
-                    seq: last.map_or(0, |r| r.seq),
+                    // Met when the filter is generated, after every rule is added.
+                    seq: usize::MAX,
                     reason: "after it, a level of libseccomp's rule tree is a cycle (libseccomp 2.5.4 never finishes generating the filter)",
                     gave_up: false,
                 });
