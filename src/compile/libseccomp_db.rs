@@ -98,7 +98,7 @@ enum Slot {
 pub(crate) enum Conflict {
     /// `seccomp_rule_add` fails with `EEXIST` (and runc with it).
     Overlap,
-    /// Adding it links a level of the tree into a cycle, and libseccomp (2.5.4) loops
+    /// Adding it links a level of the tree into a cycle, and libseccomp (2.5.4, 2.6.1) loops
     /// forever in `seccomp_rule_add` or, for a cycle no later rule walks, in generating the
     /// BPF (runc hangs in `runc init`). secopt notices the cycle instead: a walk along one
     /// level that takes more steps than there are nodes has come round.

@@ -208,7 +208,7 @@ fn libseccomp_syscall(
                     origin: last.map_or_else(|| "$".into(), |r| r.origin.clone()),
                     // Met when the filter is generated, after every rule is added.
                     seq: usize::MAX,
-                    reason: "after it, a level of libseccomp's rule tree is a cycle (libseccomp 2.5.4 never finishes generating the filter)",
+                    reason: "after it, a level of libseccomp's rule tree is a cycle (libseccomp never finishes generating the filter)",
                     gave_up: false,
                 });
             }
@@ -266,7 +266,7 @@ pub(crate) fn libseccomp_tree_in(
                 seq: rule.seq,
                 reason: match conflict {
                     Conflict::Overlap => "it overlaps an earlier rule for the same syscall that has a different action (EEXIST)",
-                    Conflict::Loops => "adding it sends libseccomp's rule tree into a cycle (libseccomp 2.5.4 loops forever in seccomp_rule_add)",
+                    Conflict::Loops => "adding it sends libseccomp's rule tree into a cycle (libseccomp 2.5.4 and 2.6.1 loop forever in seccomp_rule_add)",
                     Conflict::TooLong => "libseccomp's merge of this rule visits the earlier rules' shared subtrees once per path to them, and it takes more steps than secopt spends on one rule (libseccomp itself takes seconds here)",
                 },
                 gave_up: conflict == Conflict::TooLong,

@@ -494,10 +494,11 @@ fn compile_oci_keeps_the_profiles_warnings() {
     assert!(clean.info().warnings.is_empty());
 }
 
-/// Two `clone` rules on which libseccomp 2.5.4 never returns from `seccomp_rule_add` (its
-/// tree's level links become a cycle; runc hangs in `runc init`, found by an adversarial
-/// review and checked with libseccomp's C API): secopt, which builds libseccomp's tree to
-/// decide like it, refuses the profile instead of hanging with it.
+/// Two `clone` rules on which libseccomp 2.5.4 and 2.6.1 never return from
+/// `seccomp_rule_add` (its tree's level links become a cycle; runc hangs in `runc init`,
+/// found by an adversarial review and checked with libseccomp's C API): secopt, which
+/// builds libseccomp's tree to decide like it, refuses the profile instead of hanging with
+/// it.
 #[test]
 fn a_rule_that_sends_libseccomps_tree_into_a_cycle_is_refused() {
     let profile = br#"{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": [
@@ -525,12 +526,13 @@ fn a_rule_that_sends_libseccomps_tree_into_a_cycle_is_refused() {
     }
 }
 
-/// Three `recv` rules on which libseccomp 2.5.4 never returns from `seccomp_rule_add` on
-/// s390x and ppc64le, where `recv` has no direct number and is multiplexed: libseccomp adds
-/// each rule twice, rewritten on `socketcall` and as written on its pseudo-number, and it is
-/// the pseudo-number's tree that loops (found by an adversarial review; checked with
-/// libseccomp's C API, which finishes the same rules on x86). The pseudo-number's rules
-/// never reach the filter, but secopt merges them to refuse what libseccomp cannot take.
+/// Three `recv` rules on which libseccomp 2.5.4 and 2.6.1 never return from
+/// `seccomp_rule_add` on s390x and ppc64le, where `recv` has no direct number and is
+/// multiplexed: libseccomp adds each rule twice, rewritten on `socketcall` and as written
+/// on its pseudo-number, and it is the pseudo-number's tree that loops (found by an
+/// adversarial review; checked with libseccomp's C API, which finishes the same rules on
+/// x86). The pseudo-number's rules never reach the filter, but secopt merges them to refuse
+/// what libseccomp cannot take.
 #[test]
 fn a_cycle_in_the_tree_of_a_multiplexed_name_s_pseudo_number_is_refused() {
     let profile = br#"{"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 99, "syscalls": [
