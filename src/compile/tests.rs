@@ -6,6 +6,15 @@ use crate::bpf::{interp, Insn, SeccompData};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{CapSet, ResolveOptions};
 
+/// Resolve options covering exactly `arch`, as the native arch.
+fn only(arch: Arch) -> ResolveOptions {
+    ResolveOptions {
+        native: Some(arch),
+        arches: Some(vec![arch]),
+        ..Default::default()
+    }
+}
+
 /// Compiles an OCI profile for exactly `arches` (the first is native).
 fn oci(profile: &str, arches: &[Arch], runc_compat: bool) -> CompiledFilter {
     let resolve = ResolveOptions {
@@ -148,11 +157,7 @@ fn numbers_with_rules_counts_the_multiplexed_rule_map() {
         {"names": ["socket", "accept4", "read", "semop"], "action": "SCMP_ACT_ALLOW"}]}"#;
     for (arch, expected) in [(Arch::X86, 5), (Arch::S390x, 5), (Arch::Aarch64, 4)] {
         let policy = policy::oci::parse(profile.as_bytes(), "p.json").unwrap();
-        let resolve = ResolveOptions {
-            native: Some(arch),
-            arches: Some(vec![arch]),
-            ..Default::default()
-        };
+        let resolve = only(arch);
         let resolved = policy::resolve(&policy, &resolve).unwrap();
         let a = &resolved.arches[0];
         let keys = lower::rules_with_multiplexing(a, resolved.dialect).len();
@@ -348,11 +353,7 @@ fn a_profile_too_big_for_one_filter_reports_the_size() {
         r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
         rules.join(",")
     );
-    let resolve = ResolveOptions {
-        native: Some(Arch::X86_64),
-        arches: Some(vec![Arch::X86_64]),
-        ..Default::default()
-    };
+    let resolve = only(Arch::X86_64);
     let err = compile_oci(
         profile.as_bytes(),
         "huge.json",
@@ -509,11 +510,7 @@ fn a_rule_that_sends_libseccomps_tree_into_a_cycle_is_refused() {
             {"index": 1, "value": 255, "op": "SCMP_CMP_NE"},
             {"index": 5, "value": 128, "op": "SCMP_CMP_EQ"}]}]}"#;
     for arch in [Arch::X86_64, Arch::Aarch64] {
-        let resolve = ResolveOptions {
-            native: Some(arch),
-            arches: Some(vec![arch]),
-            ..Default::default()
-        };
+        let resolve = only(arch);
         let err =
             compile_oci(profile, "loop.json", &resolve, &CompileOptions::default()).unwrap_err();
         let text = err.to_string();
@@ -549,11 +546,7 @@ fn a_cycle_in_the_tree_of_a_multiplexed_name_s_pseudo_number_is_refused() {
         (Arch::Ppc64le, true),
         (Arch::X86, false),
     ] {
-        let resolve = ResolveOptions {
-            native: Some(arch),
-            arches: Some(vec![arch]),
-            ..Default::default()
-        };
+        let resolve = only(arch);
         let compiled = compile_oci(profile, "recv.json", &resolve, &CompileOptions::default());
         match compiled {
             Err(err @ CompileError::Refused { .. }) if loops => {
@@ -580,11 +573,7 @@ fn a_cycle_in_the_tree_of_a_multiplexed_name_s_pseudo_number_is_refused() {
 #[test]
 fn a_merge_that_is_only_slow_is_not_taken_for_a_cycle() {
     let profile = include_bytes!("../../tests/data/slow-merge.json");
-    let resolve = ResolveOptions {
-        native: Some(Arch::X86_64),
-        arches: Some(vec![Arch::X86_64]),
-        ..Default::default()
-    };
+    let resolve = only(Arch::X86_64);
     compile_oci(
         profile,
         "slow-merge.json",
