@@ -657,24 +657,34 @@ fn of_several_refusals_the_one_runc_meets_first_is_reported() {
 }
 
 /// Rules libseccomp 2.5.4 merges slowly but takes (tests/data/slow-merge.json: its merge
-/// visits shared subtrees once per path to them, 0.6 s in `seccomp_rule_add`; secopt needs
-/// 3·10^7 steps to reproduce it and used to stop at 2^24 and call that a cycle): secopt
-/// compiles them and decides like libseccomp (its BPF, or its PFC where its BPF miscompiles
-/// its own tree; see `random_overlapping_rules_decide_like_libseccomp`).
+/// visits shared subtrees once per path to them; secopt needs more than 2^24 steps to
+/// reproduce it, and used to stop there and call that a cycle): secopt compiles them and
+/// decides like libseccomp (its BPF, or its PFC where its BPF miscompiles its own tree; see
+/// `random_overlapping_rules_decide_like_libseccomp`). Both times are printed (with
+/// `--release -- --nocapture`, the figures docs/kernel-facts.md quotes).
 #[test]
 fn rules_libseccomp_merges_slowly_decide_like_libseccomp() {
     let text = std::fs::read_to_string("tests/data/slow-merge.json").unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let arches = [Arch::X86_64];
+    let started = Instant::now();
     let theirs =
         build_filter(&json, &oracle_options(&arches, &[], 1)).expect("libseccomp takes them");
+    let libseccomp_time = started.elapsed();
     let policy = policy::oci::parse(text.as_bytes(), "slow-merge.json").unwrap();
     let resolved = policy::resolve(&policy, &resolve_options(&arches, CapSet::none())).unwrap();
     let as_254 = CompileOptions {
         libseccomp_merge_bug: true,
         ..Default::default()
     };
+    let started = Instant::now();
     let ours = compile::compile(&resolved, &as_254).unwrap_or_else(|e| panic!("{e}"));
+    let (major, minor, micro) = libseccomp_version();
+    eprintln!(
+        "libseccomp {major}.{minor}.{micro} builds the filter in {libseccomp_time:.2?}; \
+         secopt compiles it (optimized, with its proof) in {:.2?}",
+        started.elapsed()
+    );
     let pfc = Pfc::parse(&theirs.pfc).unwrap();
     let values = sweep_values(&theirs, &arches);
     let (mut differ, mut decided_by_read_rules) = (0, BTreeSet::new());

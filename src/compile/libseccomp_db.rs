@@ -112,8 +112,10 @@ pub(crate) enum Conflict {
 
 /// The most steps one [`SyscallDb::add_rule`] may take. Real profiles need a few steps per
 /// node of a syscall's tree; the random profiles that come closest (several three-condition
-/// rules on one syscall, overlapping) took 3·10^7, which libseccomp 2.5.4 merges in 0.6 s
-/// and secopt in 0.25 s. 2^28 is about 2 s of secopt's time.
+/// rules on one syscall, overlapping: tests/data/slow-merge.json) need more than 2^24, which
+/// libseccomp 2.5.4 merges in 0.34 s and secopt's whole compile takes 0.16 s over
+/// (`rules_libseccomp_merges_slowly_decide_like_libseccomp` prints both). At that rate 2^28
+/// steps are at most about 2.5 s of secopt's time.
 pub(crate) const WORK_LIMIT: u64 = 1 << 28;
 
 /// The merge state flags of libseccomp's tree pruning.
