@@ -294,7 +294,7 @@ struct Measured {
     verify_vs_tree: String,
     cache: CacheFigures,
     /// Candidates the optimizer rejected (normally none).
-    notes: Vec<String>,
+    notes: Vec<secopt::optimize::Note>,
 }
 
 impl Measured {
@@ -307,7 +307,7 @@ impl Measured {
 struct Optimized {
     program: Program,
     self_check_equal: bool,
-    notes: Vec<String>,
+    notes: Vec<secopt::optimize::Note>,
 }
 
 fn run_optimizer(input: &Program, weights: Option<&Weights>, model: CostModel) -> Optimized {

@@ -313,6 +313,12 @@ fn a_proof_the_diagrams_cannot_finish_keeps_the_input_on_the_step_budget() {
             && stderr.contains(": 40 instructions, the input unchanged"),
         "{stderr}"
     );
+    // What to do about it, with the flag of the budget that ran out.
+    assert!(
+        stderr.contains("`--no-verify` writes it unproved")
+            && stderr.contains("larger budget (--max-steps)"),
+        "{stderr}"
+    );
     let (code, assembled, stderr) = secopt(&["asm", s(&inp), "-o", "-"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
@@ -414,7 +420,11 @@ fn max_path_is_a_promise_on_every_input() {
     let refused = temp_dir().join("refused.bpf");
     let (code, _, stderr) = run(&refused, &["--max-path", "3"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("within 3 instructions"), "{stderr}");
+    // The library's message, and the flag it answers (which the library does not name).
+    assert!(
+        stderr.contains("within 3 instructions") && stderr.ends_with("(--max-path)\n"),
+        "{stderr}"
+    );
     assert!(
         !refused.exists(),
         "no output is written when the promise cannot be kept"
@@ -480,7 +490,8 @@ fn favor_speed_without_a_workload_is_balanced_and_says_so() {
         let (doc, stderr, out) = optimize_docker_tree("favor", favor);
         assert_eq!(doc["report"]["favor"], "balanced", "{favor}");
         assert_eq!(
-            stderr.contains("favouring speed needs a workload (--weights)"),
+            stderr.contains("favouring speed needs a workload")
+                && stderr.contains("(give one with --weights)"),
             favor == "speed",
             "{stderr}"
         );

@@ -8,7 +8,10 @@ use secopt::bpf::disasm::{disassemble, DisasmOptions};
 use secopt::bpf::insn::*;
 use secopt::bpf::testing::{random_data, Rng};
 use secopt::bpf::{interp, Program, SeccompData};
-use secopt::optimize::{optimize, CostModel, Method, OptimizeOptions, Verification, Weights};
+use secopt::optimize::{
+    optimize, CostModel, Method, NoteKind, OptimizeOptions, Verification, Weights,
+};
+use secopt::verify::UnknownReason;
 
 fn asm(src: &str) -> Program {
     assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"))
@@ -140,7 +143,8 @@ fn redundant_load() {
 
 /// The self-check's budget is the caller's: with too few decision-diagram steps to prove the
 /// smaller program above equal, the optimizer keeps the input and says why; it never returns
-/// a candidate it could not prove.
+/// a candidate it could not prove. The note says which budget ran out as data a caller can act
+/// on, in words that name no command-line flag (an embedder has none).
 #[test]
 fn a_self_check_out_of_budget_keeps_the_input() {
     let input = asm(RELOADS_ARG0);
@@ -156,12 +160,15 @@ fn a_self_check_out_of_budget_keeps_the_input() {
     assert_eq!(out.verification, Verification::Skipped);
     assert_eq!(out.program, input);
     assert!(
-        out.notes
-            .iter()
-            .any(|n| n.contains("2 decision-diagram steps")),
+        out.notes.iter().any(|n| n.kind
+            == NoteKind::NotProved(UnknownReason::BddSteps { limit: 2 })
+            && n.text.contains("2 decision-diagram steps")),
         "{:?}",
         out.notes
     );
+    for n in &out.notes {
+        assert!(!n.text.contains("--"), "{n}");
+    }
 }
 
 /// libseccomp checks a 64-bit argument one rule at a time, each rule loading and testing the

@@ -163,7 +163,7 @@ fn self_check_never_finds_a_difference() {
         .unwrap();
         for note in &out.notes {
             assert!(
-                !note.contains("not equal"),
+                !note.text.contains("not equal"),
                 "round {round}: {note}\n{prog:?}"
             );
         }

@@ -120,7 +120,7 @@ struct Case {
 struct Output {
     program: Program,
     verification: Verification,
-    notes: Vec<String>,
+    notes: Vec<secopt::optimize::Note>,
 }
 
 fn optimized(reference: &Program, weights: Option<&Weights>, model: CostModel) -> Output {

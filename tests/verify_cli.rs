@@ -230,7 +230,10 @@ fn unknown_and_bad_input_exit_codes() {
         let n = limit.to_string();
         let (code, out, _) = secopt(&["verify", &product, &same, flag, &n]);
         assert_eq!(code, 3, "{out}");
-        let said = format!("unknown: the decision diagrams needed more than {limit} {unit}");
+        // What ran out, and the flag that raises it (the one this run lowered).
+        let said = format!(
+            "unknown: the decision diagrams needed more than {limit} {unit} (raise {flag})"
+        );
         assert!(out.starts_with(&said), "{out}");
         let (code, out, _) = secopt(&["verify", &product, &same, flag, &n, "--format", "json"]);
         assert_eq!(code, 3);
@@ -320,7 +323,10 @@ fn unknown_and_bad_input_exit_codes() {
     // A syscall name without an arch to resolve it.
     let (code, _, err) = secopt(&["verify", &allow, &allow, "--nr", "socket"]);
     assert_eq!(code, 2);
-    assert!(err.contains("needs an architecture"), "{err}");
+    assert!(
+        err.contains("needs an architecture") && err.contains("--arch"),
+        "{err}"
+    );
     // x32's numbers have bit 30 set: 39 selects no x32 input, and a vacuous "equal" would
     // mislead; x32's getpid (0x40000027) is a domain.
     let (code, _, err) = secopt(&["verify", &allow, &allow, "--arch", "x32", "--nr", "39"]);

@@ -53,8 +53,8 @@ pub struct AnalyzeArgs {
     pub arch: Vec<Arch>,
     /// Kernel version whose allow cache to model (`6.18`, a `uname -r` string, or `none` for
     /// kernels before 5.11). Default: the running kernel.
-    #[arg(long, value_parser = parse_kernel_model)]
-    pub kernel: Option<KernelModel>,
+    #[arg(long, value_parser = super::parse_kernel_model)]
+    pub kernel: Option<super::KernelModel>,
     /// Only the per-arch summary, not the per-syscall table.
     #[arg(long, conflicts_with = "workload")]
     pub summary: bool,
@@ -137,33 +137,6 @@ fn sum_steps<'a>(paths: &mut SyscallPaths, each: impl Iterator<Item = &'a Syscal
     paths.max_steps = max;
     paths.witnesses.min_steps = None;
     paths.witnesses.max_steps = None;
-}
-
-/// `--kernel` of `analyze` and `optimize`: a version, or `none` for a kernel without the
-/// allow cache (what 5.10 and older do).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KernelModel {
-    NoCache,
-    Version(KernelVersion),
-}
-
-impl KernelModel {
-    /// The version to model: `none` is 5.10, the last kernel without the allow cache.
-    pub fn version(self) -> KernelVersion {
-        match self {
-            KernelModel::NoCache => KernelVersion::new(5, 10),
-            KernelModel::Version(v) => v,
-        }
-    }
-}
-
-pub fn parse_kernel_model(s: &str) -> Result<KernelModel, String> {
-    if s == "none" {
-        return Ok(KernelModel::NoCache);
-    }
-    s.parse()
-        .map(KernelModel::Version)
-        .map_err(|e: crate::arch::ParseKernelVersionError| format!("{e}, or `none`"))
 }
 
 fn running_kernel() -> Option<KernelVersion> {
@@ -310,8 +283,7 @@ fn analyze(
 ) -> Result<i32, Failure> {
     let analyzer = Analyzer::new(&prog).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     let kernel = match args.kernel {
-        Some(KernelModel::NoCache) => None,
-        Some(KernelModel::Version(v)) => Some(v),
+        Some(model) => model.allow_cache_kernel(),
         None => running_kernel(),
     };
     // A stack's filters each, for their path lengths (none for one filter: its analyzer is

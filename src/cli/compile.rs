@@ -2,6 +2,7 @@
 //! seccompiler file to a filter, in the format a runtime takes.
 
 use super::asm_cmd::parse_arch;
+use super::hints;
 use super::io::{
     check_output_dir, display_name, looks_like_firecracker, read_input, write_binary_output,
     write_output,
@@ -433,7 +434,8 @@ impl Optimizer<'_> {
 
     fn build(&self, resolved: &Resolved, options: &CompileOptions) -> Result<Built, Failure> {
         if self.args.no_optimize {
-            let filter = compile::compile(resolved, options).map_err(input_error)?;
+            let filter = compile::compile(resolved, options)
+                .map_err(|e| Failure::input(hints::compile_error(&e)))?;
             return Ok((filter, None));
         }
         let opts = OptimizeOptions {
@@ -447,10 +449,14 @@ impl Optimizer<'_> {
             favor: self.args.favor,
             ..OptimizeOptions::default()
         };
-        let (filter, out) =
-            compile::compile_optimized(resolved, options, &opts).map_err(input_error)?;
+        let (filter, out) = compile::compile_optimized(resolved, options, &opts)
+            .map_err(|e| Failure::input(hints::compile_error(&e)))?;
         for note in &out.notes {
-            say!("secopt: warning: {}: optimizer: {note}", resolved.source);
+            say!(
+                "secopt: warning: {}: optimizer: {}",
+                resolved.source,
+                hints::note(note)
+            );
         }
         Ok((filter, Some(out)))
     }

@@ -11,11 +11,13 @@ mod compile;
 mod dump;
 mod emu;
 mod exec;
+mod hints;
 pub mod io;
 mod optimize;
 mod record;
 mod verify;
 
+use crate::bpf::cache::KernelVersion;
 use clap::{Parser, Subcommand};
 use std::fmt;
 
@@ -47,6 +49,44 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
+}
+
+/// `--kernel` of `analyze` and `optimize`: a version, or `none` for a kernel without the
+/// allow cache (what 5.10 and older do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelModel {
+    NoCache,
+    Version(KernelVersion),
+}
+
+impl KernelModel {
+    /// The version whose allow cache to model (the optimizer's setting): `none` is 5.10, the
+    /// last kernel without the allow cache.
+    pub fn version(self) -> KernelVersion {
+        match self {
+            KernelModel::NoCache => KernelVersion::new(5, 10),
+            KernelModel::Version(v) => v,
+        }
+    }
+
+    /// The kernel the analysis charges the allow cache of (`None`: every call runs the
+    /// program).
+    pub fn allow_cache_kernel(self) -> Option<KernelVersion> {
+        match self {
+            KernelModel::NoCache => None,
+            KernelModel::Version(v) => Some(v),
+        }
+    }
+}
+
+/// Parses `--kernel`: `6.18`, a `uname -r` string, or `none`.
+pub fn parse_kernel_model(s: &str) -> Result<KernelModel, String> {
+    if s == "none" {
+        return Ok(KernelModel::NoCache);
+    }
+    s.parse()
+        .map(KernelModel::Version)
+        .map_err(|e: crate::arch::ParseKernelVersionError| format!("{e}, or `none`"))
 }
 
 /// Output format of reporting verbs.

@@ -1,6 +1,7 @@
 //! `secopt optimize`: any valid filter in, an equivalent filter laid out for speed and size as
 //! `--favor` weighs them out, proved equal to the input (unless `--no-verify`) and validated before it is written.
 
+use super::hints;
 use super::io::{
     decode_input, display_name, read_input, write_binary_output, write_output, Input, InputFormat,
 };
@@ -94,8 +95,8 @@ pub struct OptimizeArgs {
     pub favor: Favor,
     /// Kernel whose allow cache to model (`6.18`, a `uname -r` string, or `none` for kernels
     /// before 5.11, as `5.10`). Default: 6.18.
-    #[arg(long, value_parser = super::analyze::parse_kernel_model)]
-    pub kernel: Option<super::analyze::KernelModel>,
+    #[arg(long, value_parser = super::parse_kernel_model)]
+    pub kernel: Option<super::KernelModel>,
 }
 
 /// How the optimized filter is written.
@@ -140,14 +141,15 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     let name = input_name(&args);
     let opts = optimize_options(&args)?;
     let out = if let [prog] = &stack[..] {
-        optimize::optimize(prog, &opts).map_err(|e| Failure::input(format!("{name}: {e}")))?
+        optimize::optimize(prog, &opts)
+            .map_err(|e| Failure::input(format!("{name}: {}", hints::optimize_error(&e))))?
     } else {
         optimize::optimize_stack(&stack, &opts).map_err(|e| match e {
             StackOptimizeError::NotJoined { .. } => Failure {
                 code: EXIT_DIFFERENT,
-                message: format!("{name}: {e}"),
+                message: format!("{name}: {}", hints::stack_error(&e)),
             },
-            e => Failure::input(format!("{name}: {e}")),
+            e => Failure::input(format!("{name}: {}", hints::stack_error(&e))),
         })?
     };
     let input_len: usize = stack.iter().map(Program::len).sum();
@@ -165,7 +167,7 @@ fn write_one(
 ) -> Result<i32, Failure> {
     let name = thread_label(&input_name(args), thread);
     for note in &out.notes {
-        eprintln!("secopt: warning: {note}");
+        eprintln!("secopt: warning: {}", hints::note(note));
     }
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let to_stdout = output.as_os_str() == "-";
@@ -251,8 +253,12 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             .map_err(|e| Failure::input(format!("{source}: {e}")))?;
         check_thread(prog, &source, thread)?;
         let opts = optimize_options(args)?;
-        let out = optimize::optimize(prog, &opts)
-            .map_err(|e| Failure::input(format!("{source} (thread {thread}): {e}")))?;
+        let out = optimize::optimize(prog, &opts).map_err(|e| {
+            Failure::input(format!(
+                "{source} (thread {thread}): {}",
+                hints::optimize_error(&e)
+            ))
+        })?;
         return write_one(args, Some(thread), prog.len(), 1, &out);
     }
     let encoding = match args.output_format {
@@ -277,10 +283,17 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             continue;
         };
         check_thread(prog, &source, thread)?;
-        let out = optimize::optimize(prog, &opts)
-            .map_err(|e| Failure::input(format!("{source} (thread {thread}): {e}")))?;
+        let out = optimize::optimize(prog, &opts).map_err(|e| {
+            Failure::input(format!(
+                "{source} (thread {thread}): {}",
+                hints::optimize_error(&e)
+            ))
+        })?;
         for note in &out.notes {
-            eprintln!("secopt: warning: {source} (thread {thread}): {note}");
+            eprintln!(
+                "secopt: warning: {source} (thread {thread}): {}",
+                hints::note(note)
+            );
         }
         optimized.push((thread.clone(), Some((prog.len(), out))));
     }
@@ -371,7 +384,7 @@ fn report_doc(
         "thread": thread,
         "method": out.method,
         "verification": out.verification,
-        "notes": out.notes,
+        "notes": out.notes.iter().map(hints::note).collect::<Vec<_>>(),
         "report": report,
     })
 }

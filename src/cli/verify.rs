@@ -8,6 +8,7 @@
 //! ([`crate::verify::sample_difference`]): a difference found so is a "different".
 
 use super::compile::{FirecrackerDialect, SyscallTable};
+use super::hints;
 use super::io::{display_name, Input, InputFormat};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, AUDIT_ARCH_LE};
@@ -16,8 +17,8 @@ use crate::bpf::action::SECCOMP_RET_ALLOW;
 use crate::bpf::{Insn, Program, RetVal, SeccompData};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::verify::{
-    self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, NrSel, Verdict, VerifyError,
-    VerifyOptions,
+    self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, DomainError, NrSel, Verdict,
+    VerifyError, VerifyOptions,
 };
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -233,9 +234,12 @@ fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
         arches: p.arch.clone(),
         nrs: p.nr.clone(),
     };
-    domain
-        .check()
-        .map_err(|e| Failure::input(format!("--nr: {e}")))?;
+    domain.check().map_err(|e| match e {
+        DomainError::NameWithoutArch(_) => {
+            Failure::input(format!("--nr: {e} (give the architectures with --arch)"))
+        }
+        _ => Failure::input(format!("--nr: {e}")),
+    })?;
     Ok(VerifyOptions {
         domain,
         budget: Budget {
@@ -548,7 +552,7 @@ fn decide(
     let mut proof_ran_out = None;
     if let Verdict::Unknown { reason } = &verdict {
         if let Some(c) = verify::sample_difference(a, b, &opts.domain) {
-            proof_ran_out = Some(reason.to_string());
+            proof_ran_out = Some(hints::ran_out(reason));
             verdict = Verdict::Different(c);
         }
     }
@@ -578,7 +582,7 @@ fn decided_json(d: &Decided, name_a: &str, name_b: &str) -> Value {
         }
         Verdict::Unknown { reason } => {
             v["verdict"] = "unknown".into();
-            v["reason"] = reason.to_string().into();
+            v["reason"] = hints::ran_out(reason).into();
             v["budget"] = serde_json::to_value(reason).unwrap_or(Value::Null);
         }
     }
@@ -617,7 +621,7 @@ fn decided_text(out: &mut String, prefix: &str, d: &Decided, name_a: &str, name_
             }
         }
         Verdict::Unknown { reason } => {
-            say!(out, "{prefix}unknown: {reason}");
+            say!(out, "{prefix}unknown: {}", hints::ran_out(reason));
         }
     }
 }
@@ -755,7 +759,7 @@ fn diffed_json(d: &Diffed, name_a: &str, name_b: &str) -> Value {
             }
         }
         DiffOutcome::Unknown { reason } => {
-            v["reason"] = reason.to_string().into();
+            v["reason"] = hints::ran_out(reason).into();
             match &d.sampled {
                 Some(c) => {
                     v["verdict"] = "different".into();
@@ -831,7 +835,8 @@ fn diffed_text(
                 say!(out, "+++ {name_b}");
                 say!(
                     out,
-                    "the filters differ, but where cannot be listed: {reason}"
+                    "the filters differ, but where cannot be listed: {}",
+                    hints::ran_out(reason)
                 );
                 say!(
                     out,
@@ -842,7 +847,7 @@ fn diffed_text(
                 );
             }
             None => {
-                say!(out, "{prefix}unknown: {reason}");
+                say!(out, "{prefix}unknown: {}", hints::ran_out(reason));
             }
         },
     }

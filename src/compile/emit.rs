@@ -225,7 +225,7 @@ fn description(info: &FilterInfo, len: usize) -> Vec<String> {
                 if o.verified {
                     "proved equal to it"
                 } else {
-                    "not verified (--no-verify)"
+                    "not verified (the self-check was turned off)"
                 }
             )
         });

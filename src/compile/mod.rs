@@ -52,7 +52,9 @@ use crate::arch::Arch;
 use crate::bpf::insn::BPF_MAXINSNS;
 use crate::bpf::validate::{validate, ValidationError};
 use crate::bpf::{Program, RetVal};
-use crate::optimize::{self, Method, OptimizeError, OptimizeOptions, Optimized, Verification};
+use crate::optimize::{
+    self, Method, Note, OptimizeError, OptimizeOptions, Optimized, Verification,
+};
 use crate::policy::{self, Action, Dialect, FilterFlag, KernelVersion, PolicyError, Resolved};
 use serde::Serialize;
 
@@ -112,8 +114,9 @@ pub struct OptimizationInfo {
     /// Whether the output was proved equal to the reference (`false` only when the
     /// self-check was turned off, or the reference itself is the output).
     pub verified: bool,
-    /// Candidates the optimizer rejected and why (normally none).
-    pub notes: Vec<String>,
+    /// Candidates the optimizer rejected and why (normally none), and choices the options
+    /// left to it. Serialized as their texts.
+    pub notes: Vec<Note>,
 }
 
 /// Why a filter could not be produced.
@@ -123,7 +126,7 @@ pub enum CompileError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     /// The program is longer than one filter may be.
-    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures{})", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, match .fits_with_size { Some(n) => format!("; `--favor size` gives {n} instructions, which fits"), None => String::new() }, max = BPF_MAXINSNS)]
+    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures{})", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, match .fits_with_size { Some(n) => format!("; favouring size gives {n} instructions, which fits"), None => String::new() }, max = BPF_MAXINSNS)]
     TooLarge {
         file: String,
         /// The smallest size reached.
@@ -137,12 +140,12 @@ pub enum CompileError {
     /// The plain lowering is over the kernel's limit, and the optimized programs that fit were
     /// dropped by the optimizer's checks (most often: the self-check ran out of its budget,
     /// [`OptimizeOptions::self_check_budget`]); nothing unproved is handed back.
-    #[error("{file}: the filter has {reference} instructions before optimizing, over the kernel's limit of {max} per filter, and the optimized filters that fit (the smallest has {smallest} instructions) were dropped: {}", .reasons.join("; "), max = BPF_MAXINSNS)]
+    #[error("{file}: the filter has {reference} instructions before optimizing, over the kernel's limit of {max} per filter, and the optimized filters that fit (the smallest has {smallest} instructions) were dropped: {}", optimize::note::joined(.reasons), max = BPF_MAXINSNS)]
     Dropped {
         file: String,
         reference: usize,
         smallest: usize,
-        reasons: Vec<String>,
+        reasons: Vec<Note>,
     },
     /// The program is not one the kernel would accept (for generated code: a secopt bug).
     #[error("{file}: the filter would be rejected by the kernel: {error}")]
@@ -174,7 +177,7 @@ pub enum CompileError {
     },
     /// No equivalent program keeps every path within the requested bound
     /// ([`OptimizeOptions::max_path`]).
-    #[error("{file}: no equivalent filter keeps every path within {bound} instructions (--max-path): the shortest worst-case path secopt reached is {shortest}; the plain lowering's is {reference}")]
+    #[error("{file}: no equivalent filter keeps every path within {bound} instructions: the shortest worst-case path secopt reached is {shortest}; the plain lowering's is {reference}")]
     PathBound {
         file: String,
         bound: usize,

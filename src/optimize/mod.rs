@@ -61,10 +61,12 @@ pub mod hot_args;
 pub mod intervals;
 pub mod layout;
 pub mod lift;
+pub mod note;
 pub mod value_sets;
 pub mod value_tree;
 pub mod weights;
 
+pub use note::{Note, NoteKind};
 pub use weights::{Weights, WeightsError};
 
 use crate::arch::Arch;
@@ -228,8 +230,9 @@ pub struct Optimized {
     pub program: Program,
     pub method: Method,
     pub verification: Verification,
-    /// Candidates that were rejected and why (never silent).
-    pub notes: Vec<String>,
+    /// Candidates that were rejected and why, and choices the options left to the optimizer
+    /// (never silent).
+    pub notes: Vec<Note>,
     pub report: Option<Report>,
 }
 
@@ -287,13 +290,13 @@ pub enum OptimizeError {
     /// The input is over the kernel's limit, and the candidates that came under it were all
     /// dropped by the checks: most often the self-check ran out of
     /// [`OptimizeOptions::self_check_budget`] (a larger budget may then prove one).
-    #[error("{input} instructions before optimizing, over the kernel's limit of {BPF_MAXINSNS} per filter; the optimized programs that fit (the smallest has {smallest} instructions) were dropped: {}", .reasons.join("; "))]
+    #[error("{input} instructions before optimizing, over the kernel's limit of {BPF_MAXINSNS} per filter; the optimized programs that fit (the smallest has {smallest} instructions) were dropped: {}", note::joined(.reasons))]
     Dropped {
         input: usize,
         /// The smallest candidate that fit the limit.
         smallest: usize,
         /// Why each was dropped.
-        reasons: Vec<String>,
+        reasons: Vec<Note>,
     },
     /// No program found keeps every path within [`OptimizeOptions::max_path`].
     #[error("no equivalent program found keeps every path within {bound} instructions: the shortest worst-case path reached is {shortest} (the input's is {input})")]
@@ -318,8 +321,8 @@ pub enum StackOptimizeError {
     Join(stack::StackError),
     /// No candidate passed the checks; the joined program itself is never handed back (it
     /// caches nothing).
-    #[error("no single program equal to the stack of {filters} filters was found that keeps every syscall the stack caches cacheable and passes the checks{}", if .notes.is_empty() { String::new() } else { format!(" ({})", .notes.join("; ")) })]
-    NotJoined { filters: usize, notes: Vec<String> },
+    #[error("no single program equal to the stack of {filters} filters was found that keeps every syscall the stack caches cacheable and passes the checks{}", if .notes.is_empty() { String::new() } else { format!(" ({})", note::joined(.notes)) })]
+    NotJoined { filters: usize, notes: Vec<Note> },
     #[error(transparent)]
     Optimize(OptimizeError),
 }
@@ -371,7 +374,7 @@ pub fn optimize_stack(
 /// The joined filter returns what the stack returns, but a `USER_NOTIF` answer goes to the
 /// listener of the filter that gave it: when several filters of the stack can notify, say
 /// that the joined filter (one filter, one listener) routes them all to one agent.
-fn several_listeners(filters: &[Program]) -> Option<String> {
+fn several_listeners(filters: &[Program]) -> Option<Note> {
     use crate::bpf::action::{SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF};
     use crate::bpf::insn::{BPF_A, BPF_K, BPF_RET};
     let notifying: Vec<String> = filters
@@ -387,9 +390,14 @@ fn several_listeners(filters: &[Program]) -> Option<String> {
         .map(|(index, _)| index.to_string())
         .collect();
     (notifying.len() > 1).then(|| {
-        format!(
-            "filters {} of the stack can answer USER_NOTIF: in the stack each notification goes              to the listener of the filter whose answer won, while the joined filter has one              listener for all of them",
-            notifying.join(", ")
+        Note::new(
+            NoteKind::SeveralListeners,
+            format!(
+                "filters {} of the stack can answer USER_NOTIF: in the stack each notification \
+                 goes to the listener of the filter whose answer won, while the joined filter \
+                 has one listener for all of them",
+                notifying.join(", ")
+            ),
         )
     })
 }
@@ -416,10 +424,11 @@ fn optimize_input(
         notes.extend(workload_misses_the_filter(prog, w));
     }
     if opts.favor_in_effect() != opts.favor {
-        notes.push(
-            "favouring speed needs a workload (--weights): without one the default weights are a guess, and the dispatch is balanced"
-                .to_string(),
-        );
+        notes.push(Note::new(
+            NoteKind::SpeedWithoutWorkload,
+            "favouring speed needs a workload: without one the default weights are a guess, and \
+             the dispatch is balanced",
+        ));
     }
     let input_caches = |arches: &[Arch]| match stack {
         Some(filters) => Caches::for_stack(filters, arches, opts.kernel),
@@ -442,8 +451,8 @@ fn optimize_input(
     };
     // The smallest candidate under the kernel's limit that the checks dropped, and why they
     // dropped each.
-    let mut dropped: (Option<usize>, Vec<String>) = (None, Vec::new());
-    let mut drop = |candidate: &Program, why: String, notes: &mut Vec<String>| {
+    let mut dropped: (Option<usize>, Vec<Note>) = (None, Vec::new());
+    let mut drop = |candidate: &Program, why: Note, notes: &mut Vec<Note>| {
         if candidate.len() <= BPF_MAXINSNS {
             dropped.0 = Some(
                 dropped
@@ -485,9 +494,13 @@ fn optimize_input(
             };
             match lay_out(&balanced) {
                 Some(Ok(p)) if cost::worst_case_path(&p) as usize <= bound => {
-                    notes.push(format!(
-                        "the --favor {} layout does not keep every path within {bound}; the balanced layout does",
-                        opts.favor_in_effect().name()
+                    notes.push(Note::new(
+                        NoteKind::LaidOutForPathBound,
+                        format!(
+                            "the layout favouring {} does not keep every path within {bound}; \
+                             the balanced layout does",
+                            opts.favor_in_effect().name()
+                        ),
                     ));
                     first = Some(Ok(p));
                 }
@@ -511,9 +524,13 @@ fn optimize_input(
                     };
                     if let Some(Ok(p)) = lay_out(&tighter) {
                         if !over(&p) {
-                            notes.push(format!(
-                                "the layout's jumps took a path over {bound}; laid out again within {}",
-                                bound - less
+                            notes.push(Note::new(
+                                NoteKind::LaidOutForPathBound,
+                                format!(
+                                    "the layout's jumps took a path over {bound}; laid out \
+                                     again within {}",
+                                    bound - less
+                                ),
                             ));
                             first = Some(Ok(p));
                             break 'retry;
@@ -543,9 +560,15 @@ fn optimize_input(
         (Some(Ok(p)), _) => candidates.push((Method::Lifted, p)),
         (Some(Err(e)), _) => {
             note_size(&e);
-            notes.push(format!("lifted layout: {e}"))
+            notes.push(Note::new(
+                NoteKind::CandidateFailed,
+                format!("lifted layout: {e}"),
+            ))
         }
-        (None, Err(e)) => notes.push(format!("lifting: {e}")),
+        (None, Err(e)) => notes.push(Note::new(
+            NoteKind::CandidateFailed,
+            format!("lifting: {e}"),
+        )),
         (None, Ok(_)) => {}
     }
     // The passes that keep the input's dispatch only matter when lifting failed or lost.
@@ -566,9 +589,15 @@ fn optimize_input(
             Ok(Ok(p)) => candidates.push((method, p)),
             Ok(Err(e)) => {
                 note_size(&e);
-                notes.push(format!("{method:?}: {e}"))
+                notes.push(Note::new(
+                    NoteKind::CandidateFailed,
+                    format!("{method:?}: {e}"),
+                ))
             }
-            Err(e) => notes.push(format!("{method:?}: {e}")),
+            Err(e) => notes.push(Note::new(
+                NoteKind::CandidateFailed,
+                format!("{method:?}: {e}"),
+            )),
         }
         // The structural passes only matter when the richer ones failed.
         if candidates.iter().any(|c| c.0 == Method::BytecodePasses) {
@@ -600,7 +629,10 @@ fn optimize_input(
             break;
         }
         if let Err(e) = validate(&candidate) {
-            let why = format!("{method:?} output rejected by the validator (a secopt bug): {e}");
+            let why = Note::new(
+                NoteKind::CandidateRejected,
+                format!("{method:?} output rejected by the validator (a secopt bug): {e}"),
+            );
             drop(&candidate, why, &mut notes);
             continue;
         }
@@ -610,17 +642,20 @@ fn optimize_input(
             if let Some(lost) = lost_cacheable(before, &after) {
                 drop(
                     &candidate,
-                    format!("{method:?} output dropped: {lost}"),
+                    Note::new(
+                        NoteKind::CandidateRejected,
+                        format!("{method:?} output dropped: {lost}"),
+                    ),
                     &mut notes,
                 );
                 continue;
             }
             match check_equal(prog, &candidate, &opts.self_check_budget) {
                 Ok(()) => verification = Verification::Equal,
-                Err(why) => {
+                Err((kind, why)) => {
                     drop(
                         &candidate,
-                        format!("{method:?} output dropped: {why}"),
+                        Note::new(kind, format!("{method:?} output dropped: {why}")),
                         &mut notes,
                     );
                     continue;
@@ -724,7 +759,7 @@ fn rank(
     weights: &Weights,
     arches: &[Arch],
     opts: &OptimizeOptions,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) {
     let favor = opts.favor_in_effect();
     let mut ranked: Vec<(Standing, (Method, Program))> = candidates
@@ -773,16 +808,19 @@ fn rank(
     ) {
         // With `--favor size` the fewest instructions win, whichever layout has them.
         if first.1 .0 != Method::Lifted && favor != Favor::Size {
-            notes.push(format!(
-                "the re-emitted program ({}) ranks below {} ({}) with --favor {}",
-                describe(&lifted.0),
-                match first.1 .0 {
-                    Method::Unchanged => "the input",
-                    Method::BytecodePasses => "the input's layout after the bytecode passes",
-                    _ => "the input's layout after the structural passes",
-                },
-                describe(&first.0),
-                favor.name()
+            notes.push(Note::new(
+                NoteKind::Ranked,
+                format!(
+                    "the re-emitted program ({}) ranks below {} ({}) when favouring {}",
+                    describe(&lifted.0),
+                    match first.1 .0 {
+                        Method::Unchanged => "the input",
+                        Method::BytecodePasses => "the input's layout after the bytecode passes",
+                        _ => "the input's layout after the structural passes",
+                    },
+                    describe(&first.0),
+                    favor.name()
+                ),
             ));
         }
     }
@@ -797,7 +835,11 @@ fn single_body(lifted: &mut Lifted) -> Result<Program, layout::LayoutError> {
 }
 
 /// The self-check's proof obligation: `a` and `b` decide every input the same.
-fn check_equal(a: &Program, b: &Program, budget: &crate::verify::Budget) -> Result<(), String> {
+fn check_equal(
+    a: &Program,
+    b: &Program,
+    budget: &crate::verify::Budget,
+) -> Result<(), (NoteKind, String)> {
     use crate::verify::{equivalent, Verdict, VerifyOptions};
     let opts = VerifyOptions {
         budget: budget.clone(),
@@ -805,9 +847,13 @@ fn check_equal(a: &Program, b: &Program, budget: &crate::verify::Budget) -> Resu
     };
     match equivalent(a, b, &opts) {
         Ok(Verdict::Equal) => Ok(()),
-        Ok(Verdict::Different(cx)) => Err(format!(
-            "not equal to the input (a secopt bug): on {:?} the input returns {} and the output {}",
-            cx.data, cx.a, cx.b
+        Ok(Verdict::Different(cx)) => Err((
+            NoteKind::CandidateRejected,
+            format!(
+                "not equal to the input (a secopt bug): on {:?} the input returns {} and the \
+                 output {}",
+                cx.data, cx.a, cx.b
+            ),
         )),
         Ok(Verdict::Unknown { reason }) => {
             use crate::verify::UnknownReason as R;
@@ -819,11 +865,15 @@ fn check_equal(a: &Program, b: &Program, budget: &crate::verify::Budget) -> Resu
                 R::Time { limit_ms } => format!("{} s", limit_ms / 1000),
                 R::States { limit } => format!("{limit} symbolic states"),
             };
-            Err(format!(
-                "could not be proved equal within the self-check's budget ({ran_out}); `--no-verify` writes it unproved, and `secopt verify` with a larger budget (`--max-steps`, `--max-nodes`) may then prove it"
+            Err((
+                NoteKind::NotProved(reason),
+                format!("could not be proved equal within the self-check's budget ({ran_out})"),
             ))
         }
-        Err(e) => Err(format!("could not be verified: {e}")),
+        Err(e) => Err((
+            NoteKind::CandidateRejected,
+            format!("could not be verified: {e}"),
+        )),
     }
 }
 
@@ -939,15 +989,18 @@ pub fn calls_miss_the_filter(
 }
 
 /// [`calls_miss_the_filter`] for the weights `optimize` lays the program out for, as a note.
-fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<String> {
+fn workload_misses_the_filter(prog: &Program, weights: &Weights) -> Option<Note> {
     let calls = weights
         .iter()
         .filter(|&(_, _, c)| c > 0.0)
         .map(|(t, nr, _)| (t, nr));
     let finding = calls_miss_the_filter(prog, calls)?;
-    Some(format!(
-        "{finding}: they all take its path for other arches, so the workload does not shape the \
-         layout and its costs say nothing; if the workload is for another ABI, say which (--arch)"
+    Some(Note::new(
+        NoteKind::WorkloadMissesFilter,
+        format!(
+            "{finding}: they all take its path for other arches, so the workload does not shape \
+             the layout and its costs say nothing"
+        ),
     ))
 }
 
@@ -1088,7 +1141,10 @@ mod tests {
         );
         assert_eq!(candidates[0].1, input);
         assert!(
-            notes[0].contains("ranks below the input (7 instructions"),
+            notes[0].kind == NoteKind::Ranked
+                && notes[0]
+                    .text
+                    .contains("ranks below the input (7 instructions"),
             "{notes:?}"
         );
     }

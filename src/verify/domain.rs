@@ -74,7 +74,8 @@ pub struct Domain {
 /// A domain that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DomainError {
-    #[error("syscall name `{0}` needs an architecture to resolve it: give the architectures too (--arch)")]
+    /// A name selects a number only on a named architecture ([`Domain::arches`]).
+    #[error("syscall name `{0}` needs an architecture to resolve it: the domain names none")]
     NameWithoutArch(String),
     #[error("syscall `{name}` is not known on {arches}")]
     UnknownName { name: String, arches: String },

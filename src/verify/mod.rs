@@ -160,36 +160,49 @@ pub enum UnknownReason {
     States { limit: usize },
 }
 
+impl UnknownReason {
+    /// The [`Budget`] field whose limit ran out: raising it may let the proof finish. (The
+    /// command line names its flag: `secopt verify --max-nodes` for `max_bdd_nodes`, and so
+    /// on.)
+    pub fn budget_field(self) -> &'static str {
+        match self {
+            UnknownReason::BddNodes { .. } => "max_bdd_nodes",
+            UnknownReason::BddSteps { .. } => "max_bdd_steps",
+            UnknownReason::Memory { .. } => "max_memory_bytes",
+            UnknownReason::Time { .. } => "time_limit",
+            UnknownReason::States { .. } => "max_states",
+        }
+    }
+}
+
+/// What ran out, with its limit; what to raise is the caller's to say
+/// ([`UnknownReason::budget_field`] names the [`Budget`] field).
 impl fmt::Display for UnknownReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            UnknownReason::BddNodes { limit } => write!(
-                f,
-                "the decision diagrams needed more than {limit} nodes (raise --max-nodes)"
-            ),
-            UnknownReason::BddSteps { limit } => write!(
-                f,
-                "the decision diagrams needed more than {limit} steps (raise --max-steps)"
-            ),
+            UnknownReason::BddNodes { limit } => {
+                write!(f, "the decision diagrams needed more than {limit} nodes")
+            }
+            UnknownReason::BddSteps { limit } => {
+                write!(f, "the decision diagrams needed more than {limit} steps")
+            }
             UnknownReason::Memory { limit_bytes } => write!(
                 f,
-                "the decision diagrams needed more than the {} MiB memory budget (raise --max-memory)",
+                "the decision diagrams needed more than the {} MiB memory budget",
                 limit_bytes >> 20
             ),
-            // Milliseconds below a second (`--timeout 0.001` is 1 ms, not "0.0 s").
-            UnknownReason::Time { limit_ms } if *limit_ms < 1000 => write!(
-                f,
-                "the time budget of {limit_ms} ms ran out (raise --timeout)"
-            ),
+            // Milliseconds below a second (a limit of 1 ms is "1 ms", not "0.0 s").
+            UnknownReason::Time { limit_ms } if *limit_ms < 1000 => {
+                write!(f, "the time budget of {limit_ms} ms ran out")
+            }
             UnknownReason::Time { limit_ms } => write!(
                 f,
-                "the time budget of {:.1} s ran out (raise --timeout)",
+                "the time budget of {:.1} s ran out",
                 *limit_ms as f64 / 1000.0
             ),
-            UnknownReason::States { limit } => write!(
-                f,
-                "symbolic execution needed more than {limit} states (raise --max-states)"
-            ),
+            UnknownReason::States { limit } => {
+                write!(f, "symbolic execution needed more than {limit} states")
+            }
         }
     }
 }

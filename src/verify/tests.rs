@@ -162,9 +162,17 @@ fn budgets_give_unknown_with_the_reason() {
         time_limit: None,
         ..Budget::default()
     };
-    for (budget, reason) in [
-        (nodes, UnknownReason::BddNodes { limit: 5000 }),
-        (steps, UnknownReason::BddSteps { limit: 5000 }),
+    for (budget, reason, field) in [
+        (
+            nodes,
+            UnknownReason::BddNodes { limit: 5000 },
+            "max_bdd_nodes",
+        ),
+        (
+            steps,
+            UnknownReason::BddSteps { limit: 5000 },
+            "max_bdd_steps",
+        ),
     ] {
         let opts = VerifyOptions {
             budget,
@@ -172,6 +180,10 @@ fn budgets_give_unknown_with_the_reason() {
         };
         let v = equivalent(&asm(product), &asm("ret ALLOW"), &opts).unwrap();
         assert_eq!(v, Verdict::Unknown { reason });
+        // The field to raise is the one lowered; the message is the library's, so it names
+        // no command-line flag.
+        assert_eq!(reason.budget_field(), field);
+        assert!(!reason.to_string().contains("--"), "{reason}");
     }
     let no_time = VerifyOptions {
         budget: Budget {
