@@ -1088,9 +1088,12 @@ fn a_stack_whose_filters_both_notify_says_the_joined_one_has_one_listener() {
     let (code, _, stderr) = secopt(&["optimize", s(&a), s(&b), "-o", s(&out)]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("filters 0, 1 of the stack can answer USER_NOTIF"),
+        stderr.contains("filters 0, 1 of the stack can answer USER_NOTIF")
+            && stderr.contains("each notification goes to the listener of the filter"),
         "{stderr}"
     );
+    // One sentence, not a source line's indentation inside it.
+    assert!(!stderr.contains("   "), "{stderr}");
     // One notifying filter: nothing to say.
     let (code, _, stderr) = secopt(&[
         "optimize",
