@@ -121,6 +121,7 @@ pub struct OptimizationInfo {
 
 /// Why a filter could not be produced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CompileError {
     /// Reading or resolving the profile failed.
     #[error(transparent)]

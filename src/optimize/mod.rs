@@ -277,6 +277,7 @@ pub struct Report {
 /// Why a program could not be optimized. (A valid input never fails otherwise: when no
 /// candidate fits the kernel's limits or passes the checks, the input itself is returned.)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OptimizeError {
     #[error("the input is not a valid seccomp filter: {0}")]
     Invalid(ValidationError),
@@ -311,6 +312,7 @@ pub enum OptimizeError {
 
 /// Why a stack of filters could not be optimized into one program ([`optimize_stack`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StackOptimizeError {
     #[error("filter {index} of the stack is not a valid seccomp filter: {error}")]
     Filter {

@@ -23,6 +23,7 @@ pub type ArgValues = [Option<u64>; 6];
 
 /// Why a weight could not be added or a weights file read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WeightsError {
     #[error("{arch} has no syscall named `{name}`")]
     UnknownSyscall { arch: Arch, name: String },

@@ -55,6 +55,7 @@ use std::collections::BTreeMap;
 
 /// Why a profile could not be read or resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The input is not JSON.
     #[error("{file}: invalid JSON at line {line}, column {column}: {message}")]

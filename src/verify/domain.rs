@@ -73,6 +73,7 @@ pub struct Domain {
 
 /// A domain that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DomainError {
     /// A name selects a number only on a named architecture ([`Domain::arches`]).
     #[error("syscall name `{0}` needs an architecture to resolve it: the domain names none")]

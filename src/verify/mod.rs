@@ -147,6 +147,7 @@ pub struct Counterexample {
 /// Why no verdict could be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "budget")]
+#[non_exhaustive]
 pub enum UnknownReason {
     /// The BDD node budget ran out.
     BddNodes { limit: usize },
@@ -236,6 +237,7 @@ impl fmt::Display for Side {
 
 /// Why there is no verdict at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VerifyError {
     /// A program the kernel would reject (checked before any analysis).
     #[error("the {side} filter is invalid: {error}")]
