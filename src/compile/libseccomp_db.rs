@@ -156,7 +156,7 @@ pub(crate) struct SyscallDb {
     work: std::cell::Cell<u64>,
     /// Set when a walk along one level came round ([`Conflict::Loops`]).
     cycle: std::cell::Cell<bool>,
-    /// [`WORK_LIMIT`], lower in tests.
+    /// [`WORK_LIMIT`], lower in tests (`TEST_WORK_LIMIT`, a test-only thread-local).
     work_limit: u64,
 }
 
@@ -184,19 +184,22 @@ fn priority(op: CmpOp) -> u32 {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// A lower [`WORK_LIMIT`] for every database this thread builds, so that a test can reach
+    /// [`Conflict::TooLong`] through the whole compile in well under a second.
+    pub(crate) static TEST_WORK_LIMIT: std::cell::Cell<Option<u64>> =
+        const { std::cell::Cell::new(None) };
+}
+
 impl SyscallDb {
     pub fn new() -> Self {
+        #[cfg(test)]
+        let work_limit = TEST_WORK_LIMIT.with(|l| l.get()).unwrap_or(WORK_LIMIT);
+        #[cfg(not(test))]
+        let work_limit = WORK_LIMIT;
         SyscallDb {
-            work_limit: WORK_LIMIT,
-            ..SyscallDb::default()
-        }
-    }
-
-    /// A database whose rules may take at most `limit` steps each.
-    #[cfg(test)]
-    pub fn with_work_limit(limit: u64) -> Self {
-        SyscallDb {
-            work_limit: limit,
+            work_limit,
             ..SyscallDb::default()
         }
     }

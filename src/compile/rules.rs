@@ -228,15 +228,7 @@ pub(crate) fn libseccomp_takes(layout: ArgLayout, rules: &[ResolvedRule]) -> Res
 
 /// `rules` merged into libseccomp's rule tree, in order, or the first it refuses.
 fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
-    libseccomp_tree_in(SyscallDb::new(), layout, rules)
-}
-
-/// [`libseccomp_tree`], starting from `db` (empty; tests give it a lower step limit).
-pub(crate) fn libseccomp_tree_in(
-    mut db: SyscallDb,
-    layout: ArgLayout,
-    rules: &[ResolvedRule],
-) -> Result<SyscallDb, Refused> {
+    let mut db = SyscallDb::new();
     let words = Words {
         arch: layout.arch,
         low_only: layout.low_words_only,

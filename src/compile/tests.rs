@@ -581,16 +581,37 @@ fn a_merge_that_is_only_slow_is_not_taken_for_a_cycle() {
         &CompileOptions::default(),
     )
     .expect("libseccomp takes these rules");
-    // The same rules with a step limit below what they need.
+    // The same rules with a step limit below what they need (for this test's thread: each
+    // test runs on its own). The rule tree is not taken...
+    super::libseccomp_db::TEST_WORK_LIMIT.with(|l| l.set(Some(1 << 20)));
     let policy = crate::policy::oci::parse(profile, "slow-merge.json").unwrap();
     let resolved = crate::policy::resolve(&policy, &resolve).unwrap();
     let read = &resolved.arches[0].syscalls[&0];
     let layout = super::rules::ArgLayout::new(Arch::X86_64, Dialect::Libseccomp);
-    let limited = super::libseccomp_db::SyscallDb::with_work_limit(1 << 20);
-    let refused = super::rules::libseccomp_tree_in(limited, layout, read).unwrap_err();
+    let refused = super::rules::libseccomp_takes(layout, read).unwrap_err();
     assert!(
         refused.gave_up && refused.reason.contains("more steps than secopt spends"),
         "{refused:?}"
+    );
+    // ...and through the whole compile, secopt's own limit is its own error, never
+    // "libseccomp refuses" (which would tell the user runc cannot start the container).
+    let limited = compile_oci(
+        profile,
+        "slow-merge.json",
+        &resolve,
+        &CompileOptions::default(),
+    );
+    let e = limited.expect_err("over the lowered limit");
+    assert!(
+        matches!(&e, CompileError::MergeTooLong { arch: Arch::X86_64, syscall, .. } if syscall == "read"),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.starts_with("slow-merge.json: ")
+            && text.contains("secopt gave up reproducing libseccomp's rule tree")
+            && !text.contains("libseccomp refuses"),
+        "{text}"
     );
 }
 
