@@ -227,7 +227,7 @@ fn firecracker_writes_one_filter_per_thread() {
         ]),
         &[
             "(thread api): no equivalent filter keeps every path within 3",
-            "(--max-path)",
+            "(raise --max-path)",
         ],
     );
     assert!(!d.join("short-api.bpf").exists());

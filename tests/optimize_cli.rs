@@ -422,7 +422,7 @@ fn max_path_is_a_promise_on_every_input() {
     assert_eq!(code, 2, "{stderr}");
     // The library's message, and the flag it answers (which the library does not name).
     assert!(
-        stderr.contains("within 3 instructions") && stderr.ends_with("(--max-path)\n"),
+        stderr.contains("within 3 instructions") && stderr.ends_with("(raise --max-path)\n"),
         "{stderr}"
     );
     assert!(

@@ -66,8 +66,8 @@ pub fn compile_error(e: &CompileError) -> String {
         CompileError::TooLarge {
             fits_with_size: Some(_),
             ..
-        } => format!("{e} (--favor size)"),
-        CompileError::PathBound { .. } => format!("{e} (--max-path)"),
+        } => format!("{e} (use --favor size)"),
+        CompileError::PathBound { .. } => format!("{e} (raise --max-path)"),
         CompileError::Dropped { reasons, .. } => format!("{e}{}", dropped(reasons)),
         _ => e.to_string(),
     }
@@ -76,7 +76,7 @@ pub fn compile_error(e: &CompileError) -> String {
 /// An optimize error as `optimize` prints it.
 pub fn optimize_error(e: &OptimizeError) -> String {
     match e {
-        OptimizeError::PathBound { .. } => format!("{e} (--max-path)"),
+        OptimizeError::PathBound { .. } => format!("{e} (raise --max-path)"),
         OptimizeError::Dropped { reasons, .. } => format!("{e}{}", dropped(reasons)),
         _ => e.to_string(),
     }
