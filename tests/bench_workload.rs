@@ -113,7 +113,7 @@ fn unknown_names_and_negative_counts_are_errors() {
     assert!(matches!(e, BenchError::UnknownSyscalls { .. }), "{e:?}");
     assert_eq!(
         e.to_string(),
-        "mine.txt: unknown syscalls: frob (x86_64, line 4) (use --skip-unknown to leave them out)"
+        "mine.txt: unknown syscalls: frob (x86_64, line 4)"
     );
     let e = workload::parse_json(br#"{"read": -5}"#, "w.json", &WorkloadOptions::default())
         .unwrap_err();

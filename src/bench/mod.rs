@@ -54,6 +54,7 @@ use serde::Serialize;
 
 /// Why a benchmark could not be planned or run. Every message names the input concerned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BenchError {
     /// A workload file is malformed.
     #[error("{source_name}: {place}: {message}")]
@@ -62,8 +63,9 @@ pub enum BenchError {
         place: String,
         message: String,
     },
-    /// A workload names syscalls the architecture does not have.
-    #[error("{source_name}: unknown syscalls: {} (use --skip-unknown to leave them out)", names.join(", "))]
+    /// A workload names syscalls the architecture does not have
+    /// ([`workload::WorkloadOptions::skip_unknown`] leaves them out instead).
+    #[error("{source_name}: unknown syscalls: {}", names.join(", "))]
     UnknownSyscalls {
         source_name: String,
         names: Vec<String>,
@@ -86,6 +88,10 @@ pub enum BenchError {
     /// This platform cannot run the measurement.
     #[error("{0}")]
     Unsupported(String),
+    /// libseccomp's programs were asked for, and this build has no libseccomp to make them
+    /// (the `libseccomp` feature is off).
+    #[error("this secopt was built without the `libseccomp` feature, so it has no libseccomp programs to measure (`cargo build --features libseccomp` adds them; it needs the system libseccomp)")]
+    NoLibseccomp,
 }
 
 /// How to measure.
@@ -212,13 +218,13 @@ pub fn plan(
 ) -> Result<Plan, BenchError> {
     if options.rounds == 0 || options.calls == 0 {
         return Err(BenchError::Usage(
-            "--rounds and --calls must be at least 1".into(),
+            "rounds and calls must be at least 1".into(),
         ));
     }
     if let Some(cpu) = options.cpu {
         if !cpu_allowed(cpu) {
             return Err(BenchError::Usage(format!(
-                "--cpu {cpu}: this process may not run on that CPU (see `taskset -p $$` or /sys/devices/system/cpu/online)"
+                "CPU {cpu}: this process may not run on it (see `taskset -p $$` or /sys/devices/system/cpu/online)"
             )));
         }
     }

@@ -64,9 +64,7 @@ pub fn libseccomp_variants(
     _policy: &Policy,
     _resolved: &Resolved,
 ) -> Result<Vec<Variant>, BenchError> {
-    Err(BenchError::Usage(
-        "this secopt was built without the `libseccomp` feature; rebuild with `--features libseccomp` (needs the system libseccomp) or pass --no-libseccomp".into(),
-    ))
+    Err(BenchError::NoLibseccomp)
 }
 
 #[cfg(feature = "libseccomp")]

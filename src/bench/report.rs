@@ -703,7 +703,7 @@ impl Report {
             o.warmup,
             o.bootstrap,
             if o.no_cache {
-                "; --no-cache: every filter starts with an argument load, so nothing is cached"
+                "; no allow cache: every filter starts with an argument load, so nothing is cached"
             } else {
                 ""
             }
@@ -923,7 +923,7 @@ impl Report {
             xml(self.environment.kernel.as_deref().unwrap_or("?")),
             self.options.rounds,
             if self.options.no_cache {
-                " · --no-cache"
+                " · no allow cache"
             } else {
                 ""
             }

@@ -259,7 +259,7 @@ pub fn bench_program(
                 "{} instructions, and the benchmark rewrite needs {} more ({}); the kernel takes at most {BPF_MAXINSNS}",
                 source.len(),
                 total - source.len(),
-                if no_cache { "--no-cache load and RET A epilogue" } else { "RET A epilogue" }
+                if no_cache { "the no-cache argument load and the RET A epilogue" } else { "the RET A epilogue" }
             ),
         });
     }

@@ -746,8 +746,8 @@ fn run_workload(
         native,
         skip_unknown: args.skip_unknown,
     };
-    let workload =
-        parse_file(&bytes, &source, &options).map_err(|e| Failure::input(e.to_string()))?;
+    let workload = parse_file(&bytes, &source, &options)
+        .map_err(|e| Failure::input(super::hints::bench_error(&e)))?;
 
     let samples: Vec<Sample> = workload.samples();
     let mut abis: Vec<Arch> = workload.entries.iter().map(|e| e.arch).collect();

@@ -83,10 +83,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_secopt: bool,
     /// Rounds (each runs every variant once, in rotated order).
-    #[arg(long, default_value_t = 31)]
+    #[arg(long, default_value_t = 31,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub rounds: usize,
     /// Timed calls per syscall per child.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub calls: usize,
     /// Untimed warm-up calls before them.
     #[arg(long, default_value_t = 20)]
@@ -135,7 +137,7 @@ fn bench_failure(e: BenchError) -> Failure {
     };
     Failure {
         code,
-        message: e.to_string(),
+        message: super::hints::bench_error(&e),
     }
 }
 

@@ -4,6 +4,7 @@
 //! command line); the verbs print them through these functions, which add the flag to
 //! use from the report's structure, never from its text.
 
+use crate::bench::BenchError;
 use crate::compile::CompileError;
 use crate::optimize::{Note, NoteKind, OptimizeError, StackOptimizeError};
 use crate::verify::UnknownReason;
@@ -78,6 +79,17 @@ pub fn optimize_error(e: &OptimizeError) -> String {
     match e {
         OptimizeError::PathBound { .. } => format!("{e} (raise --max-path)"),
         OptimizeError::Dropped { reasons, .. } => format!("{e}{}", dropped(reasons)),
+        _ => e.to_string(),
+    }
+}
+
+/// A benchmark or workload error as `bench`, `analyze`, `compile` and `optimize` print it.
+pub fn bench_error(e: &BenchError) -> String {
+    match e {
+        BenchError::UnknownSyscalls { .. } => {
+            format!("{e} (use --skip-unknown to leave them out)")
+        }
+        BenchError::NoLibseccomp => format!("{e}; or pass --no-libseccomp"),
         _ => e.to_string(),
     }
 }

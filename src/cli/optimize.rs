@@ -447,7 +447,8 @@ pub(super) fn read_weights(
     if let Some(a) = arch {
         wopts.native = a;
     }
-    let workload = parse_file(&bytes, &name, &wopts).map_err(|e| Failure::input(e.to_string()))?;
+    let workload =
+        parse_file(&bytes, &name, &wopts).map_err(|e| Failure::input(hints::bench_error(&e)))?;
     for note in workload.notes.iter().filter(|_| !quiet) {
         eprintln!("secopt: warning: {name}: {note}");
     }
