@@ -87,6 +87,10 @@ enum Fault {
     ArgumentIndex,
     EmptyArgs,
     UnknownName,
+    /// A key the format does not have (the crate denies unknown fields).
+    UnknownField,
+    /// A `comment` that is not a string.
+    CommentNotString,
 }
 
 /// The fault an error message names.
@@ -100,6 +104,10 @@ fn fault_named(message: &str) -> Option<Fault> {
         Some(Fault::EmptyArgs)
     } else if m.contains("no_such_syscall") {
         Some(Fault::UnknownName)
+    } else if m.contains("unknown field") {
+        Some(Fault::UnknownField)
+    } else if m.contains("expected a string") {
+        Some(Fault::CommentNotString)
     } else {
         None
     }
@@ -108,11 +116,13 @@ fn fault_named(message: &str) -> Option<Fault> {
 /// One random filter file (one or two threads, each with a few entries on a few names) and
 /// the fault put in it, if any.
 fn random_file(rng: &mut Rng) -> (Value, Option<Fault>) {
-    let fault = match rng.below(14) {
+    let fault = match rng.below(18) {
         0 => Some(Fault::EqualActions),
         1 => Some(Fault::ArgumentIndex),
         2 => Some(Fault::EmptyArgs),
         3 => Some(Fault::UnknownName),
+        4 => Some(Fault::UnknownField),
+        5 => Some(Fault::CommentNotString),
         _ => None,
     };
     let threads = 1 + rng.below(2);
@@ -152,6 +162,19 @@ fn random_file(rng: &mut Rng) -> (Value, Option<Fault>) {
                 }
                 Some(Fault::UnknownName) => {
                     entries.insert(at, json!({ "syscall": "no_such_syscall" }));
+                }
+                // In an entry, or in one of its conditions.
+                Some(Fault::UnknownField) => {
+                    let mut entry = json!({ "syscall": "close", "args": [condition(rng)] });
+                    if rng.chance(1, 2) {
+                        entry["action"] = json!("allow");
+                    } else {
+                        entry["args"][0]["mask"] = json!(1);
+                    }
+                    entries.insert(at, entry);
+                }
+                Some(Fault::CommentNotString) => {
+                    entries.insert(at, json!({ "syscall": "close", "comment": 7 }));
                 }
                 None => {}
             }
