@@ -272,11 +272,11 @@ fn oracle_or_skip(test: &str) -> Option<Oracle> {
     }
 }
 
-/// Kafel's and minijail's programs (`tests/data/peers/`, written by those compilers from their
-/// own policy languages) and secopt's optimization of each: the kernel answers every call of
-/// all three x86_64 entries alike under both.
+/// Kafel's, minijail's and gVisor's programs (`tests/data/peers/`, written by those compilers
+/// from their own policy languages) and secopt's optimization of each: the kernel answers every
+/// call of all three x86_64 entries alike under both.
 #[test]
-fn optimized_kafel_and_minijail_programs_decide_as_theirs_on_the_kernel() {
+fn optimized_peer_programs_decide_as_theirs_on_the_kernel() {
     let test = "optimize-peers";
     let Some(oracle) = oracle_or_skip(test) else {
         return;
@@ -289,7 +289,7 @@ fn optimized_kafel_and_minijail_programs_decide_as_theirs_on_the_kernel() {
         .filter(|p| p.extension().is_some_and(|e| e == "bpf"))
         .collect();
     inputs.sort();
-    assert!(inputs.len() >= 12, "{inputs:?}");
+    assert!(inputs.len() >= 14, "{inputs:?}");
     for (n, input) in inputs.iter().enumerate() {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let before = read_program(input);

@@ -1,10 +1,11 @@
-//! Other seccomp compilers as oracles: Kafel (nsjail's policy language) and minijail (its C
+//! Other seccomp compilers as oracles: Kafel (nsjail's policy language), minijail (its C
 //! compiler in libminijail, and the Python compiler ChromeOS precompiles its policies with,
-//! linear and binary-tree, with and without frequency files) compiled the same policies as
-//! `tests/data/peers/*.json`; their programs are in `tests/data/peers/` (provenance in that
-//! directory's README).
+//! linear and binary-tree, with and without frequency files) and gVisor's (`pkg/seccomp`, what
+//! the gVisor Sentry builds its own filter with, rules and bytecode optimized) compiled the
+//! same policies as `tests/data/peers/*.json`; their programs are in `tests/data/peers/`
+//! (provenance in that directory's README).
 //!
-//! Four compilers nobody here wrote, from their own policy languages, must decide every input
+//! Five compilers nobody here wrote, from their own policy languages, must decide every input
 //! exactly as secopt's compilation of the equivalent OCI profile does (libseccomp semantics:
 //! x86_64 only, x32 numbers to the bad-arch action); and secopt's optimizer, given their
 //! programs, must prove its output equal to each and keep every cacheable syscall cacheable.
@@ -60,6 +61,7 @@ const PEERS: [(&str, &[&str]); 2] = [
             "docker-allow.minijail-py-bst.gvisor-sentry-postgres.bpf",
             "docker-allow.minijail-py-bst.nginx-wrk.bpf",
             "docker-allow.minijail-py-bst.redis-benchmark.bpf",
+            "docker-allow.gvisor.bpf",
         ],
     ),
     (
@@ -69,12 +71,13 @@ const PEERS: [(&str, &[&str]); 2] = [
             "small.minijail-c.bpf",
             "small.minijail-py-linear.bpf",
             "small.minijail-py-bst.bpf",
+            "small.gvisor.bpf",
         ],
     ),
 ];
 
 #[test]
-fn kafel_and_minijail_decide_every_input_as_secopt_compiles_the_same_policy() {
+fn kafel_minijail_and_gvisor_decide_every_input_as_secopt_compiles_the_same_policy() {
     for (profile, peers) in PEERS {
         let ours = secopt_lowering(profile);
         for peer in peers {
@@ -88,7 +91,7 @@ fn kafel_and_minijail_decide_every_input_as_secopt_compiles_the_same_policy() {
 /// Each peer's program optimized: proved equal to it (the optimizer's self-check, repeated
 /// here), no cacheable syscall lost, and never larger than the peer's.
 #[test]
-fn secopt_optimizes_kafel_and_minijail_programs_into_equal_ones() {
+fn secopt_optimizes_kafel_minijail_and_gvisor_programs_into_equal_ones() {
     let kernel =
         CacheBitmap::new(KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(6, 18)).unwrap());
     for (_, peers) in PEERS {

@@ -1,10 +1,11 @@
 #!/bin/bash
-# Rebuilds tests/data/peers/*.bpf with Kafel and minijail (not run by the test suite: it needs
-# their sources, which CI cannot download). Usage:
+# Rebuilds tests/data/peers/*.bpf with Kafel, minijail and gVisor (not run by the test suite:
+# it needs their sources, which CI cannot download; gVisor's comes from the Go module proxy,
+# pinned by scripts/peers/gvisor/go.sum). Usage:
 #
 #   git clone https://github.com/google/kafel    && git -C kafel    checkout 18f207428068a50f2c35706c5d0b21f53c769016
 #   git clone https://github.com/google/minijail && git -C minijail checkout 8d20993c7189a948995bd20901abecc041e1a28e
-#   apt-get install -y flex bison libcap-dev
+#   apt-get install -y flex bison libcap-dev linux-libc-dev    # and Go 1.26 or newer, for gVisor
 #   scripts/peers/build.sh KAFEL_DIR MINIJAIL_DIR [OUT_DIR]
 #
 # OUT_DIR defaults to tests/data/peers. Both tools compile for this host (x86_64).
@@ -40,5 +41,12 @@ for w in gvisor-sentry-postgres nginx-wrk redis-benchmark; do
     cp "$data/$w.frequency" "$work/"
     { echo "@frequency ./$w.frequency"; cat "$data/docker-allow.policy"; } > "$work/$w.policy"
     compile_py "$work/$w.policy" bst "$out/docker-allow.minijail-py-bst.$w.bpf"
+done
+# gVisor's compiler (gvisor.dev/gvisor/pkg/seccomp), syscall numbers from this host's kernel
+# headers (scripts/peers/gvisor/main.go).
+(cd "$here/gvisor" && go build -o "$work/gvisor-compile" .)
+for p in docker-allow small; do
+    "$work/gvisor-compile" "$data/$p.json" /usr/include/x86_64-linux-gnu/asm/unistd_64.h \
+        "$out/$p.gvisor.bpf"
 done
 ls -l "$out"/*.bpf

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Kafel, minijail and libseccomp against secopt on tests/data/peers/docker-allow.json, with
+# Kafel, minijail, gVisor and libseccomp against secopt on tests/data/peers/docker-allow.json, with
 # the shared workloads: size, expected instructions per syscall with and without the allow
 # cache, and the worst path, all from `secopt analyze` (instruction counts: machine-independent).
 # The peers' programs are the committed ones (scripts/peers/build.sh rebuilds them); libseccomp's
@@ -57,6 +57,7 @@ for w in gvisor-sentry-postgres nginx-wrk redis-benchmark; do
     row "minijail (Python, linear)" "$data/docker-allow.minijail-py-linear.bpf" "$W"
     row "minijail (Python, bst)" "$data/docker-allow.minijail-py-bst.bpf" "$W"
     row "minijail (Python, bst, @frequency)" "$data/docker-allow.minijail-py-bst.$w.bpf" "$W"
+    row "gVisor (pkg/seccomp)" "$data/docker-allow.gvisor.bpf" "$W"
     row "secopt compile --weights" "$work/secopt-balanced.bpf" "$W"
     row "secopt compile --weights --favor speed" "$work/secopt-speed.bpf" "$W"
     row "secopt optimize Kafel's --weights" "$work/secopt-kafel.bpf" "$W"
