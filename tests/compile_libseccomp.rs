@@ -1158,6 +1158,46 @@ fn runc_compat_adds_runcs_enosys_stub() {
     assert_eq!(run(&docker(&[Arch::S390x]), Arch::S390x, 0), enosys);
 }
 
+/// A Firecracker file whose third rule sends libseccomp's rule tree into a cycle
+/// (`tests/data/firecracker-loop.json`, cut down from a random file on which Firecracker's
+/// `seccompiler-bin` 1.11.0 and 1.17.0-dev never finished: `tests/firecracker_seccompiler_bin.rs`).
+/// Firecracker's compiler steps with the system libseccomp finish the first two rules and never
+/// the three; secopt refuses the file at the third rule, through the Firecracker front end.
+#[test]
+fn a_firecracker_file_libseccomp_loops_on_is_refused_at_the_rule() {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/firecracker-loop.json"),
+    )
+    .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let run = |json: serde_json::Value| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(firecracker_with_libseccomp(&json)));
+        // Microseconds when it finishes; a thread that does not spins on until the process ends.
+        rx.recv_timeout(std::time::Duration::from_secs(3)).is_ok()
+    };
+    let mut two = json.clone();
+    two["main"]["filter"].as_array_mut().unwrap().truncate(2);
+    assert!(run(two), "libseccomp takes the first two rules");
+    assert!(!run(json), "libseccomp never finishes the third");
+    let err = compile::compile_firecracker(
+        &bytes,
+        "firecracker-loop.json",
+        &policy::firecracker::FirecrackerOptions::new(Arch::X86_64),
+        &CompileOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, compile::CompileError::Refused { origin, syscall, reason, .. }
+            if origin == "$.main.filter[2]" && syscall == "openat" && reason.contains("cycle")),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("Firecracker's seccompiler-bin"),
+        "{err}"
+    );
+}
+
 /// Firecracker's filters (its production x86_64 file and its placeholder file), per thread:
 /// secopt decides like Firecracker's libseccomp-based compiler on this x86_64 host. A third
 /// file names syscalls of other architectures, which that compiler accepts (libseccomp

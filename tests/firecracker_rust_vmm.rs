@@ -11,6 +11,9 @@
 //! 65535 (the crate keeps the low 16 bits, secopt refuses), is checked on its own.
 
 use seccompiler::TargetArch;
+mod common;
+
+use common::firecracker_random::{random_file, Fault};
 use secopt::arch::Arch;
 use secopt::bpf::testing::Rng;
 use secopt::bpf::validate::validate;
@@ -19,178 +22,7 @@ use secopt::compile::{compile_firecracker, CompileOptions};
 use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::Dialect;
 use secopt::verify::{equivalent, Verdict, VerifyOptions};
-use serde_json::{json, Value};
-
-/// Names both arches have (and one neither has), so one generator serves both.
-const NAMES: [&str; 12] = [
-    "read",
-    "write",
-    "openat",
-    "close",
-    "ioctl",
-    "mmap",
-    "futex",
-    "clone",
-    "socket",
-    "madvise",
-    "exit_group",
-    "ppoll",
-];
-
-/// Constants around the edges the comparisons care about: zero, the word boundary, the top.
-fn value(rng: &mut Rng) -> u64 {
-    match rng.below(6) {
-        0 => rng.below(4) as u64,
-        1 => 0xffff_ffff,
-        2 => 1 << 32,
-        3 => u64::MAX - rng.below(2) as u64,
-        4 => u64::from(rng.next_u32()),
-        _ => rng.next_u64(),
-    }
-}
-
-fn action(rng: &mut Rng) -> Value {
-    match rng.below(7) {
-        0 => json!("allow"),
-        1 => json!({ "errno": rng.below(3) as u64 + 1 }),
-        2 => json!("trap"),
-        3 => json!("kill_thread"),
-        4 => json!("kill_process"),
-        5 => json!("log"),
-        _ => json!({ "trace": rng.below(3) as u64 }),
-    }
-}
-
-fn condition(rng: &mut Rng) -> Value {
-    let op = match rng.below(7) {
-        0 => json!("eq"),
-        1 => json!("ne"),
-        2 => json!("lt"),
-        3 => json!("le"),
-        4 => json!("gt"),
-        5 => json!("ge"),
-        _ => json!({ "masked_eq": value(rng) }),
-    };
-    json!({
-        "index": rng.below(6),
-        "type": if rng.chance(1, 2) { "dword" } else { "qword" },
-        "op": op,
-        "val": value(rng),
-    })
-}
-
-/// What a file is refused for: each random file has at most one such fault, so both
-/// compilers must refuse it for the same one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
-    EqualActions,
-    ArgumentIndex,
-    EmptyArgs,
-    UnknownName,
-    /// A key the format does not have (the crate denies unknown fields).
-    UnknownField,
-    /// A `comment` that is not a string.
-    CommentNotString,
-}
-
-/// The fault an error message names.
-fn fault_named(message: &str) -> Option<Fault> {
-    let m = message.to_lowercase();
-    if m.contains("are equal") || m.contains("equals the default action") {
-        Some(Fault::EqualActions)
-    } else if m.contains("argument index") {
-        Some(Fault::ArgumentIndex)
-    } else if m.contains("cannot be empty") || m.contains("empty `args`") {
-        Some(Fault::EmptyArgs)
-    } else if m.contains("no_such_syscall") {
-        Some(Fault::UnknownName)
-    } else if m.contains("unknown field") {
-        Some(Fault::UnknownField)
-    } else if m.contains("expected a string") {
-        Some(Fault::CommentNotString)
-    } else {
-        None
-    }
-}
-
-/// One random filter file (one or two threads, each with a few entries on a few names) and
-/// the fault put in it, if any.
-fn random_file(rng: &mut Rng) -> (Value, Option<Fault>) {
-    let fault = match rng.below(18) {
-        0 => Some(Fault::EqualActions),
-        1 => Some(Fault::ArgumentIndex),
-        2 => Some(Fault::EmptyArgs),
-        3 => Some(Fault::UnknownName),
-        4 => Some(Fault::UnknownField),
-        5 => Some(Fault::CommentNotString),
-        _ => None,
-    };
-    let threads = 1 + rng.below(2);
-    let faulty_thread = rng.below(threads);
-    let mut file = serde_json::Map::new();
-    for (t, thread) in ["main", "vcpu"].iter().take(threads).enumerate() {
-        let mut entries = Vec::new();
-        for _ in 0..rng.below(7) {
-            // The first four names most often, so that entries meet on a syscall.
-            let among = 4 + rng.below(NAMES.len() - 3);
-            let mut entry = json!({ "syscall": NAMES[rng.below(among)] });
-            if rng.below(5) > 0 {
-                let n = 1 + rng.below(3);
-                entry["args"] = Value::Array((0..n).map(|_| condition(rng)).collect());
-            }
-            if rng.chance(1, 4) {
-                entry["comment"] = json!("why");
-            }
-            entries.push(entry);
-        }
-        let mismatch = action(rng);
-        let mut matched = action(rng);
-        while matched == mismatch {
-            matched = action(rng);
-        }
-        if t == faulty_thread {
-            let at = rng.below(entries.len() + 1);
-            match fault {
-                Some(Fault::EqualActions) => matched = mismatch.clone(),
-                Some(Fault::ArgumentIndex) => {
-                    let mut c = condition(rng);
-                    c["index"] = json!(6 + rng.below(250));
-                    entries.insert(at, json!({ "syscall": "read", "args": [c] }));
-                }
-                Some(Fault::EmptyArgs) => {
-                    entries.insert(at, json!({ "syscall": "write", "args": [] }));
-                }
-                Some(Fault::UnknownName) => {
-                    entries.insert(at, json!({ "syscall": "no_such_syscall" }));
-                }
-                // In an entry, or in one of its conditions.
-                Some(Fault::UnknownField) => {
-                    let mut entry = json!({ "syscall": "close", "args": [condition(rng)] });
-                    if rng.chance(1, 2) {
-                        entry["action"] = json!("allow");
-                    } else {
-                        entry["args"][0]["mask"] = json!(1);
-                    }
-                    entries.insert(at, entry);
-                }
-                Some(Fault::CommentNotString) => {
-                    entries.insert(at, json!({ "syscall": "close", "comment": 7 }));
-                }
-                None => {}
-            }
-        }
-        let (mismatch_key, match_key) = if rng.chance(1, 2) {
-            ("mismatch_action", "match_action")
-        } else {
-            ("default_action", "filter_action")
-        };
-        file.insert(
-            thread.to_string(),
-            json!({ mismatch_key: mismatch, match_key: matched, "filter": entries }),
-        );
-    }
-    (Value::Object(file), fault)
-}
+use serde_json::json;
 
 fn target(arch: Arch) -> TargetArch {
     match arch {
@@ -243,7 +75,7 @@ fn random_filters_compile_as_the_rust_vmm_crate_compiles_them() {
         } else {
             Arch::X86_64
         };
-        let (file, fault) = random_file(&mut rng);
+        let (file, fault) = random_file(&mut rng, Dialect::RustVmmSeccompiler);
         let bytes = serde_json::to_vec(&file).unwrap();
         let theirs = crate_programs(&bytes, arch);
         let ours = secopt_programs(&bytes, arch);
@@ -251,7 +83,7 @@ fn random_filters_compile_as_the_rust_vmm_crate_compiles_them() {
             (Err(t), Err(o)) => {
                 // Both refuse it for the fault it was given.
                 assert_eq!(
-                    (fault_named(&t), fault_named(&o)),
+                    (Fault::named(&t), Fault::named(&o)),
                     (fault, fault),
                     "round {round}: the crate: {t}; secopt: {o}\n{file:#}"
                 );

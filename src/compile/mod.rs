@@ -154,9 +154,10 @@ pub enum CompileError {
         file: String,
         error: ValidationError,
     },
-    /// libseccomp would refuse a rule of the profile, so runc would not start the
-    /// container; a filter that decided anything would not be "what runc loads".
-    #[error("{file}: {origin}: libseccomp refuses this rule for {syscall} on {arch}: {reason}; runc would not start the container")]
+    /// libseccomp would refuse (or never finish adding) a rule of the profile, so what builds
+    /// its filter with libseccomp (runc, Firecracker's `seccompiler-bin` since 1.11) builds
+    /// none: a filter that decided anything would not be "what they load".
+    #[error("{file}: {origin}: libseccomp refuses this rule for {syscall} on {arch}: {reason}; what builds its filter with libseccomp (runc, Firecracker's seccompiler-bin) cannot build this one")]
     Refused {
         file: String,
         origin: String,

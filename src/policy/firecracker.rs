@@ -29,12 +29,17 @@
 //!   - `"args": []` is refused (`EmptyRule`); and when a syscall has both entries without
 //!     `args` and entries with `args`, only the latter count (the rule chain is built from
 //!     the conditional entries alone) — reproduced here, with a warning;
-//!   - bad architecture: KILL_PROCESS; `user_notif` is accepted.
+//!   - bad architecture: KILL_PROCESS; `user_notif` is accepted;
+//!   - Firecracker 1.10's own copy of that backend differs in three points, where secopt
+//!     follows the crate: it lacks the alias keys, refuses an entry without `args` beside
+//!     other entries for its syscall, and takes `"args": []` as no `args`
+//!     (docs/kernel-facts.md, "Firecracker's compilers").
 //!
 //! Both refuse syscall names unknown on the target arch (Firecracker's compiler, through
 //! libseccomp, accepts a name of another architecture and its rule has no effect; secopt skips
 //! it with a note), argument indexes above 5, and a
-//! filter whose `filter_action` equals its default action. secopt additionally refuses
+//! filter whose `filter_action` equals its default action (Firecracker's own compiler only when
+//! the filter has a rule, which libseccomp refuses with EACCES). secopt additionally refuses
 //! errno/trace data above 65535 (rust-vmm would keep only the low 16 bits) and repeated keys.
 //! Firecracker's own compiler also refuses an errno above 4094 ([`LIBSECCOMP_MAX_ERRNO`]:
 //! libseccomp does).

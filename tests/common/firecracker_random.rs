@@ -1,0 +1,242 @@
+//! Random Firecracker filter files for the differential tests against Firecracker's own
+//! compilers (the rust-vmm `seccompiler` crate, `seccompiler-bin` of a release): random
+//! names, actions, 1–3 conditions of every operator and width with constants at the word
+//! edges, and at most one fault per file, so that both compilers must refuse a faulty file for
+//! that fault. The faults are each dialect's own (what the other takes is not a fault there).
+
+use secopt::bpf::testing::Rng;
+use secopt::policy::Dialect;
+use serde_json::{json, Value};
+
+/// Names x86_64 and aarch64 both have, so one generator serves both.
+pub const NAMES: [&str; 12] = [
+    "read",
+    "write",
+    "openat",
+    "close",
+    "ioctl",
+    "mmap",
+    "futex",
+    "clone",
+    "socket",
+    "madvise",
+    "exit_group",
+    "ppoll",
+];
+
+/// What a file is refused for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The filter action equals the default action (both dialects).
+    EqualActions,
+    /// An argument index above 5 (both).
+    ArgumentIndex,
+    /// A syscall name no architecture has (both).
+    UnknownName,
+    /// `"args": []` (rust-vmm: `EmptyRule`; libseccomp matches every call).
+    EmptyArgs,
+    /// A key the format does not have (rust-vmm denies unknown fields; Firecracker's own
+    /// compiler ignores them).
+    UnknownField,
+    /// A `comment` that is not a string (rust-vmm).
+    CommentNotString,
+    /// Two conditions on one argument in one entry (libseccomp: -EINVAL; rust-vmm ANDs them).
+    RepeatedArgument,
+}
+
+impl Fault {
+    /// The faults of `dialect`.
+    pub fn of(dialect: Dialect) -> &'static [Fault] {
+        match dialect {
+            Dialect::RustVmmSeccompiler => &[
+                Fault::EqualActions,
+                Fault::ArgumentIndex,
+                Fault::UnknownName,
+                Fault::EmptyArgs,
+                Fault::UnknownField,
+                Fault::CommentNotString,
+            ],
+            _ => &[
+                Fault::EqualActions,
+                Fault::ArgumentIndex,
+                Fault::UnknownName,
+                Fault::RepeatedArgument,
+            ],
+        }
+    }
+
+    /// The fault an error message (either compiler's) names.
+    pub fn named(message: &str) -> Option<Fault> {
+        let m = message.to_lowercase();
+        if m.contains("are equal")
+            || m.contains("equals the default action")
+            || m.contains("identical")
+        {
+            Some(Fault::EqualActions)
+        } else if m.contains("argument index")
+            || m.contains("argument number")
+            || m.contains("index") && m.contains("range")
+        {
+            Some(Fault::ArgumentIndex)
+        } else if m.contains("cannot be empty") || m.contains("empty `args`") {
+            Some(Fault::EmptyArgs)
+        } else if m.contains("no_such_syscall") {
+            Some(Fault::UnknownName)
+        } else if m.contains("unknown field") {
+            Some(Fault::UnknownField)
+        } else if m.contains("expected a string") {
+            Some(Fault::CommentNotString)
+        } else if m.contains("second condition on argument") {
+            Some(Fault::RepeatedArgument)
+        } else {
+            None
+        }
+    }
+}
+
+/// Constants around the edges the comparisons care about: zero, the word boundary, the top.
+pub fn value(rng: &mut Rng) -> u64 {
+    match rng.below(6) {
+        0 => rng.below(4) as u64,
+        1 => 0xffff_ffff,
+        2 => 1 << 32,
+        3 => u64::MAX - rng.below(2) as u64,
+        4 => u64::from(rng.next_u32()),
+        _ => rng.next_u64(),
+    }
+}
+
+pub fn action(rng: &mut Rng) -> Value {
+    match rng.below(7) {
+        0 => json!("allow"),
+        1 => json!({ "errno": rng.below(3) as u64 + 1 }),
+        2 => json!("trap"),
+        3 => json!("kill_thread"),
+        4 => json!("kill_process"),
+        5 => json!("log"),
+        _ => json!({ "trace": rng.below(3) as u64 }),
+    }
+}
+
+/// A condition on argument `index`.
+pub fn condition(rng: &mut Rng, index: usize) -> Value {
+    let op = match rng.below(7) {
+        0 => json!("eq"),
+        1 => json!("ne"),
+        2 => json!("lt"),
+        3 => json!("le"),
+        4 => json!("gt"),
+        5 => json!("ge"),
+        _ => json!({ "masked_eq": value(rng) }),
+    };
+    json!({
+        "index": index,
+        "type": if rng.chance(1, 2) { "dword" } else { "qword" },
+        "op": op,
+        "val": value(rng),
+    })
+}
+
+/// 1–3 conditions; on distinct arguments where `distinct` (libseccomp refuses a repeat).
+fn conditions(rng: &mut Rng, distinct: bool) -> Value {
+    let n = 1 + rng.below(3);
+    let mut used = Vec::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let index = rng.below(6);
+        if distinct && used.contains(&index) {
+            continue;
+        }
+        used.push(index);
+        out.push(condition(rng, index));
+    }
+    Value::Array(out)
+}
+
+/// One random filter file in `dialect`'s format (one or two threads, each with a few entries
+/// on a few names) and the fault put in it, if any.
+pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
+    let rust_vmm = dialect == Dialect::RustVmmSeccompiler;
+    let faults = Fault::of(dialect);
+    let pick = rng.below(faults.len() * 3);
+    let fault = faults.get(pick).copied();
+    let threads = 1 + rng.below(2);
+    let faulty_thread = rng.below(threads);
+    let mut file = serde_json::Map::new();
+    for (t, thread) in ["main", "vcpu"].iter().take(threads).enumerate() {
+        let mut entries = Vec::new();
+        for _ in 0..rng.below(7) {
+            // The first four names most often, so that entries meet on a syscall.
+            let among = 4 + rng.below(NAMES.len() - 3);
+            let mut entry = json!({ "syscall": NAMES[rng.below(among)] });
+            match rng.below(6) {
+                0 => {}
+                // An empty list matches every call in libseccomp's dialect.
+                1 if !rust_vmm && rng.chance(1, 3) => entry["args"] = json!([]),
+                _ => entry["args"] = conditions(rng, !rust_vmm),
+            }
+            if rng.chance(1, 4) {
+                entry["comment"] = json!("why");
+            }
+            entries.push(entry);
+        }
+        let mismatch = action(rng);
+        let mut matched = action(rng);
+        while matched == mismatch {
+            matched = action(rng);
+        }
+        if t == faulty_thread {
+            let at = rng.below(entries.len() + 1);
+            match fault {
+                // libseccomp refuses the first rule whose action is the default one (EACCES):
+                // with no rule, nothing refuses it.
+                Some(Fault::EqualActions) => {
+                    matched = mismatch.clone();
+                    if entries.is_empty() {
+                        entries.push(json!({ "syscall": "read" }));
+                    }
+                }
+                Some(Fault::ArgumentIndex) => {
+                    let index = 6 + rng.below(250);
+                    let c = condition(rng, index);
+                    entries.insert(at, json!({ "syscall": "read", "args": [c] }));
+                }
+                Some(Fault::UnknownName) => {
+                    entries.insert(at, json!({ "syscall": "no_such_syscall" }));
+                }
+                Some(Fault::EmptyArgs) => {
+                    entries.insert(at, json!({ "syscall": "write", "args": [] }));
+                }
+                // In an entry, or in one of its conditions.
+                Some(Fault::UnknownField) => {
+                    let mut entry = json!({ "syscall": "close", "args": [condition(rng, 0)] });
+                    if rng.chance(1, 2) {
+                        entry["action"] = json!("allow");
+                    } else {
+                        entry["args"][0]["mask"] = json!(1);
+                    }
+                    entries.insert(at, entry);
+                }
+                Some(Fault::CommentNotString) => {
+                    entries.insert(at, json!({ "syscall": "close", "comment": 7 }));
+                }
+                Some(Fault::RepeatedArgument) => {
+                    let index = rng.below(6);
+                    let args = json!([condition(rng, index), condition(rng, index)]);
+                    entries.insert(at, json!({ "syscall": "close", "args": args }));
+                }
+                None => {}
+            }
+        }
+        let (mismatch_key, match_key) = if rust_vmm && rng.chance(1, 2) {
+            ("mismatch_action", "match_action")
+        } else {
+            ("default_action", "filter_action")
+        };
+        file.insert(
+            thread.to_string(),
+            json!({ mismatch_key: mismatch, match_key: matched, "filter": entries }),
+        );
+    }
+    (Value::Object(file), fault)
+}
