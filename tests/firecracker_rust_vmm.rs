@@ -10,16 +10,14 @@
 //! and equal actions are refused. The one documented difference, errno/trace data above
 //! 65535 (the crate keeps the low 16 bits, secopt refuses), is checked on its own.
 
-use seccompiler::TargetArch;
 mod common;
 
-use common::firecracker_random::{random_file, Fault};
+use common::firecracker_random::{random_file, secopt_threads, Fault};
+use seccompiler::TargetArch;
 use secopt::arch::Arch;
 use secopt::bpf::testing::Rng;
 use secopt::bpf::validate::validate;
 use secopt::bpf::{Insn, Program};
-use secopt::compile::{compile_firecracker, CompileOptions};
-use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::Dialect;
 use secopt::verify::{equivalent, Verdict, VerifyOptions};
 use serde_json::json;
@@ -49,22 +47,6 @@ fn crate_programs(json: &[u8], arch: Arch) -> Result<Vec<(String, Program)>, Str
     Ok(threads)
 }
 
-/// secopt's reference lowering for each thread in the rust-vmm dialect, or its error.
-fn secopt_programs(json: &[u8], arch: Arch) -> Result<Vec<(String, Program)>, String> {
-    let fc = FirecrackerOptions {
-        arch,
-        dialect: Dialect::RustVmmSeccompiler,
-    };
-    let mut threads: Vec<(String, Program)> =
-        compile_firecracker(json, "random.json", &fc, &CompileOptions::default())
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|(thread, filter)| (thread, filter.into_program()))
-            .collect();
-    threads.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(threads)
-}
-
 #[test]
 fn random_filters_compile_as_the_rust_vmm_crate_compiles_them() {
     let mut rng = Rng::new(0x5ecc_0301);
@@ -78,7 +60,7 @@ fn random_filters_compile_as_the_rust_vmm_crate_compiles_them() {
         let (file, fault) = random_file(&mut rng, Dialect::RustVmmSeccompiler);
         let bytes = serde_json::to_vec(&file).unwrap();
         let theirs = crate_programs(&bytes, arch);
-        let ours = secopt_programs(&bytes, arch);
+        let ours = secopt_threads(&bytes, arch, Dialect::RustVmmSeccompiler);
         let (theirs, ours) = match (theirs, ours) {
             (Err(t), Err(o)) => {
                 // Both refuse it for the fault it was given.
@@ -148,7 +130,7 @@ fn errno_data_above_16_bits_is_refused_where_the_crate_truncates_it() {
             .map(|i| i.k)
             .collect();
         assert!(rets.contains(&kept), "{rets:x?}");
-        let err = secopt_programs(&bytes, Arch::X86_64).unwrap_err();
+        let err = secopt_threads(&bytes, Arch::X86_64, Dialect::RustVmmSeccompiler).unwrap_err();
         assert!(err.contains("65535"), "{err}");
     }
 }

@@ -15,15 +15,13 @@
 
 mod common;
 
-use common::firecracker_random::{random_file, Fault};
+use common::firecracker_random::{random_file, secopt_threads, Fault};
 use common::libseccomp_firecracker::firecracker_with_libseccomp;
 use common::libseccomp_profiles::Pfc;
 use secopt::arch::Arch;
 use secopt::bpf::testing::{random_data, Rng};
 use secopt::bpf::thread_filters::decode;
 use secopt::bpf::{interp, Program, SeccompData};
-use secopt::compile::{compile_firecracker, CompileOptions};
-use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::Dialect;
 use secopt::verify::{equivalent, Verdict, VerifyOptions};
 use serde_json::{json, Value};
@@ -84,21 +82,6 @@ fn theirs(bin: &Path, json: &Path, out: &Path) -> Result<Vec<(String, Program)>,
         .into_iter()
         .map(|(t, p)| (t, p.unwrap_or_default()))
         .collect();
-    threads.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(threads)
-}
-
-fn ours(json: &[u8], dialect: Dialect) -> Result<Vec<(String, Program)>, String> {
-    let fc = FirecrackerOptions {
-        arch: Arch::X86_64,
-        dialect,
-    };
-    let mut threads: Vec<(String, Program)> =
-        compile_firecracker(json, "random.json", &fc, &CompileOptions::default())
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|(t, f)| (t, f.into_program()))
-            .collect();
     threads.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(threads)
 }
@@ -268,7 +251,10 @@ fn random_filters_compile_as_a_firecracker_release_compiles_them() {
         }
         let bytes = serde_json::to_vec(&file).unwrap();
         std::fs::write(&json_path, &bytes).unwrap();
-        let (release, secopt) = (theirs(bin, &json_path, &out_path), ours(&bytes, dialect));
+        let (release, secopt) = (
+            theirs(bin, &json_path, &out_path),
+            secopt_threads(&bytes, Arch::X86_64, dialect),
+        );
         if dialect == Dialect::RustVmmSeccompiler
             && crate_and_release_differ(&file, &release, &secopt)
         {

@@ -4,7 +4,11 @@
 //! edges, and at most one fault per file, so that both compilers must refuse a faulty file for
 //! that fault. The faults are each dialect's own (what the other takes is not a fault there).
 
+use secopt::arch::Arch;
 use secopt::bpf::testing::Rng;
+use secopt::bpf::Program;
+use secopt::compile::{compile_firecracker, CompileOptions};
+use secopt::policy::firecracker::FirecrackerOptions;
 use secopt::policy::Dialect;
 use serde_json::{json, Value};
 
@@ -239,4 +243,22 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
         );
     }
     (Value::Object(file), fault)
+}
+
+/// secopt's reference lowering of each thread of a Firecracker file, sorted by thread, or its
+/// error.
+pub fn secopt_threads(
+    json: &[u8],
+    arch: Arch,
+    dialect: Dialect,
+) -> Result<Vec<(String, Program)>, String> {
+    let fc = FirecrackerOptions { arch, dialect };
+    let mut threads: Vec<(String, Program)> =
+        compile_firecracker(json, "random.json", &fc, &CompileOptions::default())
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(thread, filter)| (thread, filter.into_program()))
+            .collect();
+    threads.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(threads)
 }
