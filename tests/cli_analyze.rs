@@ -468,3 +468,37 @@ fn analyze_and_optimize_count_cached_numbers_alike() {
         .unwrap_or_else(|| panic!("{before}"));
     assert_eq!(x86_64["count"], 468, "{before}");
 }
+
+/// Instructions no path reaches are reported, text and JSON: here a jumped-over `ret` and a
+/// tail after the last `ret`, the shape Firecracker's libseccomp-based compiler leaves when a
+/// thread's program is shorter than an earlier thread's (docs/kernel-facts.md). A program
+/// without such code says nothing.
+#[test]
+fn unreachable_instructions_are_reported() {
+    let tail = temp_file(
+        "tail.s",
+        b"ld [nr]\njeq #0, allow, next\nja deny\nret KILL_PROCESS\ndeny: ret ERRNO(1)\n\
+          allow: ret ALLOW\nld [args[0].lo]\nret TRAP\n",
+    );
+    let tail = tail.to_str().unwrap();
+    let (code, out, err) = secopt(&["analyze", tail]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("unreachable: 3 instruction(s) no path reaches (3, 6..=7)"),
+        "{out}"
+    );
+    let (code, out, err) = secopt(&["analyze", tail, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["unreachable"], serde_json::json!([[3, 3], [6, 7]]));
+    let clean = temp_file(
+        "clean.s",
+        b"ld [nr]\njeq #0, allow, deny\ndeny: ret ERRNO(1)\nallow: ret ALLOW\n",
+    );
+    let clean = clean.to_str().unwrap();
+    let (_, out, _) = secopt(&["analyze", clean]);
+    assert!(!out.contains("unreachable"), "{out}");
+    let (_, out, _) = secopt(&["analyze", clean, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["unreachable"], serde_json::json!([]));
+}

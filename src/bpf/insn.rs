@@ -326,6 +326,36 @@ impl Program {
     }
 }
 
+impl Program {
+    /// The instructions no path from the first one reaches, as inclusive index ranges in
+    /// order: code after the last `ret` that no jump targets (Firecracker's libseccomp-based
+    /// compiler leaves an earlier thread's program there, docs/kernel-facts.md), or jumped
+    /// over. Such code never runs, but the kernel loads it and counts it against its limits.
+    /// Syntactic: both sides of every conditional jump count as reachable. For a valid program.
+    pub fn unreachable(&self) -> Vec<(usize, usize)> {
+        let mut reached = vec![false; self.len()];
+        let mut stack = vec![0];
+        while let Some(pc) = stack.pop() {
+            if pc >= self.len() || std::mem::replace(&mut reached[pc], true) {
+                continue;
+            }
+            match self.jump_targets(pc) {
+                Some((t, f)) => stack.extend([t, f]),
+                None if class(self.insns[pc].code) == BPF_RET => {}
+                None => stack.push(pc + 1),
+            }
+        }
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for (pc, _) in reached.iter().enumerate().filter(|(_, r)| !**r) {
+            match ranges.last_mut() {
+                Some((_, end)) if *end + 1 == pc => *end = pc,
+                _ => ranges.push((pc, pc)),
+            }
+        }
+        ranges
+    }
+}
+
 impl fmt::Debug for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.insns.iter()).finish()
@@ -341,6 +371,25 @@ impl From<Vec<Insn>> for Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A jumped-over instruction and a tail after the last `ret` are unreachable; both sides
+    /// of a conditional jump and the instruction after a non-jump are reached.
+    #[test]
+    fn unreachable_instructions_are_the_ones_no_path_reaches() {
+        let prog = Program::new(vec![
+            Insn::ld_abs(0),                                // 0
+            Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1), // 1: to 2 or 3
+            Insn::ret(0x7fff_0000),                         // 2
+            Insn::jump(BPF_JMP | BPF_JA, 1, 0, 0),          // 3: over 4
+            Insn::ret(0),                                   // 4: jumped over
+            Insn::ret(0x0005_0001),                         // 5
+            Insn::ld_abs(16),                               // 6: a stale tail
+            Insn::ret(0),                                   // 7
+        ]);
+        assert_eq!(prog.unreachable(), vec![(4, 4), (6, 7)]);
+        let all = Program::new(vec![Insn::ret(0x7fff_0000)]);
+        assert!(all.unreachable().is_empty());
+    }
 
     #[test]
     fn raw_layout_matches_struct_sock_filter() {

@@ -86,7 +86,9 @@ pub struct AnalyzeArgs {
     /// instead of failing.
     #[arg(long, requires = "workload")]
     pub skip_unknown: bool,
-    /// `text` or `json`.
+    /// `text` or `json`. Without --workload, JSON has `input`, `length`, `unreachable`
+    /// ([[first, last], …]: instructions no path reaches), `stack`, `limits`, `kernel`,
+    /// `allow_cache` and `arches` (per arch: cacheable syscalls, paths, arguments read).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -352,6 +354,12 @@ fn analyze(
     let length: usize = stack.iter().map(Program::len).sum();
     // The kernel's MAX_INSNS_PER_PATH charges every filter its length plus 4.
     let task_cost: usize = stack.iter().map(|f| f.len() + 4).sum();
+    // Of one filter (a stack's joined program is secopt's own, not what the kernel loads).
+    let unreachable = if stack.len() > 1 {
+        Vec::new()
+    } else {
+        prog.unreachable()
+    };
     match args.format {
         Format::Json => {
             let arches_json: Vec<serde_json::Value> = arch_reports
@@ -410,6 +418,7 @@ fn analyze(
             out.emit(json!({
                 "input": name,
                 "length": length,
+                "unreachable": unreachable.iter().map(|&(a, b)| [a, b]).collect::<Vec<_>>(),
                 "stack": (stack.len() > 1).then(|| stack.iter().map(Program::len).collect::<Vec<_>>()),
                 "limits": {
                     "max_instructions": BPF_MAXINSNS,
@@ -439,6 +448,23 @@ fn analyze(
                     task_cost,
                     MAX_INSNS_PER_PATH
                 );
+                if !unreachable.is_empty() {
+                    let count: usize = unreachable.iter().map(|(a, b)| b - a + 1).sum();
+                    let at: Vec<String> = unreachable
+                        .iter()
+                        .map(|&(a, b)| {
+                            if a == b {
+                                a.to_string()
+                            } else {
+                                format!("{a}..={b}")
+                            }
+                        })
+                        .collect();
+                    println!(
+                        "unreachable: {count} instruction(s) no path reaches ({}), loaded and counted all the same; `secopt optimize` drops them",
+                        at.join(", ")
+                    );
+                }
             }
             match kernel {
                 Some(k) if k.has_allow_cache() => {
