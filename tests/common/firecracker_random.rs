@@ -39,8 +39,8 @@ pub enum Fault {
     UnknownName,
     /// `"args": []` (rust-vmm: `EmptyRule`; libseccomp matches every call).
     EmptyArgs,
-    /// A key the format does not have (rust-vmm denies unknown fields; Firecracker's own
-    /// compiler ignores them).
+    /// A key the format does not have (rust-vmm and Firecracker 1.10 deny unknown fields;
+    /// Firecracker's libseccomp-based compiler ignores them).
     UnknownField,
     /// A `comment` that is not a string (rust-vmm).
     CommentNotString,
