@@ -322,3 +322,86 @@ fn probe_lists_are_listed() {
         ["getpid", "common", "firecracker-vcpu", "harmless-all"]
     );
 }
+
+/// One list's calls, as a table and as a workload file `analyze --workload` reads back: the
+/// vCPU list's `ioctl` probes carry `KVM_RUN` = `_IO(KVMIO, 0x80)` = 0xae80 and `KVM_IRQFD` =
+/// `_IOW(KVMIO, 0x76, struct kvm_irqfd)` = 0x4020ae76 (include/uapi/linux/kvm.h, a 32-byte
+/// struct), in the list's order with its counts.
+#[test]
+fn one_probe_list_is_listed_as_a_workload_file() {
+    let out = secopt(&["bench", "--list-probes", "--probe", "firecracker-vcpu"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let kvm_run = text
+        .lines()
+        .find(|l| l.starts_with("ioctl(KVM_RUN)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        kvm_run.contains(" 900 ") && kvm_run.contains(" 0xae80 "),
+        "{kvm_run}"
+    );
+
+    let out = secopt(&[
+        "bench",
+        "--list-probes",
+        "--probe",
+        "firecracker-vcpu",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let json = String::from_utf8(out.stdout).unwrap();
+    let dir = tmpdir("probe-workload");
+    let workload = write(&dir, "vcpu.json", &json);
+    // Read back by analyze, against a filter that reads ioctl's request: the entries keep their
+    // labels, counts and order, and the request value decides each ioctl's path.
+    let filter = write(
+        &dir,
+        "f.s",
+        "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #ioctl, next, allow\n\
+         ld [args[1].lo]\njeq #0xae80, allow, next\nld [args[1].hi]\njeq #0, allow, allow\n\
+         kill: ret KILL\nallow: ret ALLOW\n",
+    );
+    let out = secopt(&[
+        "analyze",
+        &filter,
+        "--workload",
+        &workload,
+        "--kernel",
+        "6.18",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries: Vec<(String, u64, u64)> = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["label"].as_str().unwrap().to_string(),
+                e["count"].as_u64().unwrap(),
+                e["max_path"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("ioctl(KVM_RUN)".to_string(), 900, 7),
+            ("write".to_string(), 60, 5),
+            ("futex(WAKE_PRIVATE)".to_string(), 30, 5),
+            ("ioctl(KVM_IRQFD)".to_string(), 5, 9),
+            ("sched_yield".to_string(), 5, 5),
+        ]
+    );
+    let args = &report["entries"][3]["args"];
+    assert_eq!(args[1], "0x4020ae76", "{args}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

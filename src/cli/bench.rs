@@ -125,7 +125,9 @@ pub struct BenchArgs {
     /// Syscalls shown in the chart (the most frequent), besides the aggregate.
     #[arg(long, default_value_t = 8)]
     pub plot_syscalls: usize,
-    /// List the built-in probe lists and exit.
+    /// List the built-in probe lists and exit. With `--probe NAME`: that list's calls, with the
+    /// argument values its probes are made with; `--format json` writes them as a workload
+    /// file that `secopt analyze --workload` and `compile --weights` read.
     #[arg(long)]
     pub list_probes: bool,
 }
@@ -364,7 +366,64 @@ impl Progress {
     }
 }
 
+/// A probe list's calls as aligned text: label, syscall, count and the argument values given
+/// (`-`: the probe's default, which no filter decision here depends on).
+fn probe_table(list: &workload::Workload) -> String {
+    let args = |e: &workload::WorkloadEntry| {
+        e.args
+            .iter()
+            .map(|a| a.map_or_else(|| "-".to_string(), |v| format!("{v:#x}")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let width = list
+        .entries
+        .iter()
+        .map(|e| e.label.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = format!("{:width$}  {:>6}  args\n", "call", "count");
+    for e in &list.entries {
+        out += &format!("{:width$}  {:>6}  {}\n", e.label, e.count, args(e));
+    }
+    out
+}
+
+/// A probe list as a JSON workload file (`"label": {"syscall", "count", "args"}`), in the
+/// list's order: what `secopt analyze --workload` and `compile --weights` read.
+fn probe_workload_json(list: &workload::Workload) -> String {
+    let lines: Vec<String> = list
+        .entries
+        .iter()
+        .map(|e| {
+            let args: Vec<serde_json::Value> = e
+                .args
+                .iter()
+                .map(|a| a.map_or(serde_json::Value::Null, |v| format!("{v:#x}").into()))
+                .collect();
+            format!(
+                "  {}: {{\"syscall\": {}, \"count\": {}, \"args\": {}}}",
+                serde_json::Value::from(e.label.as_str()),
+                serde_json::Value::from(e.syscall.as_str()),
+                e.count,
+                serde_json::Value::from(args)
+            )
+        })
+        .collect();
+    format!("{{\n{}\n}}\n", lines.join(",\n"))
+}
+
 pub fn run(a: BenchArgs) -> Result<i32, Failure> {
+    if let (true, Some(name)) = (a.list_probes, &a.probe) {
+        let native = Arch::host()
+            .ok_or_else(|| Failure::input("secopt has no syscall table for this host"))?;
+        let list = workload::probe_list(name, native).map_err(bench_failure)?;
+        match a.format {
+            Format::Text => print!("{}", probe_table(&list)),
+            Format::Json => print!("{}", probe_workload_json(&list)),
+        }
+        return Ok(EXIT_OK);
+    }
     if a.list_probes {
         match a.format {
             Format::Text => {
