@@ -316,6 +316,27 @@ pub fn word_cuts(prog: &Program, offset: u32, arch: Option<u32>) -> Vec<u32> {
     cuts
 }
 
+/// The outcome of `v op k` for every `v` whose bits in `ones` are set and in `zeros` clear,
+/// when they decide it (`None` otherwise).
+fn decide_by_bits(ones: u32, zeros: u32, op: u16, k: u32) -> Option<bool> {
+    if ones == 0 && zeros == 0 {
+        return None;
+    }
+    // The least and the greatest value with those bits.
+    let (least, greatest) = (ones, !zeros);
+    match op {
+        BPF_JSET if ones & k != 0 => Some(true),
+        BPF_JSET if zeros & k == k => Some(false),
+        BPF_JEQ if k & zeros != 0 || ones & !k != 0 => Some(false),
+        BPF_JEQ if ones | zeros == u32::MAX => Some(ones == k),
+        BPF_JGT if least > k => Some(true),
+        BPF_JGT if greatest <= k => Some(false),
+        BPF_JGE if least >= k => Some(true),
+        BPF_JGE if greatest < k => Some(false),
+        _ => None,
+    }
+}
+
 /// Adds the values where `v op k` changes outcome (as the start of a new range).
 fn cut_points(op: u16, k: u32, cuts: &mut Vec<u32>) {
     match op {
@@ -443,6 +464,11 @@ struct Ctx {
     nr: Option<Range>,
     /// Value sets of other words, sorted by word; absent words are unconstrained.
     known: Vec<(u8, IntervalSet)>,
+    /// Bits of other words the path's `jset` tests fixed: `(word, ones, zeros)`, sorted by
+    /// word. A value set cannot hold them (`jset #4` splits the words into 2^30 ranges), yet
+    /// compilers that test one matcher per rule repeat the same `jset` in every rule (gVisor's
+    /// `mmap` rules test `args[2] & PROT_EXEC` eight times in a row).
+    bits: Vec<(u8, u32, u32)>,
 }
 
 type CtxId = u32;
@@ -555,7 +581,15 @@ impl<'a> Specializer<'a> {
             self.arch = Some(IntervalSet::range(alo, ahi));
         }
         let nr = self.cfg.split_nr.then_some((0, u32::MAX));
-        let root = self.context(0, Ctx { regs, nr, known })?;
+        let root = self.context(
+            0,
+            Ctx {
+                regs,
+                nr,
+                known,
+                bits: Vec::new(),
+            },
+        )?;
         // Forward: contexts only lead to later instructions, so visiting instructions in order
         // sees every context of an instruction before stepping any of them.
         for pc in 0..self.prog.len() {
@@ -619,6 +653,7 @@ impl<'a> Specializer<'a> {
         let regs = ctx.regs.clone();
         ctx.known
             .retain(|(w, set)| !set.is_full() && relevant(*w, &regs));
+        ctx.bits.retain(|&(w, _, _)| relevant(w, &regs));
         let key = (pc as u32, ctx);
         let hash = {
             use std::hash::BuildHasher;
@@ -669,6 +704,29 @@ impl<'a> Specializer<'a> {
             },
             Val::Unknown => None,
         }
+    }
+
+    /// The bits of word `w` known to be one and known to be zero on this context's paths.
+    fn known_bits(ctx: &Ctx, w: u8) -> (u32, u32) {
+        ctx.bits
+            .iter()
+            .find(|e| e.0 == w)
+            .map_or((0, 0), |&(_, ones, zeros)| (ones, zeros))
+    }
+
+    /// `ctx` with `ones` and `zeros` added to what is known of word `w`'s bits.
+    fn with_bits(mut ctx: Ctx, w: u8, ones: u32, zeros: u32) -> Ctx {
+        match ctx.bits.iter_mut().find(|e| e.0 == w) {
+            Some(e) => {
+                e.1 |= ones;
+                e.2 |= zeros;
+            }
+            None => {
+                ctx.bits.push((w, ones, zeros));
+                ctx.bits.sort_by_key(|e| e.0);
+            }
+        }
+        ctx
     }
 
     fn with_known(ctx: &Ctx, w: u8, set: IntervalSet) -> Ctx {
@@ -924,7 +982,11 @@ impl<'a> Specializer<'a> {
             Val::Word(w) => {
                 let full = IntervalSet::full();
                 let set = Self::known_set(ctx, w).unwrap_or(&full);
-                match set.decide(jop, k) {
+                let (ones, zeros) = Self::known_bits(ctx, w);
+                match set
+                    .decide(jop, k)
+                    .or_else(|| decide_by_bits(ones, zeros, jop, k))
+                {
                     Some(taken) => Ok(Step::Skip(
                         self.context(if taken { jt } else { jf }, ctx.clone())?,
                     )),
@@ -934,12 +996,20 @@ impl<'a> Specializer<'a> {
                         } else {
                             None
                         };
-                        let (ct, cf) = match split {
+                        let (mut ct, mut cf) = match split {
                             Some((ts, fs)) => {
                                 (Self::with_known(ctx, w, ts), Self::with_known(ctx, w, fs))
                             }
                             None => (ctx.clone(), ctx.clone()),
                         };
+                        if self.cfg.track_words && jop == BPF_JSET {
+                            // Taken: some bit of `k` is set (which one is known only for a
+                            // single bit); not taken: every bit of `k` is clear.
+                            if k.is_power_of_two() {
+                                ct = Self::with_bits(ct, w, k, 0);
+                            }
+                            cf = Self::with_bits(cf, w, 0, k);
+                        }
                         let (t, f) = (self.context(jt, ct)?, self.context(jf, cf)?);
                         Ok(Step::Test(test_k(k), t, f))
                     }
@@ -1269,6 +1339,43 @@ mod tests {
     /// `split_bounds` is a shortcut for the bounds of `IntervalSet::split`'s two sets: the same
     /// answer on ranges and constants near the edges (0, `u32::MAX`, the range's ends) and at
     /// random.
+    /// Every decision from known bits holds for every value with those bits: all 16 values of
+    /// the low four bits (the others known zero), every pair of disjoint masks there, every
+    /// operator and constants around the range.
+    #[test]
+    fn bit_decisions_hold_for_every_value_with_those_bits() {
+        let mut decided = 0;
+        for ones in 0u32..16 {
+            for zeros in 0u32..16 {
+                if ones & zeros != 0 {
+                    continue;
+                }
+                let zeros = zeros | !0xf;
+                let values: Vec<u32> = (0u32..16)
+                    .filter(|v| v & ones == ones && v & zeros == 0)
+                    .collect();
+                for op in [BPF_JEQ, BPF_JGT, BPF_JGE, BPF_JSET] {
+                    for k in (0u32..=17).chain([0x10, 0x100, u32::MAX]) {
+                        let outcomes: Vec<bool> =
+                            values.iter().map(|&v| jump_taken(op, v, k)).collect();
+                        if let Some(taken) = decide_by_bits(ones, zeros, op, k) {
+                            decided += 1;
+                            assert!(
+                                outcomes.iter().all(|&o| o == taken),
+                                "ones {ones:#x} zeros {zeros:#x} op {op:#x} k {k:#x}: {taken}"
+                            );
+                        } else if ones == 0xf || zeros == !0 {
+                            // Every bit known: always decided.
+                            panic!("ones {ones:#x} zeros {zeros:#x} op {op:#x} k {k:#x} undecided");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(decided > 1000, "{decided}");
+        assert_eq!(decide_by_bits(0, 0, BPF_JSET, 4), None);
+    }
+
     #[test]
     fn split_bounds_are_the_bounds_of_the_split_sets() {
         let mut rng = crate::bpf::testing::Rng::new(7);
