@@ -1,5 +1,6 @@
 #!/bin/bash
-# Rebuilds tests/data/peers/*.bpf with Kafel, minijail and gVisor (not run by the test suite:
+# Rebuilds tests/data/peers/*.bpf with Kafel, minijail and gVisor, gVisor's also from
+# Firecracker's filter file in ../shared/profiles/firecracker (not run by the test suite:
 # it needs their sources, which CI cannot download; gVisor's comes from the Go module proxy,
 # pinned by scripts/peers/gvisor/go.sum). Usage:
 #
@@ -45,8 +46,20 @@ done
 # gVisor's compiler (gvisor.dev/gvisor/pkg/seccomp), syscall numbers from this host's kernel
 # headers (scripts/peers/gvisor/main.go).
 (cd "$here/gvisor" && go build -o "$work/gvisor-compile" .)
+unistd=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
 for p in docker-allow small; do
-    "$work/gvisor-compile" "$data/$p.json" /usr/include/x86_64-linux-gnu/asm/unistd_64.h \
-        "$out/$p.gvisor.bpf"
+    "$work/gvisor-compile" "$data/$p.json" "$unistd" "$out/$p.gvisor.bpf"
+done
+# Firecracker's production filters (argument rules), one program per thread; `.gvisor-hot`
+# with gVisor's HotSyscalls set to the conditional syscalls of the thread's probe list
+# (scripts/peers/compare.sh): KVM_RUN's ioctl for the vCPU thread, futex and mmap for the others.
+firecracker=$here/../../../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json
+for thread in vmm api vcpu; do
+    hot=futex,mmap
+    [ "$thread" = vcpu ] && hot=ioctl
+    "$work/gvisor-compile" -firecracker "$thread" "$firecracker" "$unistd" \
+        "$out/firecracker-$thread.gvisor.bpf"
+    "$work/gvisor-compile" -firecracker "$thread" -hot "$hot" "$firecracker" "$unistd" \
+        "$out/firecracker-$thread.gvisor-hot.bpf"
 done
 ls -l "$out"/*.bpf

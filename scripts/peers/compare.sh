@@ -2,6 +2,9 @@
 # Kafel, minijail, gVisor and libseccomp against secopt on tests/data/peers/docker-allow.json, with
 # the shared workloads: size, expected instructions per syscall with and without the allow
 # cache, and the worst path, all from `secopt analyze` (instruction counts: machine-independent).
+# Then gVisor against secopt on the three threads of Firecracker's filter file, with the probe
+# lists the benchmarks weigh them by (libseccomp's rows for these are in docs/benchmarks.md,
+# from `cargo bench --bench compare`).
 # The peers' programs are the committed ones (scripts/peers/build.sh rebuilds them); libseccomp's
 # are built here with the system library. Usage: scripts/peers/compare.sh [SECOPT]
 set -euo pipefail
@@ -61,4 +64,56 @@ for w in gvisor-sentry-postgres nginx-wrk redis-benchmark; do
     row "secopt compile --weights" "$work/secopt-balanced.bpf" "$W"
     row "secopt compile --weights --favor speed" "$work/secopt-speed.bpf" "$W"
     row "secopt optimize Kafel's --weights" "$work/secopt-kafel.bpf" "$W"
+done
+
+# Firecracker's threads: the vCPU thread weighed by the `firecracker-vcpu` probe list, the others
+# by the `common` list less the calls the thread's filter never allows (as `cargo bench --bench
+# compare` weighs them).
+firecracker=$root/../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json
+"$secopt" bench --list-probes --probe common --format json > "$work/common.json"
+"$secopt" bench --list-probes --probe firecracker-vcpu --format json > "$work/vcpu.json"
+fc_row() { # NAME FILE WORKLOAD THREAD
+    "$secopt" verify "$2" "$firecracker:$4" --profile-arch x86_64 --arch x86_64 \
+        --nr 0..=0x3fffffff >/dev/null || {
+        echo "$1: not equal to the $4 thread's filter on x86_64's syscalls" >&2
+        exit 1
+    }
+    "$secopt" analyze "$2" --workload "$3" --kernel 6.18 --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = d["totals"]
+cells = [sys.argv[1], str(d["length"]), "%.2f" % t["expected_with_cache"],
+         "%.2f" % t["expected_without_cache"], str(t["worst_case_path"])]
+print("| " + " | ".join(cells) + " |")' "$1"
+}
+for thread in vmm api vcpu; do
+    "$secopt" compile "$firecracker" --thread "$thread" --arch x86_64 --no-optimize -q \
+        -o "$work/$thread-ref.bpf"
+    if [ "$thread" = vcpu ]; then
+        W=$work/vcpu.json
+    else
+        W=$work/$thread.json
+        "$secopt" analyze "$work/$thread-ref.bpf" --workload "$work/common.json" --kernel 6.18 \
+            --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+common = json.load(open(sys.argv[1]))
+allowed = {e["label"] for e in d["entries"] if "ALLOW" in e["decisions"]}
+json.dump({k: v for k, v in common.items() if k in allowed}, sys.stdout, indent=1)' \
+            "$work/common.json" > "$W"
+    fi
+    "$secopt" compile "$firecracker" --thread "$thread" --arch x86_64 --weights "$W" -q \
+        -o "$work/$thread-secopt.bpf"
+    "$secopt" optimize "$data/firecracker-$thread.gvisor.bpf" --weights "$W" 2>/dev/null \
+        -o "$work/$thread-secopt-gvisor.bpf"
+    echo
+    echo "### Firecracker $thread thread ($(python3 -c 'import json,sys; print(", ".join(json.load(open(sys.argv[1]))))' "$W"))"
+    echo
+    echo "| compiler | instructions | per syscall, cache | per syscall, no cache | worst path |"
+    echo "|---|---|---|---|---|"
+    fc_row "gVisor (pkg/seccomp)" "$data/firecracker-$thread.gvisor.bpf" "$W" "$thread"
+    fc_row "gVisor, HotSyscalls" "$data/firecracker-$thread.gvisor-hot.bpf" "$W" "$thread"
+    fc_row "secopt compile --no-optimize" "$work/$thread-ref.bpf" "$W" "$thread"
+    fc_row "secopt compile --weights" "$work/$thread-secopt.bpf" "$W" "$thread"
+    fc_row "secopt optimize gVisor's --weights" "$work/$thread-secopt-gvisor.bpf" "$W" "$thread"
 done

@@ -1,18 +1,27 @@
-// gvisor-compile compiles an OCI seccomp profile of tests/data/peers with gVisor's seccomp
-// compiler (gvisor.dev/gvisor/pkg/seccomp, what the gVisor Sentry installs its own filter
-// with) and writes the raw program (little-endian struct sock_filter array).
+// gvisor-compile compiles a seccomp policy with gVisor's seccomp compiler
+// (gvisor.dev/gvisor/pkg/seccomp, what the gVisor Sentry installs its own filter with) and
+// writes the raw program (little-endian struct sock_filter array). The policy is either an OCI
+// profile of tests/data/peers or one thread of a Firecracker seccompiler file.
 //
-// Only what those profiles use is read: the default action (SCMP_ACT_KILL or SCMP_ACT_ERRNO),
-// SCMP_ACT_ALLOW entries, and SCMP_CMP_EQ conditions. Syscall numbers come from the build
-// host's kernel headers (asm/unistd_64.h), as minijail's do, not from secopt.
+// Only what those files use is read. OCI: the default action (SCMP_ACT_KILL or
+// SCMP_ACT_ERRNO), SCMP_ACT_ALLOW entries, and SCMP_CMP_EQ conditions. Firecracker: the
+// meaning Firecracker's own compiler (libseccomp-based, since 1.11) gives the file: a "dword"
+// "eq" compares the low 32 bits, every other condition all 64; the entries of one syscall
+// are ORed, the conditions of one entry ANDed; the bad-architecture action is libseccomp's
+// default, kill the thread. Syscall numbers come from the build host's kernel headers
+// (asm/unistd_64.h), as minijail's do, not from secopt.
 //
-// Usage: gvisor-compile PROFILE.json UNISTD_64_H OUT.bpf [-no-optimize]
+// Usage: gvisor-compile [-no-optimize] [-firecracker THREAD] [-hot NAME,...] POLICY.json UNISTD_64_H OUT.bpf
+//
+// -hot lists gVisor's HotSyscalls, most frequent first: the syscalls with conditions it
+// tests before the others.
 package main
 
 import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -55,21 +64,136 @@ func numbers(header string) (map[string]uintptr, error) {
 	return nrs, s.Err()
 }
 
-func run() error {
-	if len(os.Args) < 4 {
-		return fmt.Errorf("usage: gvisor-compile PROFILE.json UNISTD_64_H OUT.bpf [-no-optimize]")
+// firecrackerFilter is one thread's filter of a Firecracker seccompiler file.
+type firecrackerFilter struct {
+	DefaultAction json.RawMessage `json:"default_action"`
+	FilterAction  json.RawMessage `json:"filter_action"`
+	Filter        []struct {
+		Syscall string `json:"syscall"`
+		Args    []struct {
+			Index int             `json:"index"`
+			Type  string          `json:"type"`
+			Op    json.RawMessage `json:"op"`
+			Val   uint64          `json:"val"`
+		} `json:"args"`
+	} `json:"filter"`
+}
+
+// firecrackerAction reads "allow", "trap", "kill_thread", "kill_process" or {"errno": N}.
+func firecrackerAction(raw json.RawMessage) (seccomp.Action, error) {
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		switch name {
+		case "allow":
+			return seccomp.Allow, nil
+		case "trap":
+			return seccomp.Trap, nil
+		case "kill_thread":
+			return seccomp.KillThread, nil
+		case "kill_process":
+			return seccomp.KillProcess, nil
+		}
 	}
-	raw, err := os.ReadFile(os.Args[1])
+	var errno struct {
+		Errno *uint16 `json:"errno"`
+	}
+	if json.Unmarshal(raw, &errno) == nil && errno.Errno != nil {
+		return seccomp.ReturnError.Code(*errno.Errno), nil
+	}
+	return "", fmt.Errorf("action %s not handled", raw)
+}
+
+// firecrackerMatcher is the gVisor matcher of one Firecracker condition, with the meaning
+// Firecracker's libseccomp-based compiler gives it.
+func firecrackerMatcher(width string, rawOp json.RawMessage, val uint64) (seccomp.ValueMatcher, error) {
+	var op string
+	if json.Unmarshal(rawOp, &op) == nil {
+		if width == "dword" && op == "eq" {
+			// libseccomp MASKED_EQ with mask 0xffffffff: the low 32 bits equal.
+			return seccomp.MaskedEqual(0xffffffff, uintptr(val&0xffffffff)), nil
+		}
+		switch op {
+		case "eq":
+			return seccomp.EqualTo(val), nil
+		case "ne":
+			return seccomp.NotEqual(val), nil
+		case "lt":
+			return seccomp.LessThan(val), nil
+		case "le":
+			return seccomp.LessThanOrEqual(val), nil
+		case "gt":
+			return seccomp.GreaterThan(val), nil
+		case "ge":
+			return seccomp.GreaterThanOrEqual(val), nil
+		}
+		return nil, fmt.Errorf("operator %q not handled", op)
+	}
+	var masked struct {
+		Mask *uint64 `json:"masked_eq"`
+	}
+	if json.Unmarshal(rawOp, &masked) == nil && masked.Mask != nil {
+		if val&^*masked.Mask != 0 {
+			return nil, fmt.Errorf("masked_eq value %#x has bits outside its mask %#x", val, *masked.Mask)
+		}
+		return seccomp.MaskedEqual(uintptr(*masked.Mask), uintptr(val)), nil
+	}
+	return nil, fmt.Errorf("operator %s not handled", rawOp)
+}
+
+// firecrackerProgram builds the rules of one thread of a Firecracker file.
+func firecrackerProgram(raw []byte, thread string, nrs map[string]uintptr) (seccomp.RuleSet, seccomp.Action, error) {
+	var file map[string]firecrackerFilter
+	if err := json.Unmarshal(raw, &file); err != nil {
+		return seccomp.RuleSet{}, "", err
+	}
+	f, ok := file[thread]
+	if !ok {
+		return seccomp.RuleSet{}, "", fmt.Errorf("no thread %q", thread)
+	}
+	def, err := firecrackerAction(f.DefaultAction)
 	if err != nil {
-		return err
+		return seccomp.RuleSet{}, "", err
 	}
+	act, err := firecrackerAction(f.FilterAction)
+	if err != nil {
+		return seccomp.RuleSet{}, "", err
+	}
+	rules := seccomp.NewSyscallRules()
+	for _, entry := range f.Filter {
+		nr, ok := nrs[entry.Syscall]
+		if !ok {
+			return seccomp.RuleSet{}, "", fmt.Errorf("%s: not in the syscall table", entry.Syscall)
+		}
+		var rule seccomp.SyscallRule = seccomp.MatchAll{}
+		if len(entry.Args) > 0 {
+			var args seccomp.PerArg
+			seen := make(map[int]bool)
+			for i := range args {
+				args[i] = seccomp.AnyValue{}
+			}
+			for _, a := range entry.Args {
+				if a.Index > 5 || seen[a.Index] {
+					return seccomp.RuleSet{}, "", fmt.Errorf("%s: condition on argument %d not handled", entry.Syscall, a.Index)
+				}
+				seen[a.Index] = true
+				m, err := firecrackerMatcher(a.Type, a.Op, a.Val)
+				if err != nil {
+					return seccomp.RuleSet{}, "", fmt.Errorf("%s: %w", entry.Syscall, err)
+				}
+				args[a.Index] = m
+			}
+			rule = args
+		}
+		rules = rules.Add(nr, rule)
+	}
+	return seccomp.RuleSet{Rules: rules, Action: act}, def, nil
+}
+
+// ociProgram builds the rules of an OCI profile of tests/data/peers.
+func ociProgram(raw []byte, nrs map[string]uintptr) (seccomp.RuleSet, seccomp.Action, error) {
 	var p profile
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return err
-	}
-	nrs, err := numbers(os.Args[2])
-	if err != nil {
-		return err
+		return seccomp.RuleSet{}, "", err
 	}
 	var def seccomp.Action
 	switch p.DefaultAction {
@@ -78,12 +202,12 @@ func run() error {
 	case "SCMP_ACT_ERRNO":
 		def = seccomp.ReturnError.Code(1)
 	default:
-		return fmt.Errorf("default action %s not handled", p.DefaultAction)
+		return seccomp.RuleSet{}, "", fmt.Errorf("default action %s not handled", p.DefaultAction)
 	}
 	rules := seccomp.NewSyscallRules()
 	for _, entry := range p.Syscalls {
 		if entry.Action != "SCMP_ACT_ALLOW" {
-			return fmt.Errorf("action %s not handled", entry.Action)
+			return seccomp.RuleSet{}, "", fmt.Errorf("action %s not handled", entry.Action)
 		}
 		var rule seccomp.SyscallRule = seccomp.MatchAll{}
 		if len(entry.Args) > 0 {
@@ -93,7 +217,7 @@ func run() error {
 			}
 			for _, a := range entry.Args {
 				if a.Op != "SCMP_CMP_EQ" || a.Index > 5 {
-					return fmt.Errorf("condition %+v not handled", a)
+					return seccomp.RuleSet{}, "", fmt.Errorf("condition %+v not handled", a)
 				}
 				args[a.Index] = seccomp.EqualTo(a.Value)
 			}
@@ -102,17 +226,58 @@ func run() error {
 		for _, name := range entry.Names {
 			nr, ok := nrs[name]
 			if !ok {
-				return fmt.Errorf("%s: not in %s", name, os.Args[2])
+				return seccomp.RuleSet{}, "", fmt.Errorf("%s: not in the syscall table", name)
 			}
 			rules = rules.Add(nr, rule)
 		}
 	}
+	return seccomp.RuleSet{Rules: rules, Action: seccomp.Allow}, def, nil
+}
+
+func run() error {
+	noOptimize := flag.Bool("no-optimize", false, "turn gVisor's rule and bytecode optimizations off")
+	thread := flag.String("firecracker", "", "read POLICY.json as a Firecracker file and compile this thread's filter")
+	hot := flag.String("hot", "", "gVisor's HotSyscalls: comma-separated names, most frequent first")
+	flag.Parse()
+	if flag.NArg() != 3 {
+		return fmt.Errorf("usage: gvisor-compile [-no-optimize] [-firecracker THREAD] [-hot NAME,...] POLICY.json UNISTD_64_H OUT.bpf")
+	}
+	in, header, outPath := flag.Arg(0), flag.Arg(1), flag.Arg(2)
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	nrs, err := numbers(header)
+	if err != nil {
+		return err
+	}
+	var ruleSet seccomp.RuleSet
+	var def seccomp.Action
+	if *thread != "" {
+		ruleSet, def, err = firecrackerProgram(raw, *thread, nrs)
+	} else {
+		ruleSet, def, err = ociProgram(raw, nrs)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	var hotNrs []uintptr
+	if *hot != "" {
+		for _, name := range strings.Split(*hot, ",") {
+			nr, ok := nrs[name]
+			if !ok {
+				return fmt.Errorf("-hot %s: not in %s", name, header)
+			}
+			hotNrs = append(hotNrs, nr)
+		}
+	}
 	program := seccomp.Program{
-		RuleSets: []seccomp.RuleSet{{Rules: rules, Action: seccomp.Allow}},
+		RuleSets: []seccomp.RuleSet{ruleSet},
 		Options: seccomp.ProgramOptions{
 			DefaultAction:     def,
 			BadArchAction:     seccomp.KillThread,
-			SkipOptimizations: len(os.Args) > 4 && os.Args[4] == "-no-optimize",
+			SkipOptimizations: *noOptimize,
+			HotSyscalls:       hotNrs,
 		},
 	}
 	insns, stats, err := program.Build()
@@ -125,8 +290,8 @@ func run() error {
 		out = append(out, i.JumpIfTrue, i.JumpIfFalse)
 		out = binary.LittleEndian.AppendUint32(out, i.K)
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d instructions (%d before gVisor's optimizations)\n", os.Args[3], stats.SizeAfterOptimizations, stats.SizeBeforeOptimizations)
-	return os.WriteFile(os.Args[3], out, 0o644)
+	fmt.Fprintf(os.Stderr, "%s: %d instructions (%d before gVisor's optimizations)\n", outPath, stats.SizeAfterOptimizations, stats.SizeBeforeOptimizations)
+	return os.WriteFile(outPath, out, 0o644)
 }
 
 func main() {
