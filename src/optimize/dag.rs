@@ -312,6 +312,9 @@ pub enum Held {
     Unknown,
     /// The `seccomp_data` word at this byte offset, on every path.
     Word(u32),
+    /// That word AND a mask (`ld [k]; and #m`), on every path: what a masked comparison
+    /// tests. Chromium's bpf_dsl reloads and re-masks the word before every value it compares.
+    Masked(u32, u32),
 }
 
 /// Per node id up to the largest root: the absolute word A holds on entry on every path from
@@ -343,6 +346,12 @@ pub fn held_words(dag: &Dag, roots: &[NodeId]) -> Vec<Held> {
             Node::Op { insn, next } => {
                 let out = if is_abs_load(&insn) {
                     Held::Word(insn.k)
+                } else if insn.code == BPF_ALU | BPF_AND | BPF_K {
+                    match state {
+                        Held::Word(k) => Held::Masked(k, insn.k),
+                        Held::Masked(k, m) => Held::Masked(k, m & insn.k),
+                        _ => Held::Unknown,
+                    }
                 } else if effects(&insn).defs & LIVE_A != 0 {
                     Held::Unknown
                 } else {
@@ -357,6 +366,14 @@ pub fn held_words(dag: &Dag, roots: &[NodeId]) -> Vec<Held> {
         }
     }
     held
+}
+
+/// The mask and successor of `id` when it is `and #m`.
+fn and_after(dag: &Dag, id: NodeId) -> Option<(u32, NodeId)> {
+    match dag.node(id) {
+        Node::Op { insn, next } if insn.code == BPF_ALU | BPF_AND | BPF_K => Some((insn.k, next)),
+        _ => None,
+    }
 }
 
 fn is_abs_load(insn: &Insn) -> bool {
@@ -380,7 +397,14 @@ pub fn drop_reloads_from(dag: &mut Dag, roots: &[NodeId]) -> Vec<NodeId> {
                 changed = true;
                 map[next as usize]
             }
-            Node::Op { insn, next } => dag.op(insn, map[next as usize]),
+            Node::Op { insn, next } => match and_after(dag, next) {
+                // `ld [k]; and #m` where A holds `[k] & m` on every path in: both go.
+                Some((m, after)) if is_abs_load(&insn) && held[id] == Held::Masked(insn.k, m) => {
+                    changed = true;
+                    map[after as usize]
+                }
+                _ => dag.op(insn, map[next as usize]),
+            },
             Node::Test { insn, t, f } => dag.test(insn, map[t as usize], map[f as usize]),
         };
     }
@@ -610,5 +634,59 @@ mod tests {
             errno,
         ]);
         assert_eq!(loads_left(&p), 2);
+    }
+
+    /// Chromium's masked comparisons: `ld [w]; and #m; jeq #v` for every value. Where A holds
+    /// `[w] & m` on every path in, the reload and the re-mask go; with another mask, or another
+    /// word on one path in, they stay.
+    #[test]
+    fn a_reload_and_remask_of_what_a_holds_is_dropped() {
+        let jeq = BPF_JMP | BPF_JEQ | BPF_K;
+        let and = |m: u32| Insn::stmt(BPF_ALU | BPF_AND | BPF_K, m);
+        let (allow, errno) = (Insn::ret(0x7fff_0000), Insn::ret(0x0005_0016));
+        // (loads of [16], `and`s) left after the DAG and `drop_reloads`, checked against `p`.
+        let left = |p: &Program| {
+            let mut dag = Dag::new();
+            let root = from_program(&mut dag, p);
+            let root = drop_reloads(&mut dag, root);
+            let out = same_decisions(&dag, root, p, &probes());
+            let count = |want: &dyn Fn(&Insn) -> bool| out.insns.iter().filter(|i| want(i)).count();
+            (
+                count(&|i| *i == Insn::ld_abs(16)),
+                count(&|i| i.code == BPF_ALU | BPF_AND | BPF_K),
+            )
+        };
+        let chain = |second_mask: u32| {
+            Program::new(vec![
+                Insn::ld_abs(16),
+                and(0xff),
+                Insn::jump(jeq, 1, 5, 0),
+                Insn::ld_abs(16),
+                and(second_mask),
+                Insn::jump(jeq, 3, 2, 0),
+                errno,
+                errno,
+                allow,
+            ])
+        };
+        assert_eq!(left(&chain(0xff)), (1, 1));
+        assert_eq!(left(&chain(0xf0f)), (2, 2));
+        // Two ways into the second load (from 4 with `[16] & 0xff` in A, from 6 with `[20]`):
+        // it stays.
+        let p = Program::new(vec![
+            Insn::ld_abs(0),
+            Insn::jump(jeq, 1, 0, 3),
+            Insn::ld_abs(16),
+            and(0xff),
+            Insn::jump(jeq, 1, 6, 2),
+            Insn::ld_abs(20),
+            Insn::jump(jeq, 7, 0, 4),
+            Insn::ld_abs(16),
+            and(0xff),
+            Insn::jump(jeq, 3, 1, 0),
+            errno,
+            allow,
+        ]);
+        assert_eq!(left(&p), (2, 2));
     }
 }

@@ -337,6 +337,18 @@ fn decide_by_bits(ones: u32, zeros: u32, op: u16, k: u32) -> Option<bool> {
     }
 }
 
+/// Whether `v & m == k` for every `v` whose bits in `ones` are set and in `zeros` clear, when
+/// they decide it (`None` otherwise).
+fn masked_eq_by_bits(ones: u32, zeros: u32, m: u32, k: u32) -> Option<bool> {
+    if k & !m != 0 || ones & m & !k != 0 || zeros & k != 0 {
+        Some(false)
+    } else if (ones | zeros) & m == m {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 /// Adds the values where `v op k` changes outcome (as the start of a new range).
 fn cut_points(op: u16, k: u32, cuts: &mut Vec<u32>) {
     match op {
@@ -395,6 +407,11 @@ enum Val {
     /// Input word `i` (byte offset `4 * i`).
     Word(u8),
     Const(u32),
+    /// Input word `i` AND a mask (`ld [w]; and #m`): what a masked comparison tests. Chromium's
+    /// bpf_dsl reloads and re-masks the word for every value it compares
+    /// (`ld [w]; and #m; jeq #v1; ld [w]; and #m; jeq #v2; …`); knowing A still holds `w & m`
+    /// drops each repeated pair.
+    Masked(u8, u32),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -413,6 +430,7 @@ impl Val {
             Val::Unknown => 0,
             Val::Word(w) => 1 << 32 | w as u64,
             Val::Const(c) => 2 << 32 | c as u64,
+            Val::Masked(w, m) => 3 << 40 | (w as u64) << 32 | m as u64,
         }
     }
 }
@@ -447,7 +465,7 @@ impl Regs {
 
 impl Regs {
     fn holds_word(&self, w: u8) -> bool {
-        let is = |v: &Val| *v == Val::Word(w);
+        let is = |v: &Val| matches!(*v, Val::Word(x) | Val::Masked(x, _) if x == w);
         is(&self.a) || is(&self.x) || self.m.as_ref().is_some_and(|m| m.iter().any(is))
     }
 }
@@ -702,6 +720,7 @@ impl<'a> Specializer<'a> {
                 [(lo, hi)] if lo == hi => Some(*lo),
                 _ => None,
             },
+            Val::Masked(w, m) => Self::single_value(ctx, Val::Word(w)).map(|c| c & m),
             Val::Unknown => None,
         }
     }
@@ -779,13 +798,28 @@ impl<'a> Specializer<'a> {
         let emit: Option<Insn> = match class(code) {
             BPF_LD => {
                 let (v, emit) = match mode(code) {
-                    BPF_ABS => (Val::Word((insn.k / 4) as u8), insn),
+                    BPF_ABS => {
+                        let w = (insn.k / 4) as u8;
+                        // `ld [w]; and #m` while A holds `w & m` already: both vanish.
+                        let and_m = |m: u32| {
+                            self.prog
+                                .insns
+                                .get(next)
+                                .is_some_and(|i| i.code == BPF_ALU | BPF_AND | BPF_K && i.k == m)
+                        };
+                        match regs.a {
+                            Val::Masked(x, m) if track && x == w && and_m(m) => {
+                                return Ok(Step::Skip(self.context(pc + 2, ctx)?));
+                            }
+                            _ => (Val::Word(w), insn),
+                        }
+                    }
                     BPF_IMM => (Val::Const(insn.k), insn),
                     BPF_LEN => (Val::Const(SECCOMP_DATA_SIZE), imm(SECCOMP_DATA_SIZE)),
                     _ => match regs.mem(slot) {
                         Val::Const(c) => (Val::Const(c), imm(c)),
                         Val::Word(w) => (Val::Word(w), Insn::ld_abs(4 * w as u32)),
-                        Val::Unknown => (Val::Unknown, insn),
+                        v @ (Val::Masked(..) | Val::Unknown) => (v, insn),
                     },
                 };
                 if track && v != Val::Unknown && regs.a == v {
@@ -849,7 +883,11 @@ impl<'a> Specializer<'a> {
                             regs.a = Val::Const(c);
                             Some(imm(c))
                         } else {
-                            regs.a = Val::Unknown;
+                            regs.a = match (op(code), regs.a) {
+                                (BPF_AND, Val::Word(w)) => Val::Masked(w, alu_k.k),
+                                (BPF_AND, Val::Masked(w, m)) => Val::Masked(w, m & alu_k.k),
+                                _ => Val::Unknown,
+                            };
                             Some(alu_k)
                         }
                     }
@@ -879,7 +917,7 @@ impl<'a> Specializer<'a> {
                     Some(match regs.x {
                         Val::Const(c) => imm(c),
                         Val::Word(w) => Insn::ld_abs(4 * w as u32),
-                        Val::Unknown => insn,
+                        Val::Masked(..) | Val::Unknown => insn,
                     })
                 }
             }
@@ -916,6 +954,11 @@ impl<'a> Specializer<'a> {
             );
             return Ok(Step::Test(insn, t, f));
         };
+        if let Val::Masked(w, m) = ctx.regs.a {
+            if self.cfg.track_words && w != WORD_NR && w != WORD_ARCH {
+                return self.step_masked_test(ctx, (w, m), (jop, k), (jt, jf));
+            }
+        }
         match ctx.regs.a {
             Val::Const(a) => {
                 let taken = jump_taken(jop, a, k);
@@ -1015,7 +1058,7 @@ impl<'a> Specializer<'a> {
                     }
                 }
             }
-            Val::Unknown => {
+            Val::Masked(..) | Val::Unknown => {
                 let (t, f) = (
                     self.context(jt, ctx.clone())?,
                     self.context(jf, ctx.clone())?,
@@ -1023,6 +1066,47 @@ impl<'a> Specializer<'a> {
                 Ok(Step::Test(test_k(k), t, f))
             }
         }
+    }
+
+    /// A test of `A = w & m` (word `w`, not `nr` or `arch`) against `k`: `jset #k` is
+    /// `jset #(k & m)` on the word, and `jeq #k` fixes the mask's bits when taken; both are
+    /// decided by what is known of the word's bits and values. The residual test stays the
+    /// instruction as written (A still holds `w & m` there).
+    fn step_masked_test(
+        &mut self,
+        ctx: &Ctx,
+        (w, m): (u8, u32),
+        (jop, k): (u16, u32),
+        (jt, jf): (usize, usize),
+    ) -> Result<Step, LiftError> {
+        let (ones, zeros) = Self::known_bits(ctx, w);
+        let decided = match jop {
+            BPF_JSET => Self::known_set(ctx, w)
+                .and_then(|set| set.decide(BPF_JSET, k & m))
+                .or_else(|| decide_by_bits(ones, zeros, BPF_JSET, k & m)),
+            BPF_JEQ => masked_eq_by_bits(ones, zeros, m, k),
+            _ => None,
+        };
+        if let Some(taken) = decided {
+            let target = if taken { jt } else { jf };
+            return Ok(Step::Skip(self.context(target, ctx.clone())?));
+        }
+        let (mut ct, mut cf) = (ctx.clone(), ctx.clone());
+        match jop {
+            BPF_JSET => {
+                let bits = k & m;
+                if bits.is_power_of_two() {
+                    ct = Self::with_bits(ct, w, bits, 0);
+                }
+                cf = Self::with_bits(cf, w, 0, bits);
+            }
+            // Undecided, so `k` lies within the mask: its bits are the word's there.
+            BPF_JEQ => ct = Self::with_bits(ct, w, k, m & !k),
+            _ => {}
+        }
+        let test = Insn::jump(BPF_JMP | jop | BPF_K, k, 0, 0);
+        let (t, f) = (self.context(jt, ct)?, self.context(jf, cf)?);
+        Ok(Step::Test(test, t, f))
     }
 
     fn result(&mut self, id: CtxId, results: &mut [Option<Res>]) -> Res {
@@ -1374,6 +1458,72 @@ mod tests {
         }
         assert!(decided > 1000, "{decided}");
         assert_eq!(decide_by_bits(0, 0, BPF_JSET, 4), None);
+    }
+
+    /// The same for `v & m == k`: every mask and constant of the low four bits (and one bit
+    /// above them, which no value has).
+    #[test]
+    fn masked_equality_decisions_hold_for_every_value_with_those_bits() {
+        let mut decided = 0;
+        for ones in 0u32..16 {
+            for zeros in (0u32..16).filter(|z| z & ones == 0) {
+                let zeros = zeros | !0xf;
+                let values: Vec<u32> = (0u32..16)
+                    .filter(|v| v & ones == ones && v & zeros == 0)
+                    .collect();
+                for m in (0u32..16).chain([0x1f]) {
+                    for k in (0u32..16).chain([0x10, 0x11]) {
+                        let outcomes: Vec<bool> = values.iter().map(|&v| v & m == k).collect();
+                        match masked_eq_by_bits(ones, zeros, m, k) {
+                            Some(taken) => {
+                                decided += 1;
+                                assert!(
+                                    outcomes.iter().all(|&o| o == taken),
+                                    "ones {ones:#x} zeros {zeros:#x} m {m:#x} k {k:#x}: {taken}"
+                                );
+                            }
+                            // Undecided only where the values disagree or a mask bit is open.
+                            None => assert!(
+                                outcomes.iter().any(|&o| o != outcomes[0])
+                                    || (ones | zeros) & m != m,
+                                "ones {ones:#x} zeros {zeros:#x} m {m:#x} k {k:#x}"
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+        assert!(decided > 10_000, "{decided}");
+    }
+
+    /// Chromium's masked value chain: `ld [w]; and #m; jeq #v` per value. The reload and
+    /// re-mask after the first vanish, and a `jset` of a masked bit that an earlier `jeq`
+    /// fixed folds.
+    #[test]
+    fn a_reloaded_masked_word_is_not_reloaded() {
+        let and = |m: u32| Insn::stmt(BPF_ALU | BPF_AND | BPF_K, m);
+        let p = Program::new(vec![
+            Insn::ld_abs(24),                                // 0: args[1].lo
+            and(0xff),                                       // 1
+            jeq(1, 6, 0),                                    // 2: → 9
+            Insn::ld_abs(24),                                // 3
+            and(0xff),                                       // 4
+            jeq(3, 0, 2),                                    // 5: → 6 : 8
+            Insn::jump(BPF_JMP | BPF_JSET | BPF_K, 2, 0, 1), // 6: 3 has bit 1, so → 7
+            Insn::ret(1),                                    // 7
+            Insn::ret(2),                                    // 8
+            Insn::ret(1),                                    // 9
+        ]);
+        let lifted = lift(&p, &LiftConfig::FULL).unwrap();
+        let mut dag = lifted.dag.clone();
+        let (r1, r2) = (dag.ret(1), dag.ret(2));
+        let is3 = dag.test(jeq(3, 0, 0), r1, r2);
+        let is1 = dag.test(jeq(1, 0, 0), r1, is3);
+        let masked = dag.op(and(0xff), is1);
+        let expect = dag.op(Insn::ld_abs(24), masked);
+        assert_eq!(lifted.classes.len(), 1);
+        assert_eq!(lifted.classes[0].pieces.len(), 1);
+        assert_eq!(lifted.classes[0].pieces[0].body, expect);
     }
 
     #[test]
