@@ -206,6 +206,65 @@ fn diff_lists_the_change_per_syscall() {
     assert!(out.starts_with("no differences"), "{out}");
 }
 
+/// A change over a whole ABI is one line, not one per gap in its syscall table: gVisor's
+/// program for Firecracker's API thread traps every x86_64-token number from 0x40000000 up
+/// (it checks only the arch token), where libseccomp's bad-arch action kills the thread
+/// (tests/peer_compilers.rs proves that is the only difference). A short run of named numbers
+/// is still listed name by name (`diff_lists_the_change_per_syscall`).
+#[test]
+fn a_change_over_a_whole_abi_is_one_entry() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let gvisor = format!("{root}/tests/data/peers/firecracker-api.gvisor.bpf");
+    let thread = format!(
+        "{root}/../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json:api"
+    );
+    let args = ["diff", &gvisor, &thread, "--profile-arch", "x86_64"];
+    let (code, out, err) = secopt(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    let changes: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with(": TRAP -> KILL_THREAD"))
+        .collect();
+    assert_eq!(changes.len(), 3, "{out}");
+    assert_eq!(
+        changes[0],
+        "x86_64 (nr 0x80000000..=0xbfffffff): TRAP -> KILL_THREAD"
+    );
+    assert!(
+        changes[1].starts_with("x32 (nr 0x40000000..=0x7fffffff, every number: ")
+            && changes[1].contains(" named syscalls among them)"),
+        "{out}"
+    );
+    assert_eq!(
+        changes[2],
+        "x32 (nr 0xc0000000..=0xfffffffe): TRAP -> KILL_THREAD"
+    );
+    let (code, out, _) = secopt(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let x32 = v["arches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["arch"] == "x32")
+        .unwrap();
+    let whole = &x32["entries"][0];
+    assert_eq!(whole["unnamed_numbers"], true);
+    assert_eq!(
+        (whole["first"].as_u64(), whole["last"].as_u64()),
+        (Some(0x4000_0000), Some(0x7fff_ffff))
+    );
+    let names: Vec<&str> = whole["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for name in ["read", "ioctl", "openat", "exit_group"] {
+        assert!(names.contains(&name), "{name}: {names:?}");
+    }
+}
+
 #[test]
 fn unknown_and_bad_input_exit_codes() {
     // A product of two arguments compared with a constant: far beyond 1000 nodes.

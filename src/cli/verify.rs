@@ -696,6 +696,7 @@ fn diff_json(d: &Diff) -> Value {
                         "first": e.first,
                         "last": e.last,
                         "names": e.names,
+                        "unnamed_numbers": e.unnamed_numbers,
                         "nr_in_condition": e.nr_in_condition,
                         "changes": changes,
                     })

@@ -32,6 +32,12 @@ const MAX_ARCH_CLASSES: usize = 32;
 /// Most entries in one diff; a diff past it is cut and says so.
 pub const MAX_ENTRIES: usize = 1000;
 
+/// A run of numbers with one set of changes is listed name by name (named numbers, and the
+/// unnamed runs between them, as entries of their own) up to this many entries; a longer run
+/// is one entry for its whole range. A whole ABI that changes one way (gVisor traps x32's
+/// numbers where libseccomp kills them) is then one line, not one per gap in the table.
+pub const MAX_ENTRIES_PER_RUN: usize = 8;
+
 /// What is left of the diff's output budget.
 struct Room {
     left: usize,
@@ -103,9 +109,13 @@ pub struct Change {
 pub struct DiffEntry {
     pub first: u32,
     pub last: u32,
-    /// The names of the numbers `first..=last`, all of which the arch's table names; empty
-    /// for a run of numbers it does not name.
+    /// The names of the numbers `first..=last`, all of which the arch's table names unless
+    /// [`DiffEntry::unnamed_numbers`]; empty for a run of numbers it does not name.
     pub names: Vec<&'static str>,
+    /// The run also holds numbers the arch's table does not name: more than
+    /// [`MAX_ENTRIES_PER_RUN`] entries' worth of named and unnamed numbers with the same
+    /// changes, kept as one entry (`names` lists the named ones).
+    pub unnamed_numbers: bool,
     /// The numbers were too fragmented to list (e.g. a bit test on `nr`): the entry covers
     /// the whole group and the conditions include `nr` (and `arch` for other arch tokens).
     pub nr_in_condition: bool,
@@ -523,30 +533,47 @@ fn entries(
         return Ok(vec![whole_entry(pair, kinds, roots, arch_value)?]);
     };
     let named: Vec<u32> = table.map_or(Vec::new(), |t| t.iter().map(|(n, _)| n).collect());
-    // Split each block at the named numbers.
-    let mut segments: Vec<(u32, u32, bool, Vec<Node>)> = Vec::new();
-    let mut push = |first: u32, last: u32, is_named: bool, tuple: &Vec<Node>| match segments
-        .last_mut()
-    {
-        Some(s) if s.1 as u64 + 1 == first as u64 && s.2 == is_named && s.3 == *tuple => s.1 = last,
-        _ => segments.push((first, last, is_named, tuple.clone())),
-    };
-    for (lo, hi, tuple) in &blocks {
-        let mut cur = *lo as u64;
-        let start = named.partition_point(|&n| n < *lo);
-        for &n in named[start..].iter().take_while(|&&n| n <= *hi) {
+    // Adjacent blocks with the same changes are one run.
+    let mut runs: Vec<(u32, u32, Vec<Node>)> = Vec::new();
+    for (lo, hi, tuple) in blocks {
+        match runs.last_mut() {
+            Some(r) if r.1 as u64 + 1 == lo as u64 && r.2 == tuple => r.1 = hi,
+            _ => runs.push((lo, hi, tuple)),
+        }
+    }
+    // Split each run at the named numbers, unless that makes too many entries: (first, last,
+    // every number named, whole run of named and unnamed numbers, changes).
+    let mut segments: Vec<(u32, u32, bool, bool, Vec<Node>)> = Vec::new();
+    for (lo, hi, tuple) in runs {
+        let mut split: Vec<(u32, u32, bool)> = Vec::new();
+        let mut push = |first: u32, last: u32, is_named: bool| match split.last_mut() {
+            Some(s) if s.2 && is_named && s.1 as u64 + 1 == first as u64 => s.1 = last,
+            _ => split.push((first, last, is_named)),
+        };
+        let mut cur = lo as u64;
+        let start = named.partition_point(|&n| n < lo);
+        for &n in named[start..].iter().take_while(|&&n| n <= hi) {
             if (n as u64) > cur {
-                push(cur as u32, n - 1, false, tuple);
+                push(cur as u32, n - 1, false);
             }
-            push(n, n, true, tuple);
+            push(n, n, true);
             cur = n as u64 + 1;
         }
-        if cur <= *hi as u64 {
-            push(cur as u32, *hi, false, tuple);
+        if cur <= hi as u64 {
+            push(cur as u32, hi, false);
+        }
+        if split.len() > MAX_ENTRIES_PER_RUN {
+            segments.push((lo, hi, true, true, tuple));
+        } else {
+            segments.extend(
+                split
+                    .into_iter()
+                    .map(|(a, b, n)| (a, b, n, false, tuple.clone())),
+            );
         }
     }
     let mut out = Vec::with_capacity(segments.len());
-    for (first, last, is_named, tuple) in segments {
+    for (first, last, is_named, unnamed_numbers, tuple) in segments {
         if !room.take() {
             break;
         }
@@ -565,6 +592,7 @@ fn entries(
             first,
             last,
             names,
+            unnamed_numbers,
             nr_in_condition: false,
             changes,
         });
@@ -590,6 +618,7 @@ fn whole_entry(
         first: 0,
         last: u32::MAX,
         names: Vec::new(),
+        unnamed_numbers: false,
         nr_in_condition: true,
         changes,
     })
@@ -645,6 +674,14 @@ impl DiffEntry {
             "(the numbers the condition gives)".into()
         } else if (self.first, self.last) == (0, u32::MAX) {
             "(any nr)".into()
+        } else if self.unnamed_numbers {
+            format!(
+                "(nr {}..={}, every number: {} named syscall{} among them)",
+                show_u32(self.first),
+                show_u32(self.last),
+                self.names.len(),
+                if self.names.len() == 1 { "" } else { "s" }
+            )
         } else if !self.names.is_empty() {
             self.names.join(", ")
         } else if self.first == self.last {
