@@ -1080,7 +1080,9 @@ impl<'a> Specializer<'a> {
         (jt, jf): (usize, usize),
     ) -> Result<Step, LiftError> {
         let (ones, zeros) = Self::known_bits(ctx, w);
+        let pinned = Self::single_value(ctx, Val::Masked(w, m));
         let decided = match jop {
+            _ if pinned.is_some() => pinned.map(|a| jump_taken(jop, a, k)),
             BPF_JSET => Self::known_set(ctx, w)
                 .and_then(|set| set.decide(BPF_JSET, k & m))
                 .or_else(|| decide_by_bits(ones, zeros, BPF_JSET, k & m)),
