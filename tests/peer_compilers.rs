@@ -89,33 +89,44 @@ fn kafel_minijail_and_gvisor_decide_every_input_as_secopt_compiles_the_same_poli
     }
 }
 
+/// `peer`'s program and secopt's optimization of it, after checking the optimization: proved
+/// equal by the optimizer's self-check and again here, valid, and no x86_64 or x86 number the
+/// kernel caches for the peer's program left uncached.
+fn optimized_and_checked(
+    peer: &str,
+    options: &OptimizeOptions,
+) -> (Program, secopt::optimize::Optimized) {
+    let kernel =
+        CacheBitmap::new(KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(6, 18)).unwrap());
+    let theirs = program(peer);
+    let out = optimize(&theirs, options).unwrap();
+    assert_eq!(out.verification, Verification::Equal, "{peer}");
+    validate::validate(&out.program).unwrap();
+    let verdict = equivalent(&theirs, &out.program, &VerifyOptions::default()).unwrap();
+    assert_eq!(verdict, Verdict::Equal, "{peer}");
+    let (before, after) = (kernel.attach(&theirs), kernel.attach(&out.program));
+    for arch in [Arch::X86_64, Arch::X86] {
+        let kept = after.cached_numbers(arch.token());
+        let lost: Vec<u32> = before
+            .cached_numbers(arch.token())
+            .into_iter()
+            .filter(|nr| !kept.contains(nr))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "{peer}: {arch} numbers no longer cached: {lost:?}"
+        );
+    }
+    (theirs, out)
+}
+
 /// Each peer's program optimized: proved equal to it (the optimizer's self-check, repeated
 /// here), no cacheable syscall lost, and never larger than the peer's.
 #[test]
 fn secopt_optimizes_kafel_minijail_and_gvisor_programs_into_equal_ones() {
-    let kernel =
-        CacheBitmap::new(KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(6, 18)).unwrap());
     for (_, peers) in PEERS {
         for peer in peers {
-            let theirs = program(peer);
-            let out = optimize(&theirs, &OptimizeOptions::default()).unwrap();
-            assert_eq!(out.verification, Verification::Equal, "{peer}");
-            validate::validate(&out.program).unwrap();
-            let verdict = equivalent(&theirs, &out.program, &VerifyOptions::default()).unwrap();
-            assert_eq!(verdict, Verdict::Equal, "{peer}");
-            let (before, after) = (kernel.attach(&theirs), kernel.attach(&out.program));
-            for arch in [Arch::X86_64, Arch::X86] {
-                let kept = after.cached_numbers(arch.token());
-                let lost: Vec<u32> = before
-                    .cached_numbers(arch.token())
-                    .into_iter()
-                    .filter(|nr| !kept.contains(nr))
-                    .collect();
-                assert!(
-                    lost.is_empty(),
-                    "{peer}: {arch} numbers no longer cached: {lost:?}"
-                );
-            }
+            let (theirs, out) = optimized_and_checked(peer, &OptimizeOptions::default());
             assert!(
                 out.program.len() <= theirs.len(),
                 "{peer}: {} -> {}",
@@ -259,30 +270,12 @@ fn gvisor_compiles_firecracker_threads_as_libseccomp_does_except_the_x32_numbers
 /// request values makes 92 with a worst path of 17.
 #[test]
 fn secopt_optimizes_gvisor_firecracker_programs_into_equal_ones() {
-    let kernel =
-        CacheBitmap::new(KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(6, 18)).unwrap());
     let options = OptimizeOptions {
         report: true,
         ..Default::default()
     };
     for (_, peer) in FIRECRACKER_GVISOR {
-        let theirs = program(peer);
-        let out = optimize(&theirs, &options).unwrap();
-        assert_eq!(out.verification, Verification::Equal, "{peer}");
-        validate::validate(&out.program).unwrap();
-        let verdict = equivalent(&theirs, &out.program, &VerifyOptions::default()).unwrap();
-        assert_eq!(verdict, Verdict::Equal, "{peer}");
-        let (before, after) = (kernel.attach(&theirs), kernel.attach(&out.program));
-        let kept = after.cached_numbers(Arch::X86_64.token());
-        let lost: Vec<u32> = before
-            .cached_numbers(Arch::X86_64.token())
-            .into_iter()
-            .filter(|nr| !kept.contains(nr))
-            .collect();
-        assert!(
-            lost.is_empty(),
-            "{peer}: numbers no longer cached: {lost:?}"
-        );
+        let (theirs, out) = optimized_and_checked(peer, &options);
         let report = out.report.as_ref().unwrap();
         let (b, a) = (&report.before, &report.after);
         assert_eq!(
