@@ -2,9 +2,9 @@
 //! compiler in libminijail, and the Python compiler ChromeOS precompiles its policies with,
 //! linear and binary-tree, with and without frequency files) and gVisor's (`pkg/seccomp`, what
 //! the gVisor Sentry builds its own filter with, rules and bytecode optimized) compiled the
-//! same policies as `tests/data/peers/*.json`, and gVisor's also Firecracker's production
-//! filter file (argument rules); their programs are in `tests/data/peers/` (provenance in that
-//! directory's README).
+//! same policies as `tests/data/peers/*.json`, and gVisor's also Docker's argument rules
+//! (`docker-args.json`) and Firecracker's production filter file; their programs are in
+//! `tests/data/peers/` (provenance in that directory's README).
 //!
 //! Five compilers nobody here wrote, from their own policy languages, must decide every input
 //! exactly as secopt's compilation of the equivalent OCI profile does (libseccomp semantics:
@@ -223,46 +223,114 @@ fn secopt_firecracker_threads() -> Vec<(String, Program)> {
     .collect()
 }
 
+/// `ours` behind a guard that returns `default` for the x86_64 token's numbers from 0x40000000
+/// up: what a compiler that checks only the arch token (gVisor) does with x32's numbers, where
+/// libseccomp sends them, except -1, to its bad-arch action (and -1, which no rule names, to
+/// the default action).
+fn x32_to(default: u32, ours: &Program) -> Program {
+    use secopt::bpf::insn::{Insn, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K};
+    // `ours` starts at index 5.
+    let mut guarded = vec![
+        Insn::ld_abs(4), // arch
+        Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, Arch::X86_64.token(), 0, 3),
+        Insn::ld_abs(0), // nr
+        Insn::jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 0, 1),
+        Insn::ret(default),
+    ];
+    guarded.extend(ours.insns.iter().copied());
+    let guarded = Program::new(guarded);
+    validate::validate(&guarded).unwrap();
+    guarded
+}
+
+/// `theirs` is exactly `ours` behind [`x32_to`]`(default)` on every input, every argument value
+/// included, and the guard is needed.
+fn equal_but_for_x32(theirs: &Program, ours: &Program, default: u32, what: &str) {
+    let verdict = equivalent(theirs, &x32_to(default, ours), &VerifyOptions::default()).unwrap();
+    assert_eq!(verdict, Verdict::Equal, "{what}");
+    let verdict = equivalent(theirs, ours, &VerifyOptions::default()).unwrap();
+    assert!(
+        matches!(verdict, Verdict::Different(_)),
+        "{what}: {verdict:?}"
+    );
+}
+
 /// gVisor compiled Firecracker's argument rules from its own rule model (per-argument
 /// matchers, `MaskedEqual(0xffffffff, v)` for a `dword` `eq`), with its own rule and bytecode
 /// optimizations. It checks the arch token only, so the x86_64 token's numbers from 0x40000000
-/// up (x32's, and no syscall's) reach its syscall dispatch and get the default action, TRAP;
-/// libseccomp sends them, except -1, to the bad-arch action, KILL_THREAD (and -1, which no
-/// rule names, to the default action, TRAP). So gVisor's program must be exactly secopt's
-/// lowering behind a guard that traps those numbers — on every input, every argument value
-/// included.
+/// up (x32's, and no syscall's) reach its syscall dispatch and get the default action, TRAP,
+/// where libseccomp kills the thread. Otherwise each program must be exactly secopt's lowering.
 #[test]
 fn gvisor_compiles_firecracker_threads_as_libseccomp_does_except_the_x32_numbers() {
     use secopt::bpf::action::SECCOMP_RET_TRAP;
-    use secopt::bpf::insn::{Insn, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K};
     let threads = secopt_firecracker_threads();
     for (thread, peer) in FIRECRACKER_GVISOR {
         let ours = &threads.iter().find(|(t, _)| t == thread).unwrap().1;
-        let theirs = program(peer);
-        // On the x86_64 token, numbers from 0x40000000 up trap; everything else runs `ours`,
-        // which starts at index 5.
-        let mut guarded = vec![
-            Insn::ld_abs(4), // arch
-            Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, Arch::X86_64.token(), 0, 3),
-            Insn::ld_abs(0), // nr
-            Insn::jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 0, 1),
-            Insn::ret(SECCOMP_RET_TRAP),
-        ];
-        guarded.extend(ours.insns.iter().copied());
-        let guarded = Program::new(guarded);
-        validate::validate(&guarded).unwrap();
-        let verdict = equivalent(&theirs, &guarded, &VerifyOptions::default()).unwrap();
-        assert_eq!(verdict, Verdict::Equal, "{peer} against {thread}");
-        // And the guard is not vacuous: without it the two differ.
-        let verdict = equivalent(&theirs, ours, &VerifyOptions::default()).unwrap();
-        assert!(
-            matches!(verdict, Verdict::Different(_)),
-            "{peer}: {verdict:?}"
-        );
+        equal_but_for_x32(&program(peer), ours, SECCOMP_RET_TRAP, peer);
     }
 }
 
-/// Each gVisor Firecracker program optimized by secopt: proved equal to it, no cacheable
+/// The same for Docker's argument rules (`docker-args.json`: `socket` by `<`, `==` and `>` on
+/// the address family, `personality`'s five values, `clone` without namespace flags as a
+/// masked comparison, `clone3` answered `ENOSYS`, default `EPERM`): gVisor's program is
+/// secopt's lowering but for x32's numbers, which it answers with the default `EPERM`.
+/// `docker-args.json` is Docker's default profile on x86_64 with Docker's default capabilities
+/// (kernel 6.18) but for the 14 syscalls newer than the peers' syscall tables, which it denies:
+/// `secopt diff` of the two over x86_64's numbers names those and nothing else.
+#[test]
+fn docker_args_is_docker_s_default_profile_less_the_newest_syscalls() {
+    let docker =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/profiles/oci/docker-default.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .arg("diff")
+        .arg(data("docker-args.json"))
+        .arg(&docker)
+        .args(["--profile-arch", "x86_64", "--kernel", "6.18"])
+        .args(["--arch", "x86_64", "--nr", "0..=0x3fffffff"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut changed: Vec<&str> = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("x86_64 ")) {
+        let (names, change) = line["x86_64 ".len()..].split_once(": ").unwrap();
+        assert_eq!(change, "ERRNO(1) -> ALLOW", "{text}");
+        changed.extend(names.split(", "));
+    }
+    changed.sort_unstable();
+    let mut newest = [
+        "uretprobe",
+        "cachestat",
+        "fchmodat2",
+        "map_shadow_stack",
+        "futex_wake",
+        "futex_wait",
+        "futex_requeue",
+        "statmount",
+        "listmount",
+        "mseal",
+        "setxattrat",
+        "getxattrat",
+        "listxattrat",
+        "removexattrat",
+    ];
+    newest.sort_unstable();
+    assert_eq!(changed, newest, "{text}");
+}
+
+#[test]
+fn gvisor_compiles_docker_s_argument_rules_as_libseccomp_does_except_the_x32_numbers() {
+    let ours = secopt_lowering("docker-args.json");
+    let theirs = program("docker-args.gvisor.bpf");
+    equal_but_for_x32(
+        &theirs,
+        &ours,
+        secopt::bpf::RetVal::errno(1).0,
+        "docker-args",
+    );
+}
+
+/// Each gVisor program with argument rules (Firecracker's, Docker's) optimized by secopt: proved equal to it, no cacheable
 /// syscall lost, and no larger unless it is cheaper under both cost models and no longer in
 /// its worst path (docs/optimizer.md: a larger lifted program is kept only when the input does
 /// not dominate it). gVisor's vCPU program is the case: 89 instructions with a worst path of
@@ -274,7 +342,8 @@ fn secopt_optimizes_gvisor_firecracker_programs_into_equal_ones() {
         report: true,
         ..Default::default()
     };
-    for (_, peer) in FIRECRACKER_GVISOR {
+    let peers = FIRECRACKER_GVISOR.iter().map(|(_, p)| *p);
+    for peer in peers.chain(["docker-args.gvisor.bpf"]) {
         let (theirs, out) = optimized_and_checked(peer, &options);
         let report = out.report.as_ref().unwrap();
         let (b, a) = (&report.before, &report.after);

@@ -47,7 +47,7 @@ done
 # headers (scripts/peers/gvisor/main.go).
 (cd "$here/gvisor" && go build -o "$work/gvisor-compile" .)
 unistd=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
-for p in docker-allow small; do
+for p in docker-allow small docker-args; do
     "$work/gvisor-compile" "$data/$p.json" "$unistd" "$out/$p.gvisor.bpf"
 done
 # Firecracker's production filters (argument rules), one program per thread; `.gvisor-hot`

@@ -4,7 +4,7 @@
 # cache, and the worst path, all from `secopt analyze` (instruction counts: machine-independent).
 # Then gVisor against secopt on the three threads of Firecracker's filter file, with the probe
 # lists the benchmarks weigh them by (libseccomp's rows for these are in docs/benchmarks.md,
-# from `cargo bench --bench compare`).
+# from `cargo bench --bench compare`), and on Docker's argument rules (docker-args.json).
 # The peers' programs are the committed ones (scripts/peers/build.sh rebuilds them); libseccomp's
 # are built here with the system library. Usage: scripts/peers/compare.sh [SECOPT]
 set -euo pipefail
@@ -72,13 +72,13 @@ done
 firecracker=$root/../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json
 "$secopt" bench --list-probes --probe common --format json > "$work/common.json"
 "$secopt" bench --list-probes --probe firecracker-vcpu --format json > "$work/vcpu.json"
-fc_row() { # NAME FILE WORKLOAD THREAD
-    "$secopt" verify "$2" "$firecracker:$4" --profile-arch x86_64 --arch x86_64 \
+fc_row() { # NAME FILE WORKLOAD POLICY (verified against it on x86_64's syscalls)
+    "$secopt" verify "$2" "$4" --profile-arch x86_64 --arch x86_64 \
         --nr 0..=0x3fffffff >/dev/null || {
-        echo "$1: not equal to the $4 thread's filter on x86_64's syscalls" >&2
+        echo "$1: not equal to $4 on x86_64's syscalls" >&2
         exit 1
     }
-    "$secopt" analyze "$2" --workload "$3" --kernel 6.18 --format json | python3 -c '
+    "$secopt" analyze "$2" --workload "$3" --skip-unknown --kernel 6.18 --format json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 t = d["totals"]
@@ -111,9 +111,29 @@ json.dump({k: v for k, v in common.items() if k in allowed}, sys.stdout, indent=
     echo
     echo "| compiler | instructions | per syscall, cache | per syscall, no cache | worst path |"
     echo "|---|---|---|---|---|"
-    fc_row "gVisor (pkg/seccomp)" "$data/firecracker-$thread.gvisor.bpf" "$W" "$thread"
-    fc_row "gVisor, HotSyscalls" "$data/firecracker-$thread.gvisor-hot.bpf" "$W" "$thread"
-    fc_row "secopt compile --no-optimize" "$work/$thread-ref.bpf" "$W" "$thread"
-    fc_row "secopt compile --weights" "$work/$thread-secopt.bpf" "$W" "$thread"
-    fc_row "secopt optimize gVisor's --weights" "$work/$thread-secopt-gvisor.bpf" "$W" "$thread"
+    P=$firecracker:$thread
+    fc_row "gVisor (pkg/seccomp)" "$data/firecracker-$thread.gvisor.bpf" "$W" "$P"
+    fc_row "gVisor, HotSyscalls" "$data/firecracker-$thread.gvisor-hot.bpf" "$W" "$P"
+    fc_row "secopt compile --no-optimize" "$work/$thread-ref.bpf" "$W" "$P"
+    fc_row "secopt compile --weights" "$work/$thread-secopt.bpf" "$W" "$P"
+    fc_row "secopt optimize gVisor's --weights" "$work/$thread-secopt-gvisor.bpf" "$W" "$P"
+done
+
+# Docker's argument rules (tests/data/peers/docker-args.json), with the shared workloads.
+P=$data/docker-args.json
+"$secopt" compile "$P" --arch x86_64 --no-optimize -q -o "$work/args-ref.bpf"
+for w in gvisor-sentry-postgres nginx-wrk redis-benchmark; do
+    W=$workloads/$w.strace-c.txt
+    "$secopt" compile "$P" --arch x86_64 --weights "$W" --skip-unknown -q -o "$work/args.bpf"
+    "$secopt" optimize "$data/docker-args.gvisor.bpf" --weights "$W" --skip-unknown 2>/dev/null \
+        -o "$work/args-gvisor.bpf"
+    echo
+    echo "### docker-args.json, $w"
+    echo
+    echo "| compiler | instructions | per syscall, cache | per syscall, no cache | worst path |"
+    echo "|---|---|---|---|---|"
+    fc_row "gVisor (pkg/seccomp)" "$data/docker-args.gvisor.bpf" "$W" "$P"
+    fc_row "secopt compile --no-optimize" "$work/args-ref.bpf" "$W" "$P"
+    fc_row "secopt compile --weights" "$work/args.bpf" "$W" "$P"
+    fc_row "secopt optimize gVisor's --weights" "$work/args-gvisor.bpf" "$W" "$P"
 done

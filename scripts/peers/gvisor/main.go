@@ -4,7 +4,8 @@
 // profile of tests/data/peers or one thread of a Firecracker seccompiler file.
 //
 // Only what those files use is read. OCI: the default action (SCMP_ACT_KILL or
-// SCMP_ACT_ERRNO), SCMP_ACT_ALLOW entries, and SCMP_CMP_EQ conditions. Firecracker: the
+// SCMP_ACT_ERRNO with its defaultErrnoRet), SCMP_ACT_ALLOW and SCMP_ACT_ERRNO entries, and
+// conditions with every SCMP_CMP operator, compared on 64 bits. Firecracker: the
 // meaning Firecracker's own compiler (libseccomp-based, since 1.11) gives the file: a "dword"
 // "eq" compares the low 32 bits, every other condition all 64; the entries of one syscall
 // are ORed, the conditions of one entry ANDed; the bad-architecture action is libseccomp's
@@ -31,17 +32,53 @@ import (
 )
 
 type profile struct {
-	DefaultAction string `json:"defaultAction"`
-	ErrnoRet      *uint16
-	Syscalls      []struct {
-		Names  []string `json:"names"`
-		Action string   `json:"action"`
-		Args   []struct {
-			Index int    `json:"index"`
-			Value uint64 `json:"value"`
-			Op    string `json:"op"`
+	DefaultAction   string  `json:"defaultAction"`
+	DefaultErrnoRet *uint16 `json:"defaultErrnoRet"`
+	Syscalls        []struct {
+		Names    []string `json:"names"`
+		Action   string   `json:"action"`
+		ErrnoRet *uint16  `json:"errnoRet"`
+		Args     []struct {
+			Index    int    `json:"index"`
+			Value    uint64 `json:"value"`
+			ValueTwo uint64 `json:"valueTwo"`
+			Op       string `json:"op"`
 		} `json:"args"`
 	} `json:"syscalls"`
+}
+
+// ociErrno is the errno of an OCI SCMP_ACT_ERRNO action: its errnoRet, else EPERM (runc's
+// default).
+func ociErrno(ret *uint16) seccomp.Action {
+	if ret == nil {
+		return seccomp.ReturnError.Code(1)
+	}
+	return seccomp.ReturnError.Code(*ret)
+}
+
+// ociMatcher is the gVisor matcher of one OCI condition (64-bit comparisons, as libseccomp
+// makes them on a 64-bit arch; SCMP_CMP_MASKED_EQ: the argument AND value equals valueTwo).
+func ociMatcher(op string, value, valueTwo uint64) (seccomp.ValueMatcher, error) {
+	switch op {
+	case "SCMP_CMP_EQ":
+		return seccomp.EqualTo(value), nil
+	case "SCMP_CMP_NE":
+		return seccomp.NotEqual(value), nil
+	case "SCMP_CMP_LT":
+		return seccomp.LessThan(value), nil
+	case "SCMP_CMP_LE":
+		return seccomp.LessThanOrEqual(value), nil
+	case "SCMP_CMP_GT":
+		return seccomp.GreaterThan(value), nil
+	case "SCMP_CMP_GE":
+		return seccomp.GreaterThanOrEqual(value), nil
+	case "SCMP_CMP_MASKED_EQ":
+		if valueTwo&^value != 0 {
+			return nil, fmt.Errorf("masked value %#x has bits outside its mask %#x", valueTwo, value)
+		}
+		return seccomp.MaskedEqual(uintptr(value), uintptr(valueTwo)), nil
+	}
+	return nil, fmt.Errorf("operator %s not handled", op)
 }
 
 func numbers(header string) (map[string]uintptr, error) {
@@ -189,49 +226,77 @@ func firecrackerProgram(raw []byte, thread string, nrs map[string]uintptr) (secc
 	return seccomp.RuleSet{Rules: rules, Action: act}, def, nil
 }
 
-// ociProgram builds the rules of an OCI profile of tests/data/peers.
-func ociProgram(raw []byte, nrs map[string]uintptr) (seccomp.RuleSet, seccomp.Action, error) {
+// ociProgram builds the rules of an OCI profile of tests/data/peers: one rule set per action
+// (ALLOW first, then each errno), the entries of a syscall ORed, the conditions of an entry
+// ANDed. A syscall must have one action (what these profiles do).
+func ociProgram(raw []byte, nrs map[string]uintptr) ([]seccomp.RuleSet, seccomp.Action, error) {
 	var p profile
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return seccomp.RuleSet{}, "", err
+		return nil, "", err
 	}
 	var def seccomp.Action
 	switch p.DefaultAction {
 	case "SCMP_ACT_KILL", "SCMP_ACT_KILL_THREAD":
 		def = seccomp.KillThread
 	case "SCMP_ACT_ERRNO":
-		def = seccomp.ReturnError.Code(1)
+		def = ociErrno(p.DefaultErrnoRet)
 	default:
-		return seccomp.RuleSet{}, "", fmt.Errorf("default action %s not handled", p.DefaultAction)
+		return nil, "", fmt.Errorf("default action %s not handled", p.DefaultAction)
 	}
-	rules := seccomp.NewSyscallRules()
+	var actions []seccomp.Action
+	rulesOf := make(map[seccomp.Action]seccomp.SyscallRules)
+	actionOf := make(map[uintptr]seccomp.Action)
 	for _, entry := range p.Syscalls {
-		if entry.Action != "SCMP_ACT_ALLOW" {
-			return seccomp.RuleSet{}, "", fmt.Errorf("action %s not handled", entry.Action)
+		var action seccomp.Action
+		switch entry.Action {
+		case "SCMP_ACT_ALLOW":
+			action = seccomp.Allow
+		case "SCMP_ACT_ERRNO":
+			action = ociErrno(entry.ErrnoRet)
+		default:
+			return nil, "", fmt.Errorf("action %s not handled", entry.Action)
+		}
+		if _, ok := rulesOf[action]; !ok {
+			actions = append(actions, action)
+			rulesOf[action] = seccomp.NewSyscallRules()
 		}
 		var rule seccomp.SyscallRule = seccomp.MatchAll{}
 		if len(entry.Args) > 0 {
 			var args seccomp.PerArg
+			seen := make(map[int]bool)
 			for i := range args {
 				args[i] = seccomp.AnyValue{}
 			}
 			for _, a := range entry.Args {
-				if a.Op != "SCMP_CMP_EQ" || a.Index > 5 {
-					return seccomp.RuleSet{}, "", fmt.Errorf("condition %+v not handled", a)
+				if a.Index > 5 || seen[a.Index] {
+					return nil, "", fmt.Errorf("condition %+v not handled", a)
 				}
-				args[a.Index] = seccomp.EqualTo(a.Value)
+				seen[a.Index] = true
+				m, err := ociMatcher(a.Op, a.Value, a.ValueTwo)
+				if err != nil {
+					return nil, "", err
+				}
+				args[a.Index] = m
 			}
 			rule = args
 		}
 		for _, name := range entry.Names {
 			nr, ok := nrs[name]
 			if !ok {
-				return seccomp.RuleSet{}, "", fmt.Errorf("%s: not in the syscall table", name)
+				return nil, "", fmt.Errorf("%s: not in the syscall table", name)
 			}
-			rules = rules.Add(nr, rule)
+			if other, ok := actionOf[nr]; ok && other != action {
+				return nil, "", fmt.Errorf("%s: two actions (%s, %s) not handled", name, other, action)
+			}
+			actionOf[nr] = action
+			rulesOf[action] = rulesOf[action].Add(nr, rule)
 		}
 	}
-	return seccomp.RuleSet{Rules: rules, Action: seccomp.Allow}, def, nil
+	var sets []seccomp.RuleSet
+	for _, action := range actions {
+		sets = append(sets, seccomp.RuleSet{Rules: rulesOf[action], Action: action})
+	}
+	return sets, def, nil
 }
 
 func run() error {
@@ -251,12 +316,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	var ruleSet seccomp.RuleSet
+	var ruleSets []seccomp.RuleSet
 	var def seccomp.Action
 	if *thread != "" {
+		var ruleSet seccomp.RuleSet
 		ruleSet, def, err = firecrackerProgram(raw, *thread, nrs)
+		ruleSets = []seccomp.RuleSet{ruleSet}
 	} else {
-		ruleSet, def, err = ociProgram(raw, nrs)
+		ruleSets, def, err = ociProgram(raw, nrs)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
@@ -272,7 +339,7 @@ func run() error {
 		}
 	}
 	program := seccomp.Program{
-		RuleSets: []seccomp.RuleSet{ruleSet},
+		RuleSets: ruleSets,
 		Options: seccomp.ProgramOptions{
 			DefaultAction:     def,
 			BadArchAction:     seccomp.KillThread,
