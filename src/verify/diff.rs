@@ -577,8 +577,16 @@ fn entries(
         if !room.take() {
             break;
         }
+        // From the table's numbers, not the range's: a whole run can span 2^30 numbers.
         let names = match (is_named, table) {
-            (true, Some(t)) => (first..=last).filter_map(|n| t.name(n)).collect(),
+            (true, Some(t)) => {
+                let from = named.partition_point(|&n| n < first);
+                named[from..]
+                    .iter()
+                    .take_while(|&&n| n <= last)
+                    .filter_map(|&n| t.name(n))
+                    .collect()
+            }
             _ => Vec::new(),
         };
         let mut changes = Vec::new();
