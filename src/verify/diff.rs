@@ -110,11 +110,11 @@ pub struct DiffEntry {
     pub first: u32,
     pub last: u32,
     /// The names of the numbers `first..=last`, all of which the arch's table names unless
-    /// [`DiffEntry::unnamed_numbers`]; empty for a run of numbers it does not name.
+    /// `unnamed_numbers`; empty for a run of numbers it does not name.
     pub names: Vec<&'static str>,
-    /// The run also holds numbers the arch's table does not name: more than
-    /// [`MAX_ENTRIES_PER_RUN`] entries' worth of named and unnamed numbers with the same
-    /// changes, kept as one entry (`names` lists the named ones).
+    /// The run also holds numbers the arch's table does not name: more than eight entries'
+    /// worth of named and unnamed numbers with the same changes (`MAX_ENTRIES_PER_RUN`), kept
+    /// as one entry (`names` lists the named ones).
     pub unnamed_numbers: bool,
     /// The numbers were too fragmented to list (e.g. a bit test on `nr`): the entry covers
     /// the whole group and the conditions include `nr` (and `arch` for other arch tokens).
