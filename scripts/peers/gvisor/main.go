@@ -149,30 +149,17 @@ func firecrackerMatcher(width string, rawOp json.RawMessage, val uint64) (seccom
 			// libseccomp MASKED_EQ with mask 0xffffffff: the low 32 bits equal.
 			return seccomp.MaskedEqual(0xffffffff, uintptr(val&0xffffffff)), nil
 		}
-		switch op {
-		case "eq":
-			return seccomp.EqualTo(val), nil
-		case "ne":
-			return seccomp.NotEqual(val), nil
-		case "lt":
-			return seccomp.LessThan(val), nil
-		case "le":
-			return seccomp.LessThanOrEqual(val), nil
-		case "gt":
-			return seccomp.GreaterThan(val), nil
-		case "ge":
-			return seccomp.GreaterThanOrEqual(val), nil
+		if op == "masked_eq" {
+			return nil, fmt.Errorf("masked_eq needs a mask")
 		}
-		return nil, fmt.Errorf("operator %q not handled", op)
+		// The other operators compare all 64 bits, as the OCI ones do.
+		return ociMatcher("SCMP_CMP_"+strings.ToUpper(op), val, 0)
 	}
 	var masked struct {
 		Mask *uint64 `json:"masked_eq"`
 	}
 	if json.Unmarshal(rawOp, &masked) == nil && masked.Mask != nil {
-		if val&^*masked.Mask != 0 {
-			return nil, fmt.Errorf("masked_eq value %#x has bits outside its mask %#x", val, *masked.Mask)
-		}
-		return seccomp.MaskedEqual(uintptr(*masked.Mask), uintptr(val)), nil
+		return ociMatcher("SCMP_CMP_MASKED_EQ", *masked.Mask, val)
 	}
 	return nil, fmt.Errorf("operator %s not handled", rawOp)
 }
