@@ -164,6 +164,31 @@ func firecrackerMatcher(width string, rawOp json.RawMessage, val uint64) (seccom
 	return nil, fmt.Errorf("operator %s not handled", rawOp)
 }
 
+// argRule is the rule of one entry with n conditions (condition i: its argument index and
+// matcher), ANDed: MatchAll without conditions. At most one condition per argument.
+func argRule(n int, cond func(i int) (int, seccomp.ValueMatcher, error)) (seccomp.SyscallRule, error) {
+	if n == 0 {
+		return seccomp.MatchAll{}, nil
+	}
+	var args seccomp.PerArg
+	for i := range args {
+		args[i] = seccomp.AnyValue{}
+	}
+	seen := make(map[int]bool)
+	for i := 0; i < n; i++ {
+		index, m, err := cond(i)
+		if err != nil {
+			return nil, err
+		}
+		if index < 0 || index > 5 || seen[index] {
+			return nil, fmt.Errorf("condition on argument %d not handled", index)
+		}
+		seen[index] = true
+		args[index] = m
+	}
+	return args, nil
+}
+
 // firecrackerProgram builds the rules of one thread of a Firecracker file.
 func firecrackerProgram(raw []byte, thread string, nrs map[string]uintptr) (seccomp.RuleSet, seccomp.Action, error) {
 	var file map[string]firecrackerFilter
@@ -188,25 +213,13 @@ func firecrackerProgram(raw []byte, thread string, nrs map[string]uintptr) (secc
 		if !ok {
 			return seccomp.RuleSet{}, "", fmt.Errorf("%s: not in the syscall table", entry.Syscall)
 		}
-		var rule seccomp.SyscallRule = seccomp.MatchAll{}
-		if len(entry.Args) > 0 {
-			var args seccomp.PerArg
-			seen := make(map[int]bool)
-			for i := range args {
-				args[i] = seccomp.AnyValue{}
-			}
-			for _, a := range entry.Args {
-				if a.Index > 5 || seen[a.Index] {
-					return seccomp.RuleSet{}, "", fmt.Errorf("%s: condition on argument %d not handled", entry.Syscall, a.Index)
-				}
-				seen[a.Index] = true
-				m, err := firecrackerMatcher(a.Type, a.Op, a.Val)
-				if err != nil {
-					return seccomp.RuleSet{}, "", fmt.Errorf("%s: %w", entry.Syscall, err)
-				}
-				args[a.Index] = m
-			}
-			rule = args
+		rule, err := argRule(len(entry.Args), func(i int) (int, seccomp.ValueMatcher, error) {
+			a := entry.Args[i]
+			m, err := firecrackerMatcher(a.Type, a.Op, a.Val)
+			return a.Index, m, err
+		})
+		if err != nil {
+			return seccomp.RuleSet{}, "", fmt.Errorf("%s: %w", entry.Syscall, err)
 		}
 		rules = rules.Add(nr, rule)
 	}
@@ -247,25 +260,13 @@ func ociProgram(raw []byte, nrs map[string]uintptr) ([]seccomp.RuleSet, seccomp.
 			actions = append(actions, action)
 			rulesOf[action] = seccomp.NewSyscallRules()
 		}
-		var rule seccomp.SyscallRule = seccomp.MatchAll{}
-		if len(entry.Args) > 0 {
-			var args seccomp.PerArg
-			seen := make(map[int]bool)
-			for i := range args {
-				args[i] = seccomp.AnyValue{}
-			}
-			for _, a := range entry.Args {
-				if a.Index > 5 || seen[a.Index] {
-					return nil, "", fmt.Errorf("condition %+v not handled", a)
-				}
-				seen[a.Index] = true
-				m, err := ociMatcher(a.Op, a.Value, a.ValueTwo)
-				if err != nil {
-					return nil, "", err
-				}
-				args[a.Index] = m
-			}
-			rule = args
+		rule, err := argRule(len(entry.Args), func(i int) (int, seccomp.ValueMatcher, error) {
+			a := entry.Args[i]
+			m, err := ociMatcher(a.Op, a.Value, a.ValueTwo)
+			return a.Index, m, err
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("%v: %w", entry.Names, err)
 		}
 		for _, name := range entry.Names {
 			nr, ok := nrs[name]
