@@ -565,6 +565,40 @@ pub fn parse_u64(s: &str) -> Option<u64> {
     u64::from_str_radix(digits, radix).ok()
 }
 
+/// One member of a JSON workload (see the module docs), as `parse_json` reads it back:
+/// `"label": count` when the entry is a plain native call, else
+/// `"label": {"syscall", "arch" (when not `native`), "count", "args" (up to the last given)}`.
+/// `secopt record` and `secopt bench --list-probes` write their files with it.
+pub fn json_member(
+    label: &str,
+    syscall: &str,
+    arch: Arch,
+    native: Arch,
+    count: u64,
+    args: &[Option<u64>; 6],
+) -> String {
+    let text = |s: &str| serde_json::Value::from(s).to_string();
+    let plain = arch == native && *args == [None; 6] && label == syscall;
+    let value = if plain {
+        count.to_string()
+    } else {
+        let mut fields = vec![format!("\"syscall\": {}", text(syscall))];
+        if arch != native {
+            fields.push(format!("\"arch\": {}", text(arch.name())));
+        }
+        fields.push(format!("\"count\": {count}"));
+        if let Some(last) = args.iter().rposition(Option::is_some) {
+            let args: Vec<String> = args[..=last]
+                .iter()
+                .map(|a| a.map_or_else(|| "null".to_string(), |v| format!("\"{v:#x}\"")))
+                .collect();
+            fields.push(format!("\"args\": [{}]", args.join(", ")));
+        }
+        format!("{{{}}}", fields.join(", "))
+    };
+    format!("{}: {value}", text(label))
+}
+
 /// Parses a JSON workload (see the module docs).
 pub fn parse_json(
     bytes: &[u8],

@@ -391,23 +391,14 @@ fn probe_table(list: &workload::Workload) -> String {
 
 /// A probe list as a JSON workload file (`"label": {"syscall", "count", "args"}`), in the
 /// list's order: what `secopt analyze --workload` and `compile --weights` read.
-fn probe_workload_json(list: &workload::Workload) -> String {
+fn probe_workload_json(list: &workload::Workload, native: Arch) -> String {
     let lines: Vec<String> = list
         .entries
         .iter()
         .map(|e| {
-            let args: Vec<serde_json::Value> = e
-                .args
-                .iter()
-                .map(|a| a.map_or(serde_json::Value::Null, |v| format!("{v:#x}").into()))
-                .collect();
-            format!(
-                "  {}: {{\"syscall\": {}, \"count\": {}, \"args\": {}}}",
-                serde_json::Value::from(e.label.as_str()),
-                serde_json::Value::from(e.syscall.as_str()),
-                e.count,
-                serde_json::Value::from(args)
-            )
+            let member =
+                workload::json_member(&e.label, &e.syscall, e.arch, native, e.count, &e.args);
+            format!("  {member}")
         })
         .collect();
     format!("{{\n{}\n}}\n", lines.join(",\n"))
@@ -420,7 +411,7 @@ pub fn run(a: BenchArgs) -> Result<i32, Failure> {
         let list = workload::probe_list(name, native).map_err(bench_failure)?;
         match a.format {
             Format::Text => print!("{}", probe_table(&list)),
-            Format::Json => print!("{}", probe_workload_json(&list)),
+            Format::Json => print!("{}", probe_workload_json(&list, native)),
         }
         return Ok(EXIT_OK);
     }

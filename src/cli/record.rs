@@ -530,25 +530,10 @@ fn render_json(entries: &[Entry], native: Arch, meta: &Meta<'_>) -> String {
         ));
     }
     for e in entries {
-        let plain = e.arch == native && e.args == [None; 6] && e.label == e.syscall;
-        let value = if plain {
-            e.count.to_string()
-        } else {
-            let mut fields = vec![format!("\"syscall\": {}", json_string(&e.syscall))];
-            if e.arch != native {
-                fields.push(format!("\"arch\": {}", json_string(e.arch.name())));
-            }
-            fields.push(format!("\"count\": {}", e.count));
-            if let Some(last) = e.args.iter().rposition(Option::is_some) {
-                let args: Vec<String> = e.args[..=last]
-                    .iter()
-                    .map(|a| a.map_or_else(|| "null".to_string(), |v| format!("\"{v:#x}\"")))
-                    .collect();
-                fields.push(format!("\"args\": [{}]", args.join(", ")));
-            }
-            format!("{{{}}}", fields.join(", "))
-        };
-        lines.push(format!("  {}: {value}", json_string(&e.label)));
+        let member = crate::bench::workload::json_member(
+            &e.label, &e.syscall, e.arch, native, e.count, &e.args,
+        );
+        lines.push(format!("  {member}"));
     }
     format!("{{\n{}\n}}\n", lines.join(",\n"))
 }
