@@ -748,6 +748,18 @@ impl<'a> Specializer<'a> {
         ctx
     }
 
+    /// The taken and the other side of an undecided `jset #bits` on word `w`, with what each
+    /// learns: taken, some bit of `bits` is set (known which only for a single bit); not
+    /// taken, every bit of `bits` is clear.
+    fn after_jset(taken: Ctx, other: Ctx, w: u8, bits: u32) -> (Ctx, Ctx) {
+        let taken = if bits.is_power_of_two() {
+            Self::with_bits(taken, w, bits, 0)
+        } else {
+            taken
+        };
+        (taken, Self::with_bits(other, w, 0, bits))
+    }
+
     fn with_known(ctx: &Ctx, w: u8, set: IntervalSet) -> Ctx {
         // Many ranges cost hashing and copying in every context; the bounds are still true.
         let set = if set.ranges().len() > MAX_KNOWN_RANGES {
@@ -1046,12 +1058,7 @@ impl<'a> Specializer<'a> {
                             None => (ctx.clone(), ctx.clone()),
                         };
                         if self.cfg.track_words && jop == BPF_JSET {
-                            // Taken: some bit of `k` is set (which one is known only for a
-                            // single bit); not taken: every bit of `k` is clear.
-                            if k.is_power_of_two() {
-                                ct = Self::with_bits(ct, w, k, 0);
-                            }
-                            cf = Self::with_bits(cf, w, 0, k);
+                            (ct, cf) = Self::after_jset(ct, cf, w, k);
                         }
                         let (t, f) = (self.context(jt, ct)?, self.context(jf, cf)?);
                         Ok(Step::Test(test_k(k), t, f))
@@ -1095,13 +1102,7 @@ impl<'a> Specializer<'a> {
         }
         let (mut ct, mut cf) = (ctx.clone(), ctx.clone());
         match jop {
-            BPF_JSET => {
-                let bits = k & m;
-                if bits.is_power_of_two() {
-                    ct = Self::with_bits(ct, w, bits, 0);
-                }
-                cf = Self::with_bits(cf, w, 0, bits);
-            }
+            BPF_JSET => (ct, cf) = Self::after_jset(ct, cf, w, k & m),
             // Undecided, so `k` lies within the mask: its bits are the word's there.
             BPF_JEQ => ct = Self::with_bits(ct, w, k, m & !k),
             _ => {}
