@@ -542,8 +542,8 @@ fn entries(
         }
     }
     // Split each run at the named numbers, unless that makes too many entries: (first, last,
-    // every number named, whole run of named and unnamed numbers, changes).
-    let mut segments: Vec<(u32, u32, bool, bool, Vec<Node>)> = Vec::new();
+    // a whole run of named and unnamed numbers, changes).
+    let mut segments: Vec<(u32, u32, bool, Vec<Node>)> = Vec::new();
     for (lo, hi, tuple) in runs {
         let mut split: Vec<(u32, u32, bool)> = Vec::new();
         let mut push = |first: u32, last: u32, is_named: bool| match split.last_mut() {
@@ -563,23 +563,24 @@ fn entries(
             push(cur as u32, hi, false);
         }
         if split.len() > MAX_ENTRIES_PER_RUN {
-            segments.push((lo, hi, true, true, tuple));
+            segments.push((lo, hi, true, tuple));
         } else {
             segments.extend(
                 split
                     .into_iter()
-                    .map(|(a, b, n)| (a, b, n, false, tuple.clone())),
+                    .map(|(a, b, _)| (a, b, false, tuple.clone())),
             );
         }
     }
     let mut out = Vec::with_capacity(segments.len());
-    for (first, last, is_named, unnamed_numbers, tuple) in segments {
+    for (first, last, unnamed_numbers, tuple) in segments {
         if !room.take() {
             break;
         }
-        // From the table's numbers, not the range's: a whole run can span 2^30 numbers.
-        let names = match (is_named, table) {
-            (true, Some(t)) => {
+        // The named numbers of the segment (none for an unnamed run), from the table's numbers,
+        // not the range's: a whole run can span 2^30 numbers.
+        let names = match table {
+            Some(t) => {
                 let from = named.partition_point(|&n| n < first);
                 named[from..]
                     .iter()
