@@ -486,7 +486,9 @@ struct Ctx {
     /// word. A value set cannot hold them (`jset #4` splits the words into 2^30 ranges), yet
     /// compilers that test one matcher per rule repeat the same `jset` in every rule (gVisor's
     /// `mmap` rules test `args[2] & PROT_EXEC` eight times in a row).
-    bits: Vec<(u8, u32, u32)>,
+    /// `None` when nothing is known, which is nearly every context: a pointer, not a `Vec`,
+    /// because contexts are cloned and hashed a lot (lifting is on every compile's path).
+    bits: Option<Rc<Vec<(u8, u32, u32)>>>,
 }
 
 type CtxId = u32;
@@ -605,7 +607,7 @@ impl<'a> Specializer<'a> {
                 regs,
                 nr,
                 known,
-                bits: Vec::new(),
+                bits: None,
             },
         )?;
         // Forward: contexts only lead to later instructions, so visiting instructions in order
@@ -671,7 +673,14 @@ impl<'a> Specializer<'a> {
         let regs = ctx.regs.clone();
         ctx.known
             .retain(|(w, set)| !set.is_full() && relevant(*w, &regs));
-        ctx.bits.retain(|&(w, _, _)| relevant(w, &regs));
+        if let Some(bits) = &mut ctx.bits {
+            if bits.iter().any(|&(w, _, _)| !relevant(w, &regs)) {
+                Rc::make_mut(bits).retain(|&(w, _, _)| relevant(w, &regs));
+                if bits.is_empty() {
+                    ctx.bits = None;
+                }
+            }
+        }
         let key = (pc as u32, ctx);
         let hash = {
             use std::hash::BuildHasher;
@@ -729,20 +738,22 @@ impl<'a> Specializer<'a> {
     fn known_bits(ctx: &Ctx, w: u8) -> (u32, u32) {
         ctx.bits
             .iter()
+            .flat_map(|b| b.iter())
             .find(|e| e.0 == w)
             .map_or((0, 0), |&(_, ones, zeros)| (ones, zeros))
     }
 
     /// `ctx` with `ones` and `zeros` added to what is known of word `w`'s bits.
     fn with_bits(mut ctx: Ctx, w: u8, ones: u32, zeros: u32) -> Ctx {
-        match ctx.bits.iter_mut().find(|e| e.0 == w) {
+        let bits = Rc::make_mut(ctx.bits.get_or_insert_with(Default::default));
+        match bits.iter_mut().find(|e| e.0 == w) {
             Some(e) => {
                 e.1 |= ones;
                 e.2 |= zeros;
             }
             None => {
-                ctx.bits.push((w, ones, zeros));
-                ctx.bits.sort_by_key(|e| e.0);
+                bits.push((w, ones, zeros));
+                bits.sort_by_key(|e| e.0);
             }
         }
         ctx
