@@ -148,3 +148,103 @@ fn a_profile_is_compiled_with_the_settings_verify_is_given() {
     assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A profile whose plain lowering is over the kernel's 4096 instructions (1 500 `ioctl`
+/// requests, one rule each: about three instructions a value) while its optimized filter
+/// fits: `compile --no-optimize` refuses it, `compile` writes the optimized filter, and
+/// `verify` still compares that filter with the profile's meaning, finding it equal and
+/// finding an edit of one request.
+#[test]
+fn a_profile_over_the_kernel_limit_is_verified_by_its_meaning() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Distinct requests spread over the 32-bit range (no runs, no masks to share).
+    let requests: Vec<u64> = (0..1500u64)
+        .map(|i| (i * 2_654_435_761) % (1 << 32))
+        .collect();
+    let rules: Vec<serde_json::Value> = requests
+        .iter()
+        .map(|v| {
+            serde_json::json!({"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+                "args": [{"index": 1, "value": v, "op": "SCMP_CMP_EQ"}]})
+        })
+        .collect();
+    let profile = serde_json::json!({
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": rules,
+    });
+    let profile_path = dir.join("ioctls.json");
+    std::fs::write(&profile_path, profile.to_string()).unwrap();
+    let profile_path = profile_path.to_str().unwrap();
+    let arch = ["--arch", "x86_64"];
+
+    let plain = dir.join("plain.bpf");
+    let (code, _) = secopt(
+        &[
+            &["compile", profile_path, "--no-optimize", "-o"][..],
+            &[plain.to_str().unwrap()],
+            &arch,
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 2, "the plain lowering is over the limit");
+    assert!(!plain.exists());
+
+    let compiled = dir.join("ioctls.bpf");
+    let compiled_path = compiled.to_str().unwrap();
+    let (code, _) = secopt(&[&["compile", profile_path, "-o", compiled_path][..], &arch].concat());
+    assert_eq!(code, 0);
+    let mut bytes = std::fs::read(&compiled).unwrap();
+    assert!(bytes.len() / 8 <= 4096);
+
+    let verify = |filter: &str| {
+        secopt(&[
+            "verify",
+            profile_path,
+            filter,
+            "--profile-arch",
+            "x86_64",
+            "--format",
+            "json",
+        ])
+    };
+    let (code, out) = verify(compiled_path);
+    assert_eq!(code, 0, "{out}");
+
+    // One request's `jeq` tests another value: calls with that request are refused.
+    let jeq = 0x15u16; // BPF_JMP | BPF_JEQ | BPF_K
+    let at = bytes
+        .chunks_exact(8)
+        .position(|i| {
+            u16::from_le_bytes([i[0], i[1]]) == jeq
+                && requests.contains(&u64::from(u32::from_le_bytes([i[4], i[5], i[6], i[7]])))
+        })
+        .expect("a jeq of a request");
+    let k = u32::from_le_bytes(bytes[at * 8 + 4..at * 8 + 8].try_into().unwrap());
+    let other = (0..)
+        .map(|d| k ^ (1 << d))
+        .find(|v| !requests.contains(&u64::from(*v)))
+        .unwrap();
+    bytes[at * 8 + 4..at * 8 + 8].copy_from_slice(&other.to_le_bytes());
+    let edited = dir.join("edited.bpf");
+    std::fs::write(&edited, &bytes).unwrap();
+    let (code, out) = verify(edited.to_str().unwrap());
+    assert_eq!(code, 1, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let example = &report["counterexample"];
+    assert_eq!(example["input"]["syscall"], "ioctl", "{out}");
+    let request = example["input"]["args"][1].as_u64().unwrap();
+    // The profile's meaning, worked out here: ALLOW exactly for the listed requests.
+    let expected = if requests.contains(&request) {
+        "ALLOW"
+    } else {
+        "ERRNO(1)"
+    };
+    assert_eq!(example["a"]["text"], expected, "{out}");
+    assert!(
+        request == u64::from(k) || request == u64::from(other),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -61,9 +61,11 @@ fn emit(out: &str) -> Result<(), Failure> {
 /// What both verbs take.
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
-    /// The first filter: raw cBPF, assembly, or an OCI/Docker profile (JSON), which is
-    /// compiled on the fly exactly as `secopt compile PROFILE` would (Docker's default
-    /// capabilities; see "Profile inputs" for compile's other settings) (`-` for stdin). Firecracker's filters (its JSON, or the file its
+    /// The first filter: raw cBPF, assembly, or an OCI/Docker profile (JSON), which stands
+    /// for its meaning: its plain lowering, as `secopt compile PROFILE --no-optimize` writes it
+    /// (Docker's default capabilities; see "Profile inputs" for compile's other settings), even
+    /// where that is longer than the kernel's 4096 instructions and only the optimized filter
+    /// fits (`-` for stdin). Firecracker's filters (its JSON, or the file its
     /// seccompiler-bin or `secopt compile --emit firecracker` writes) are compared thread by
     /// thread with the other side's; `FILE:THREAD` names one thread's filter.
     pub a: PathBuf,
@@ -303,9 +305,10 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
         let caps = crate::policy::CapSet::parse(&p.caps)
             .map_err(|e| Failure::input(format!("--caps: {e}")))?;
         let (resolver, _) = p.syscall_table.resolver()?;
-        let filter = crate::compile::compile_oci(
-            &bytes,
-            &name,
+        let policy =
+            crate::policy::oci::parse(&bytes, &name).map_err(|e| Failure::input(e.to_string()))?;
+        let resolved = crate::policy::resolve(
+            &policy,
             &crate::policy::ResolveOptions {
                 native: arch,
                 arches: arch.map(|a| vec![a]),
@@ -314,13 +317,19 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
                 resolver,
                 ..Default::default()
             },
+        )
+        .map_err(|e| Failure::input(e.to_string()))?;
+        // The profile's meaning, even past the kernel's length limit (its optimized filter
+        // may fit where its plain lowering does not).
+        let reference = crate::compile::reference_lowering(
+            &resolved,
             &crate::compile::CompileOptions {
                 runc_compat: p.runc_compat,
                 ..Default::default()
             },
         )
         .map_err(|e| Failure::input(e.to_string()))?;
-        return Ok(Side::One(filter.into_program()));
+        return Ok(Side::One(reference));
     }
     Ok(match super::io::decode_input(&bytes, &name, format)? {
         Input::Program(prog) => Side::One(prog),
@@ -364,7 +373,7 @@ fn compile_firecracker(
              file for; give --profile-arch ARCH"
         ))
     })?;
-    let filters = crate::compile::compile_firecracker(
+    let filters = crate::compile::firecracker_reference_lowerings(
         bytes,
         name,
         &FirecrackerOptions {
@@ -383,10 +392,7 @@ fn compile_firecracker(
         };
         Failure::input(format!("{e}{hint}"))
     })?;
-    Ok(filters
-        .into_iter()
-        .map(|(thread, filter)| (thread, filter.into_program()))
-        .collect())
+    Ok(filters)
 }
 
 /// The filter of `thread` among `threads` (from `file`).

@@ -447,6 +447,24 @@ fn optimize_reference(
     Ok((filter, out))
 }
 
+/// The reference lowering of `resolved`: the meaning [`compile`]'s optimizer keeps, and what
+/// `secopt verify` and `secopt diff` compare a profile by. Checked against the kernel's rules
+/// for a program except its length limit, which it may exceed: a profile with a few thousand
+/// argument values lowers to more than 4 096 instructions while its optimized filter fits,
+/// and that filter is still compared with the profile's meaning. Not a filter to load
+/// ([`compile`] gives one).
+pub fn reference_lowering(
+    resolved: &Resolved,
+    options: &CompileOptions,
+) -> Result<Program, CompileError> {
+    let program = reference_program(resolved, options)?;
+    crate::bpf::validate::validate_structure(&program).map_err(|error| CompileError::Invalid {
+        file: resolved.source.clone(),
+        error,
+    })?;
+    Ok(program)
+}
+
 /// The reference program, not yet validated (tests and [`compile`]).
 fn reference_program(
     resolved: &Resolved,
@@ -499,14 +517,8 @@ pub fn compile_firecracker(
     firecracker: &policy::firecracker::FirecrackerOptions,
     options: &CompileOptions,
 ) -> Result<Vec<(String, CompiledFilter)>, CompileError> {
-    let policies = policy::firecracker::parse_with(profile, source, firecracker)?;
-    let resolve = policy::ResolveOptions {
-        native: Some(firecracker.arch),
-        ..Default::default()
-    };
     let mut out = Vec::new();
-    for (thread, policy) in policies {
-        let resolved = policy::resolve(&policy, &resolve)?;
+    for (thread, resolved) in firecracker_threads(profile, source, firecracker)? {
         let program = reference_program(&resolved, options)?;
         let mut info = FilterInfo::of(&resolved, options);
         info.thread = Some(thread.clone());
@@ -517,6 +529,37 @@ pub fn compile_firecracker(
         out.push((thread, filter));
     }
     Ok(out)
+}
+
+/// [`reference_lowering`] of every thread of a Firecracker seccompiler file (sorted by name):
+/// what `secopt verify` compares a Firecracker file by.
+pub fn firecracker_reference_lowerings(
+    profile: &[u8],
+    source: &str,
+    firecracker: &policy::firecracker::FirecrackerOptions,
+    options: &CompileOptions,
+) -> Result<Vec<(String, Program)>, CompileError> {
+    firecracker_threads(profile, source, firecracker)?
+        .into_iter()
+        .map(|(thread, resolved)| Ok((thread, reference_lowering(&resolved, options)?)))
+        .collect()
+}
+
+/// Each thread of a Firecracker seccompiler file, parsed for `firecracker.arch` and resolved.
+fn firecracker_threads(
+    profile: &[u8],
+    source: &str,
+    firecracker: &policy::firecracker::FirecrackerOptions,
+) -> Result<Vec<(String, Resolved)>, CompileError> {
+    let policies = policy::firecracker::parse_with(profile, source, firecracker)?;
+    let resolve = policy::ResolveOptions {
+        native: Some(firecracker.arch),
+        ..Default::default()
+    };
+    policies
+        .into_iter()
+        .map(|(thread, policy)| Ok((thread, policy::resolve(&policy, &resolve)?)))
+        .collect()
 }
 
 #[cfg(test)]
