@@ -535,6 +535,7 @@ fn x32_bit_test_becomes_ranges() {
         max_path: None,
         tuning: secopt::optimize::dispatch::Tuning::BALANCED,
         exact_dominance: None,
+        value_fit: None,
     };
     let ranges = emit::emit(&mut lifted, &opts).unwrap();
     assert!(

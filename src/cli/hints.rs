@@ -43,6 +43,7 @@ pub fn note(n: &Note) -> String {
         NoteKind::SpeedWithoutWorkload => format!("{n} (give one with --weights)"),
         NoteKind::NotProved(reason) => format!("{n}; {}", unproved(&reason)),
         NoteKind::LaidOutForPathBound
+        | NoteKind::LaidOutToFit
         | NoteKind::CandidateFailed
         | NoteKind::CandidateRejected
         | NoteKind::Ranked

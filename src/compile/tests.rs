@@ -861,3 +861,71 @@ fn names_only_multiplexed_on_an_arch_still_get_multiplexer_rules() {
     assert_eq!(run(&f, S390X, 117, [4, 0, 0, 0, 0, 0]), trap);
     // The rust-vmm dialect does not multiplex (no arch of its own has socketcall anyway).
 }
+
+/// 3 000 scattered `ioctl` requests: laid out as balanced trees the program is over the
+/// kernel's limit, as the input's chain it fits with a longest path over 3 000 instructions.
+/// The optimizer lays the requests out in trees of short chains instead: the filter fits, is
+/// proved, says so in a note, and its longest path is a few dozen instructions. Its decisions
+/// are checked here against the profile's meaning (ALLOW exactly for the listed requests).
+#[test]
+fn a_value_set_too_long_as_trees_is_laid_out_to_fit() {
+    let mut rng = crate::bpf::testing::Rng::new(3000);
+    let mut requests: Vec<u32> = (0..3000).map(|_| rng.next_u32()).collect();
+    requests.sort_unstable();
+    requests.dedup();
+    let rules: Vec<String> = requests
+        .iter()
+        .map(|v| {
+            format!(
+                r#"{{"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+                     "args": [{{"index": 1, "value": {v}, "op": "SCMP_CMP_EQ"}}]}}"#
+            )
+        })
+        .collect();
+    let profile = format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+        rules.join(",")
+    );
+    let options = CompileOptions {
+        optimize: Some(OptimizeOptions {
+            report: false,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let f = compile_oci(
+        profile.as_bytes(),
+        "ioctls.json",
+        &only(Arch::X86_64),
+        &options,
+    )
+    .unwrap();
+    let info = f.info().optimization.as_ref().unwrap();
+    assert!(info.reference_instructions > 4096);
+    assert_eq!((info.method, info.verified), (Method::Lifted, true));
+    assert!(
+        info.notes
+            .iter()
+            .any(|n| n.kind == crate::optimize::note::NoteKind::LaidOutToFit),
+        "{:?}",
+        info.notes
+    );
+    assert!(f.program().len() <= 4096);
+    let worst = crate::optimize::cost::worst_case_path(f.program());
+    assert!(worst < 64, "longest path {worst}");
+    let ioctl = Arch::X86_64.syscalls().nr("ioctl").unwrap();
+    for &v in &requests {
+        for probe in [v, v.wrapping_add(1), v.wrapping_sub(1)] {
+            let expected = if requests.binary_search(&probe).is_ok() {
+                RetVal::ALLOW
+            } else {
+                EPERM
+            };
+            assert_eq!(
+                run(&f, X86_64, ioctl, [0, u64::from(probe), 0, 0, 0, 0]),
+                expected,
+                "request {probe:#x}"
+            );
+        }
+    }
+}

@@ -22,6 +22,7 @@ use super::dispatch::{
 };
 use super::layout::{layout, LayoutError};
 use super::lift::Lifted;
+use super::value_tree::ValueLayout;
 use super::weights::Weights;
 use super::CostModel;
 use crate::arch::Arch;
@@ -65,6 +66,10 @@ pub struct EmitOptions<'a> {
     /// ([`super::dispatch::dominating_tree`]), and set the cell when one was replaced (the
     /// caller then lays the program out without them too, and compares).
     pub exact_dominance: Option<&'a Cell<bool>>,
+    /// Lay long chains of value tests out as trees of chains of at most this many values
+    /// ([`ValueLayout::Fit`]) instead of as `tuning` would: for a program that came out too
+    /// long for the kernel. `None`: as `tuning` would.
+    pub value_fit: Option<usize>,
 }
 
 /// One class's `nr` dispatch before it is laid out: its leaves and its hot (value, weight)s.
@@ -225,7 +230,12 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
 /// Emits a lifted program (see the module documentation).
 pub fn emit(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Program, LayoutError> {
     drop_body_reloads(lifted);
-    super::value_tree::rewrite_chains(lifted, Some(opts.weights), opts.tuning.size_first);
+    let values = match opts.value_fit {
+        Some(per_leaf) => ValueLayout::Fit(per_leaf),
+        None if opts.tuning.size_first => ValueLayout::Size,
+        None => ValueLayout::Balanced,
+    };
+    super::value_tree::rewrite_chains(lifted, Some(opts.weights), values);
     // A shortcut lengthens its body's longest path; under a path promise the dispatch search
     // keeps every body as it is.
     // Shortcuts add instructions for speed: not when favouring size.

@@ -450,6 +450,7 @@ fn optimize_input(
         max_path: opts.max_path,
         tuning: opts.favor_in_effect().tuning(),
         exact_dominance: default_layout.then_some(&exact_replaced),
+        value_fit: None,
     };
     // The smallest candidate under the kernel's limit that the checks dropped, and why they
     // dropped each.
@@ -558,6 +559,62 @@ fn optimize_input(
             (_, other) => first = other,
         }
     }
+    // Value sets laid out as balanced trees can make a program too long for the kernel where
+    // the same sets as chains fit with paths thousands of tests long. Trees whose leaves test a
+    // few values one after another sit between the two: the fewest values per leaf that fit.
+    let mut fitted = false;
+    if let Some(Err(layout::LayoutError::TooLong { len })) = &first {
+        let too_long = *len;
+        let kept = |p: &Program| {
+            p.len() <= BPF_MAXINSNS
+                && opts
+                    .max_path
+                    .is_none_or(|bound| cost::worst_case_path(p) as usize <= bound)
+        };
+        // Fewer values per leaf make longer programs: the largest step first (when it does
+        // not fit, none does), then a binary search for the smallest that fits.
+        let fit = |step: usize, note_size: &mut dyn FnMut(&layout::LayoutError)| {
+            let fit = emit::EmitOptions {
+                value_fit: Some(VALUE_FIT_STEPS[step]),
+                ..emit_opts
+            };
+            match lay_out(&fit) {
+                Some(Ok(p)) if kept(&p) => Some(p),
+                Some(Err(e)) => {
+                    note_size(&e);
+                    None
+                }
+                _ => None,
+            }
+        };
+        let last = VALUE_FIT_STEPS.len() - 1;
+        if let Some(mut best) = fit(last, &mut note_size).map(|p| (last, p)) {
+            let (mut lo, mut hi) = (0, last);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match fit(mid, &mut note_size) {
+                    Some(p) => {
+                        best = (mid, p);
+                        hi = mid;
+                    }
+                    None => lo = mid + 1,
+                }
+            }
+            let (step, p) = best;
+            notes.push(Note::new(
+                NoteKind::LaidOutToFit,
+                format!(
+                    "the layout needs {too_long} instructions, more than the kernel's limit of \
+                     {BPF_MAXINSNS}; with value tests in trees of chains of up to {} values it \
+                     needs {}",
+                    VALUE_FIT_STEPS[step],
+                    p.len()
+                ),
+            ));
+            first = Some(Ok(p));
+            fitted = true;
+        }
+    }
     match (first, &lifted) {
         (Some(Ok(p)), _) => candidates.push((Method::Lifted, p)),
         (Some(Err(e)), _) => {
@@ -578,7 +635,10 @@ fn optimize_input(
     // With `--favor size` the input's own layout after the bytecode passes may still be
     // smaller than the lifted program (a short `jeq` chain against a tree): always compared.
     let size_first = opts.favor_in_effect() == Favor::Size;
-    let fallbacks = if lifted_won && !size_first {
+    // A program laid out to fit is large, and its proof may run out of budget where the
+    // input's own layout (often a chain the proof follows easily) does not: that one stays
+    // behind it.
+    let fallbacks = if lifted_won && !size_first && !fitted {
         Vec::new()
     } else {
         vec![
@@ -895,6 +955,12 @@ pub const SELF_CHECK_BUDGET: crate::verify::Budget = crate::verify::Budget {
     max_states: 500_000,
     time_limit: Some(std::time::Duration::from_secs(10)),
 };
+
+/// The values per leaf chain [`value_tree::ValueLayout::Fit`] may take when the layout asked
+/// for is too long for the kernel; the smallest that fits is used (a longer chain, a smaller
+/// program: `n + n/k` tests for `n` scattered values, a longest path of about
+/// `log2(n/k) + k`).
+const VALUE_FIT_STEPS: [usize; 11] = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
 /// Describes the first cacheable syscall of `before` that `after` does not cache.
 fn lost_cacheable(before: &Caches, after: &Caches) -> Option<String> {
