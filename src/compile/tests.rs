@@ -862,15 +862,16 @@ fn names_only_multiplexed_on_an_arch_still_get_multiplexer_rules() {
     // The rust-vmm dialect does not multiplex (no arch of its own has socketcall anyway).
 }
 
-/// 3 000 scattered `ioctl` requests: laid out as balanced trees the program is over the
-/// kernel's limit, as the input's chain it fits with a longest path over 3 000 instructions.
-/// The optimizer lays the requests out in trees of short chains instead: the filter fits, is
-/// proved, says so in a note, and its longest path is a few dozen instructions. Its decisions
-/// are checked here against the profile's meaning (ALLOW exactly for the listed requests).
+/// 3 800 scattered `ioctl` requests (near the most a filter can hold): laid out as balanced
+/// trees the program is over the kernel's limit, as the input's chain it fits with a longest
+/// path over 3 800 instructions. The optimizer lays the requests out in trees of short chains
+/// instead: the filter fits, is proved within the self-check's budget, says so in a note, and
+/// its longest path is a few dozen instructions. Its decisions are checked here against the
+/// profile's meaning (ALLOW exactly for the listed requests).
 #[test]
 fn a_value_set_too_long_as_trees_is_laid_out_to_fit() {
-    let mut rng = crate::bpf::testing::Rng::new(3000);
-    let mut requests: Vec<u32> = (0..3000).map(|_| rng.next_u32()).collect();
+    let mut rng = crate::bpf::testing::Rng::new(3800);
+    let mut requests: Vec<u32> = (0..3800).map(|_| rng.next_u32()).collect();
     requests.sort_unstable();
     requests.dedup();
     let rules: Vec<String> = requests
@@ -912,7 +913,7 @@ fn a_value_set_too_long_as_trees_is_laid_out_to_fit() {
     );
     assert!(f.program().len() <= 4096);
     let worst = crate::optimize::cost::worst_case_path(f.program());
-    assert!(worst < 64, "longest path {worst}");
+    assert!(worst < 100, "longest path {worst}");
     let ioctl = Arch::X86_64.syscalls().nr("ioctl").unwrap();
     for &v in &requests {
         for probe in [v, v.wrapping_add(1), v.wrapping_sub(1)] {
