@@ -914,6 +914,33 @@ fn a_value_set_too_long_as_trees_is_laid_out_to_fit() {
     assert!(f.program().len() <= 4096);
     let worst = crate::optimize::cost::worst_case_path(f.program());
     assert!(worst < 100, "longest path {worst}");
+    // A path bound is kept by the layout laid out to fit, or refused; never broken.
+    let bounded = |bound: usize| CompileOptions {
+        optimize: Some(OptimizeOptions {
+            report: false,
+            max_path: Some(bound),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let within = |bound| {
+        compile_oci(
+            profile.as_bytes(),
+            "ioctls.json",
+            &only(Arch::X86_64),
+            &bounded(bound),
+        )
+    };
+    let kept = within(worst as usize).map(|f| f.into_program());
+    assert!(
+        matches!(&kept, Ok(p) if p.len() <= 4096 && crate::optimize::cost::worst_case_path(p) <= worst),
+        "{:?}",
+        kept.map(|p| p.len())
+    );
+    assert!(matches!(
+        within(worst as usize - 1),
+        Err(CompileError::PathBound { .. })
+    ));
     let ioctl = Arch::X86_64.syscalls().nr("ioctl").unwrap();
     for &v in &requests {
         for probe in [v, v.wrapping_add(1), v.wrapping_sub(1)] {

@@ -565,34 +565,28 @@ fn optimize_input(
     let mut fitted = false;
     if let Some(Err(layout::LayoutError::TooLong { len })) = &first {
         let too_long = *len;
-        let kept = |p: &Program| {
-            p.len() <= BPF_MAXINSNS
-                && opts
-                    .max_path
-                    .is_none_or(|bound| cost::worst_case_path(p) as usize <= bound)
-        };
-        // Fewer values per leaf make longer programs: the largest step first (when it does
-        // not fit, none does), then a binary search for the smallest that fits.
-        let fit = |step: usize, note_size: &mut dyn FnMut(&layout::LayoutError)| {
+        // Fewer values per leaf make longer programs and shorter paths: the largest step
+        // first (when it does not fit, none does), then a binary search for the smallest that
+        // fits. The search is on size alone (with a `max_path` bound, a layout built to the
+        // bound may fail on the path instead, which says nothing of its size); the bound is
+        // checked on the result, whose paths are the shortest of the steps that fit.
+        let fit = |step: usize| {
             let fit = emit::EmitOptions {
                 value_fit: Some(VALUE_FIT_STEPS[step]),
+                max_path: None,
                 ..emit_opts
             };
             match lay_out(&fit) {
-                Some(Ok(p)) if kept(&p) => Some(p),
-                Some(Err(e)) => {
-                    note_size(&e);
-                    None
-                }
+                Some(Ok(p)) if p.len() <= BPF_MAXINSNS => Some(p),
                 _ => None,
             }
         };
         let last = VALUE_FIT_STEPS.len() - 1;
-        if let Some(mut best) = fit(last, &mut note_size).map(|p| (last, p)) {
+        if let Some(mut best) = fit(last).map(|p| (last, p)) {
             let (mut lo, mut hi) = (0, last);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                match fit(mid, &mut note_size) {
+                match fit(mid) {
                     Some(p) => {
                         best = (mid, p);
                         hi = mid;
@@ -601,18 +595,26 @@ fn optimize_input(
                 }
             }
             let (step, p) = best;
-            notes.push(Note::new(
-                NoteKind::LaidOutToFit,
-                format!(
-                    "the layout needs {too_long} instructions, more than the kernel's limit of \
-                     {BPF_MAXINSNS}; with value tests in trees of chains of up to {} values it \
-                     needs {}",
-                    VALUE_FIT_STEPS[step],
-                    p.len()
-                ),
-            ));
-            first = Some(Ok(p));
-            fitted = true;
+            let worst = cost::worst_case_path(&p) as usize;
+            if let Some(bound) = opts.max_path.filter(|&bound| worst > bound) {
+                note_size(&layout::LayoutError::PathBound {
+                    bound,
+                    shortest: worst,
+                });
+            } else {
+                notes.push(Note::new(
+                    NoteKind::LaidOutToFit,
+                    format!(
+                        "the layout needs {too_long} instructions, more than the kernel's limit \
+                         of {BPF_MAXINSNS}; with value tests in trees of chains of up to {} \
+                         values it needs {}",
+                        VALUE_FIT_STEPS[step],
+                        p.len()
+                    ),
+                ));
+                first = Some(Ok(p));
+                fitted = true;
+            }
         }
     }
     match (first, &lifted) {
