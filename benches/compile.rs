@@ -21,6 +21,10 @@
 //! `pathological product` is the worst input the fuzzer found for the decision diagrams:
 //! what the step budgets (docs/design-notes.md) cost on it.
 //!
+//! `value sets` compiles profiles with 1 500 and 3 000 scattered `ioctl` requests: the large
+//! dispatches (`dispatch::divided_tree`) and the layout to fit the kernel's limit
+//! (docs/optimizer.md, "Too long for the kernel").
+//!
 //! `cargo bench --bench compile`. Figures are in docs/benchmarks.md.
 
 #[path = "../tests/common/libseccomp_profiles.rs"]
@@ -254,6 +258,64 @@ fn bench_pathological(c: &mut Criterion) {
     g.finish();
 }
 
+/// A profile allowing `ioctl` for `n` scattered requests (one rule each; deterministic
+/// pseudo-random 32-bit values) on x86_64 alone.
+fn ioctl_requests(n: usize) -> Vec<u8> {
+    let mut x: u32 = 0x9e37_79b9;
+    let rules: Vec<String> = (0..n)
+        .map(|_| {
+            // xorshift32
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            format!(
+                r#"{{"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+                     "args": [{{"index": 1, "value": {x}, "op": "SCMP_CMP_EQ"}}]}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+        rules.join(",")
+    )
+    .into_bytes()
+}
+
+/// `secopt compile` of the largest value sets a filter holds: 1 500 requests (balanced value
+/// trees fit), 3 000 (laid out to fit the kernel's limit as trees of short chains); with the
+/// self-check, which is most of the time.
+fn bench_value_sets(c: &mut Criterion) {
+    let mut g = c.benchmark_group("value sets (x86_64 ioctl requests)");
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(10));
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        arches: Some(vec![Arch::X86_64]),
+        ..Default::default()
+    };
+    for n in [1500, 3000] {
+        let bytes = ioctl_requests(n);
+        for (name, verify) in [("without self-check", false), ("with self-check", true)] {
+            let options = CompileOptions {
+                optimize: Some(secopt::optimize::OptimizeOptions {
+                    verify,
+                    report: false,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            g.bench_function(format!("{n} requests, {name}"), |b| {
+                b.iter(|| {
+                    let f = compile_oci(black_box(&bytes), "ioctls.json", &resolve, &options);
+                    assert!(f.unwrap().program().len() <= 4096);
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
 /// A deterministic dispatch of `m` ranges (half single numbers, half up to 20 wide) with
 /// weights from 0 to 10^5, alternating among 12 targets whose own paths are 1 to 4
 /// instructions long, and 20 hot values inside the wide ranges.
@@ -336,7 +398,8 @@ criterion_group!(
     bench_pipeline_phases,
     bench_optimize,
     bench_analysis,
-    bench_pathological
+    bench_pathological,
+    bench_value_sets
 );
 
 fn main() {
