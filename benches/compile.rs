@@ -123,6 +123,18 @@ fn docker_three_arches() -> (&'static str, Vec<u8>, ResolveOptions) {
 /// Issue 5's compile-time targets: Docker's default profile for x86_64 + x86 + x32 from
 /// bytes to an optimized filter (parse, resolve, lower, optimize, validate), without the
 /// self-check (target: under 2 ms) and with it (under 50 ms).
+/// What `secopt compile` does by default, with or without the self-check (no report).
+fn optimizing(verify: bool) -> CompileOptions {
+    CompileOptions {
+        optimize: Some(secopt::optimize::OptimizeOptions {
+            verify,
+            report: false,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 fn bench_pipeline(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline docker x86_64+x86+x32");
     g.sample_size(30).measurement_time(Duration::from_secs(5));
@@ -131,14 +143,7 @@ fn bench_pipeline(c: &mut Criterion) {
         ("optimized, no self-check", false),
         ("optimized + self-check", true),
     ] {
-        let options = CompileOptions {
-            optimize: Some(secopt::optimize::OptimizeOptions {
-                verify,
-                report: false,
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let options = optimizing(verify);
         g.bench_function(name, |b| {
             b.iter(|| compile_oci(black_box(&bytes), rel, &resolve, &options).unwrap())
         });
@@ -297,14 +302,7 @@ fn bench_value_sets(c: &mut Criterion) {
     for n in [1500, 3000] {
         let bytes = ioctl_requests(n);
         for (name, verify) in [("without self-check", false), ("with self-check", true)] {
-            let options = CompileOptions {
-                optimize: Some(secopt::optimize::OptimizeOptions {
-                    verify,
-                    report: false,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
+            let options = optimizing(verify);
             g.bench_function(format!("{n} requests, {name}"), |b| {
                 b.iter(|| {
                     let f = compile_oci(black_box(&bytes), "ioctls.json", &resolve, &options);

@@ -200,6 +200,19 @@ impl Tree {
         }
     }
 
+    /// The value's target, by walking the tree as the emitted tests would (for tests).
+    #[cfg(test)]
+    pub(crate) fn target_of(&self, v: u32) -> NodeId {
+        match self {
+            Tree::Leaf(t) => *t,
+            Tree::Split { at, lo, hi } => if v >= *at { hi } else { lo }.target_of(v),
+            Tree::Chain { tests, rest } => match tests.iter().find(|t| t.0 == v) {
+                Some(t) => t.1,
+                None => rest.target_of(v),
+            },
+        }
+    }
+
     /// The same tree with every target `t` replaced by `f(t)`.
     pub fn map_targets(&self, f: &dyn Fn(NodeId) -> NodeId) -> Tree {
         match self {
@@ -1834,7 +1847,7 @@ mod tests {
         for tree in [&size, &balanced] {
             for l in &leaves {
                 for v in [l.lo, l.hi, l.lo + (l.hi - l.lo) / 2] {
-                    assert_eq!(route(tree, v), l.target, "{v} in {tree:?}");
+                    assert_eq!(tree.target_of(v), l.target, "{v} in {tree:?}");
                 }
             }
         }
@@ -2057,18 +2070,6 @@ mod tests {
         out
     }
 
-    /// The value's target in `tree`, by walking it (as the emitted tests would).
-    fn route(tree: &Tree, v: u32) -> NodeId {
-        match tree {
-            Tree::Leaf(t) => *t,
-            Tree::Split { at, lo, hi } => route(if v >= *at { hi } else { lo }, v),
-            Tree::Chain { tests, rest } => match tests.iter().find(|t| t.0 == v) {
-                Some(t) => t.1,
-                None => route(rest, v),
-            },
-        }
-    }
-
     /// Past [`EXACT_MAX_LEAVES`] the tree is divided at the weighted median: every value
     /// still reaches its leaf's target, the reported cost is the tree's, and against the
     /// dynamic program on the same leaves (run here directly, however large) the divided tree
@@ -2093,7 +2094,7 @@ mod tests {
                 assert!(matches!(tree, Tree::Split { .. }));
                 for l in &leaves {
                     for v in [l.lo, l.hi, l.lo + (l.hi - l.lo) / 2] {
-                        assert_eq!(route(&tree, v), l.target, "round {round}: value {v}");
+                        assert_eq!(tree.target_of(v), l.target, "round {round}: value {v}");
                     }
                 }
                 let ((split_only, split_cost), chained) =
@@ -2207,7 +2208,7 @@ mod tests {
             let context = format!("round {round}: {leaves:?}");
             for l in &leaves {
                 for v in [l.lo, l.hi, l.lo + (l.hi - l.lo) / 2] {
-                    assert_eq!(route(&tree, v), l.target, "{context}: value {v}");
+                    assert_eq!(tree.target_of(v), l.target, "{context}: value {v}");
                 }
             }
             let old = tree_cost(&searched.0, &leaves).0[0];
@@ -2296,12 +2297,12 @@ mod tests {
                     assert!(close(walked, c.0[0]), "{context}: {walked} {}", c.0[0]);
                     for l in &leaves {
                         for v in [l.lo, l.hi, l.lo.saturating_add(1).min(l.hi)] {
-                            assert_eq!(route(&tree, v), l.target, "{context}: value {v}");
+                            assert_eq!(tree.target_of(v), l.target, "{context}: value {v}");
                         }
                     }
                     for &(v, _) in &hot {
                         let l = leaves[leaves.partition_point(|l| l.hi < v)];
-                        assert_eq!(route(&tree, v), l.target, "{context}: value {v}");
+                        assert_eq!(tree.target_of(v), l.target, "{context}: value {v}");
                     }
                     if cheapest_within(&plain, b).is_none_or(|p| c.0[0] < p - 1e-9) {
                         nested_wins += 1;

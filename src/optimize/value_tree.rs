@@ -731,18 +731,6 @@ mod tests {
         }
     }
 
-    /// The value's target in `tree`, by walking it as the emitted tests would.
-    fn route(tree: &Tree, v: u32) -> NodeId {
-        match tree {
-            Tree::Leaf(t) => *t,
-            Tree::Split { at, lo, hi } => route(if v >= *at { hi } else { lo }, v),
-            Tree::Chain { tests, rest } => match tests.iter().find(|t| t.0 == v) {
-                Some(t) => t.1,
-                None => route(rest, v),
-            },
-        }
-    }
-
     /// [`fit_tree`] on random value sets (one to three targets, runs of consecutive values
     /// and one-value gaps among scattered values): every value reaches its leaf's target, no
     /// chain tests more than `per_leaf` values, and the splits over the runs are balanced.
@@ -782,7 +770,7 @@ mod tests {
                 };
                 for l in &leaves {
                     for x in [l.lo, l.hi, l.lo + (l.hi - l.lo) / 2] {
-                        assert_eq!(route(&tree, x), target_of(x), "round {round}: {x}");
+                        assert_eq!(tree.target_of(x), target_of(x), "round {round}: {x}");
                     }
                 }
                 // Chains and the splits above them.
