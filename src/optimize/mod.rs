@@ -956,8 +956,8 @@ fn check_equal(
 /// `arch`, `nr` and the argument's high half above the tested word), so 3 500–3 900 `ioctl`
 /// requests laid out to fit the kernel's limit (the most that fit, about 4 000) need 2–3 M
 /// nodes and 1.1–1.2 s to compile with the proof. At 2^21 nodes those proofs ran out and the
-/// chain was kept; at 2^22 the fuzzer's worst input still stops on steps (1.74 → 1.89 s in
-/// one run each, within this machine's noise).
+/// chain was kept; at 2^22 the fuzzer's worst input still stops on steps (1.74 → 1.89 s, one
+/// run each; their confidence intervals just overlap).
 pub const SELF_CHECK_BUDGET: crate::verify::Budget = crate::verify::Budget {
     max_bdd_nodes: 1 << 22,
     max_bdd_steps: 1 << 24,
