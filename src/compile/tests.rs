@@ -957,3 +957,75 @@ fn a_value_set_too_long_as_trees_is_laid_out_to_fit() {
         }
     }
 }
+
+/// 370 syscalls, each allowed for six values of its first argument when the second is above
+/// a bound: as balanced trees the program needs about 4 580 instructions and the input's own
+/// layout after the bytecode passes about 4 150, both over the kernel's limit. Without the
+/// layout to fit, `compile` refused it (`TooLarge`, with `--favor size`'s 3 843 as the hint);
+/// now it compiles by default, proved, and decides as the profile says (checked here from the
+/// rules, on every value of every syscall and its neighbours).
+#[test]
+fn many_short_value_sets_too_long_as_trees_are_laid_out_to_fit() {
+    let names: Vec<&str> = Arch::X86_64
+        .syscalls()
+        .iter()
+        .map(|(_, name)| name)
+        .take(370)
+        .collect();
+    let value = |i: usize, j: usize| (i * 100 + j * 7) as u64;
+    let rules: Vec<String> = names
+        .iter()
+        .enumerate()
+        .flat_map(|(i, name)| {
+            (0..6).map(move |j| {
+                format!(
+                    r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [
+                        {{"index": 0, "value": {}, "op": "SCMP_CMP_EQ"}},
+                        {{"index": 1, "value": {}, "op": "SCMP_CMP_GT"}}]}}"#,
+                    value(i, j),
+                    j + 1
+                )
+            })
+        })
+        .collect();
+    let profile = format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+        rules.join(",")
+    );
+    let options = CompileOptions {
+        optimize: Some(OptimizeOptions {
+            report: false,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let f = compile_oci(
+        profile.as_bytes(),
+        "many.json",
+        &only(Arch::X86_64),
+        &options,
+    )
+    .unwrap();
+    let info = f.info().optimization.as_ref().unwrap();
+    assert_eq!((info.method, info.verified), (Method::Lifted, true));
+    assert!(info
+        .notes
+        .iter()
+        .any(|n| n.kind == crate::optimize::note::NoteKind::LaidOutToFit));
+    for (i, name) in names.iter().enumerate() {
+        let nr = Arch::X86_64.syscalls().nr(name).unwrap();
+        for j in 0..6 {
+            for a0 in [value(i, j), value(i, j) + 1] {
+                for a1 in [j as u64 + 1, j as u64 + 2] {
+                    let allowed = a0 == value(i, j) && a1 > j as u64 + 1;
+                    let expected = if allowed { RetVal::ALLOW } else { EPERM };
+                    assert_eq!(
+                        run(&f, X86_64, nr, [a0, a1, 0, 0, 0, 0]),
+                        expected,
+                        "{name}"
+                    );
+                }
+            }
+        }
+    }
+}

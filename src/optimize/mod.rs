@@ -648,20 +648,25 @@ fn optimize_input(
             (Method::StructuralPasses, LiftConfig::PLAIN),
         ]
     };
+    // Only a reserve behind the fitted program: what fails to build of it is no news.
+    let reserve = lifted_won && !size_first;
     for (method, cfg) in fallbacks {
         match lift::lift(prog, &cfg).map(|mut l| single_body(&mut l)) {
             Ok(Ok(p)) => candidates.push((method, p)),
             Ok(Err(e)) => {
                 note_size(&e);
-                notes.push(Note::new(
-                    NoteKind::CandidateFailed,
-                    format!("{method:?}: {e}"),
-                ))
+                if !reserve {
+                    notes.push(Note::new(
+                        NoteKind::CandidateFailed,
+                        format!("{method:?}: {e}"),
+                    ))
+                }
             }
-            Err(e) => notes.push(Note::new(
+            Err(e) if !reserve => notes.push(Note::new(
                 NoteKind::CandidateFailed,
                 format!("{method:?}: {e}"),
             )),
+            Err(_) => {}
         }
         // The structural passes only matter when the richer ones failed.
         if candidates.iter().any(|c| c.0 == Method::BytecodePasses) {
