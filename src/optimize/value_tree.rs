@@ -53,12 +53,13 @@ pub enum ValueLayout {
     /// A tree whose leaves test up to this many values one after another: `n + n/k` tests
     /// for `n` scattered values and a longest path of about `log2(n/k) + k`, between the
     /// balanced tree (`2n` tests, `log2 n`) and the chain (`n`, `n`). For a program the
-    /// balanced trees make too long for the kernel (the optimizer tries `k` = 2, 4, 8, …).
+    /// balanced trees make too long for the kernel (the optimizer searches `k` from 2 to 64
+    /// for the smallest that fits).
     ///
     /// Worked example: 3 000 scattered `ioctl` requests. Balanced, the program needs 5 037
     /// instructions, over the limit; as a chain it fits (3 028) with a longest path of 3 009.
-    /// With `k` = 4: leaves of four `jeq`s under `ceil(3000/4) − 1` splits fit, and the
-    /// longest path is about 10 splits and 4 `jeq`s.
+    /// With `k` = 3, 3 000 `jeq`s in chains of three under 999 splits: 4 052 instructions,
+    /// and a longest path of 25 (10 splits, 3 `jeq`s, the loads and tests before them).
     Fit(usize),
 }
 
