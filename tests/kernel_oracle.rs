@@ -632,4 +632,86 @@ mod x86_64 {
             "mutations too one-sided: {accepted}/{rejected}"
         );
     }
+
+    /// A filter `compile` laid out to fit the kernel's limit (3 000 scattered `ioctl`
+    /// requests: 4 000-odd instructions of value trees of short chains) is accepted by
+    /// `seccomp(2)` and decides on the kernel as the profile says: ALLOW for every listed
+    /// request of a native `ioctl`, EPERM for its neighbours and for other syscalls; and the
+    /// interpreter took the same return instruction on every call.
+    #[test]
+    fn a_filter_laid_out_to_fit_decides_as_its_profile_on_the_kernel() {
+        let Some(o) = oracle() else { return };
+        let mut rng = Rng::new(3000);
+        let mut requests: Vec<u32> = (0..3000).map(|_| rng.next_u32()).collect();
+        requests.sort_unstable();
+        requests.dedup();
+        let rules: Vec<String> = requests
+            .iter()
+            .map(|v| {
+                format!(
+                    r#"{{"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+                         "args": [{{"index": 1, "value": {v}, "op": "SCMP_CMP_EQ"}}]}}"#
+                )
+            })
+            .collect();
+        let profile = format!(
+            r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+            rules.join(",")
+        );
+        let resolve = secopt::policy::ResolveOptions {
+            native: Some(secopt::arch::Arch::X86_64),
+            arches: Some(vec![secopt::arch::Arch::X86_64]),
+            ..Default::default()
+        };
+        let options = secopt::compile::CompileOptions {
+            optimize: Some(secopt::optimize::OptimizeOptions {
+                report: false,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let filter =
+            secopt::compile::compile_oci(profile.as_bytes(), "ioctls.json", &resolve, &options)
+                .unwrap();
+        let notes = &filter.info().optimization.as_ref().unwrap().notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.kind == secopt::optimize::note::NoteKind::LaidOutToFit),
+            "{notes:?}"
+        );
+        let p = filter.program();
+        assert!(p.len() > 3000 && p.len() <= BPF_MAXINSNS);
+        const IOCTL: i32 = 16;
+        let mut calls: Vec<(Call, RetVal)> = Vec::new();
+        for &v in &requests {
+            for probe in [v, v.wrapping_add(1), v.wrapping_sub(1)] {
+                let listed = requests.binary_search(&probe).is_ok();
+                let expected = if listed {
+                    RetVal::ALLOW
+                } else {
+                    RetVal::errno(1)
+                };
+                // The upper half set: not the listed request.
+                let args = [3, u64::from(probe), 0, 0, 0, 0];
+                calls.push((Call::new(Entry::Native, IOCTL, args), expected));
+                let high = [3, u64::from(probe) | 1 << 32, 0, 0, 0, 0];
+                calls.push((Call::new(Entry::Native, IOCTL, high), RetVal::errno(1)));
+            }
+        }
+        for nr in [0, 1, 17, 300] {
+            calls.push((
+                Call::new(Entry::Native, nr, [3, u64::from(requests[0]), 0, 0, 0, 0]),
+                RetVal::errno(1),
+            ));
+        }
+        let only_calls: Vec<Call> = calls.iter().map(|c| c.0).collect();
+        let answers = o.run(p, &only_calls).unwrap();
+        for ((call, expected), answer) in calls.iter().zip(&answers) {
+            assert_eq!(answer.value, *expected, "{call:?}");
+            if let Err(why) = check(p, answer) {
+                panic!("{why}\n  call: {call:?}");
+            }
+        }
+    }
 }
