@@ -191,6 +191,30 @@ pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Inp
     }
 }
 
+/// [`decode_input`], except that a program the kernel refuses only for its length (more than
+/// 4096 instructions, every other rule kept) is returned: what `optimize` takes (its output
+/// must fit, and the optimizer says so when none does) and `verify`/`diff` take (they compare
+/// meanings). Such a program comes from a generator whose output the kernel refused, for
+/// instance libseccomp's for a profile with thousands of argument values.
+pub fn decode_input_any_length(
+    bytes: &[u8],
+    name: &str,
+    format: InputFormat,
+) -> Result<Input, Failure> {
+    match decode_input(bytes, name, format) {
+        Err(refused) => match decode_program(bytes, name, format) {
+            Ok((prog, Some(_)))
+                if prog.len() > crate::bpf::insn::BPF_MAXINSNS
+                    && validate::validate_structure(&prog).is_ok() =>
+            {
+                Ok(Input::Program(prog))
+            }
+            _ => Err(refused),
+        },
+        decoded => decoded,
+    }
+}
+
 /// Firecracker's filter file, when `bytes` are one: binary and read with `--input-format auto`
 /// (a format given names one filter). For bytes [`decode_program`] found no filter the kernel
 /// accepts in: a valid filter is a filter, whatever else its bytes could be read as.

@@ -3,7 +3,8 @@
 
 use super::hints;
 use super::io::{
-    decode_input, display_name, read_input, write_binary_output, write_output, Input, InputFormat,
+    decode_input_any_length, display_name, read_input, write_binary_output, write_output, Input,
+    InputFormat,
 };
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
@@ -31,7 +32,9 @@ pub struct OptimizeArgs {
     /// first (the order they were installed in, as `secopt dump` lists them), optimized into
     /// one filter that decides every call as the kernel does with all of them attached. A
     /// Firecracker filter file (`seccompiler-bin`'s output, `firecracker --seccomp-filter`):
-    /// each thread's filter optimized, written back as a file of the same encoding.
+    /// each thread's filter optimized, written back as a file of the same encoding. A filter
+    /// the kernel refuses only for being over 4096 instructions is taken too: the output must
+    /// fit, or nothing is written.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// How the input is encoded.
@@ -119,7 +122,7 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     let mut stack = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         let bytes = read_input(path)?;
-        match decode_input(&bytes, &display_name(path), args.input_format)? {
+        match decode_input_any_length(&bytes, &display_name(path), args.input_format)? {
             Input::Program(prog) => stack.push(prog),
             Input::ThreadFilters(file) if args.inputs.len() == 1 => {
                 return run_thread_filters(&args, file);
@@ -167,7 +170,7 @@ fn write_one(
 ) -> Result<i32, Failure> {
     let name = thread_label(&input_name(args), thread);
     for note in &out.notes {
-        eprintln!("secopt: warning: {}", hints::note(note));
+        eprintln!("secopt: warning: {name}: {}", hints::note(note));
     }
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let to_stdout = output.as_os_str() == "-";

@@ -61,7 +61,8 @@ fn emit(out: &str) -> Result<(), Failure> {
 /// What both verbs take.
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
-    /// The first filter: raw cBPF, assembly, or an OCI/Docker profile (JSON), which stands
+    /// The first filter: raw cBPF or assembly (over 4096 instructions too: the comparison is
+    /// of meanings), or an OCI/Docker profile (JSON), which stands
     /// for its meaning: its plain lowering, as `secopt compile PROFILE --no-optimize` writes it
     /// (Docker's default capabilities; see "Profile inputs" for compile's other settings), even
     /// where that is longer than the kernel's 4096 instructions and only the optimized filter
@@ -331,20 +332,24 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
         .map_err(|e| Failure::input(e.to_string()))?;
         return Ok(Side::One(reference));
     }
-    Ok(match super::io::decode_input(&bytes, &name, format)? {
-        Input::Program(prog) => Side::One(prog),
-        Input::ThreadFilters(file) => Side::Threads(
-            file.threads
-                .into_iter()
-                .map(|(thread, prog)| {
-                    (
-                        thread,
-                        prog.unwrap_or_else(|| Program::new(vec![Insn::ret(SECCOMP_RET_ALLOW)])),
-                    )
-                })
-                .collect(),
-        ),
-    })
+    Ok(
+        match super::io::decode_input_any_length(&bytes, &name, format)? {
+            Input::Program(prog) => Side::One(prog),
+            Input::ThreadFilters(file) => Side::Threads(
+                file.threads
+                    .into_iter()
+                    .map(|(thread, prog)| {
+                        (
+                            thread,
+                            prog.unwrap_or_else(|| {
+                                Program::new(vec![Insn::ret(SECCOMP_RET_ALLOW)])
+                            }),
+                        )
+                    })
+                    .collect(),
+            ),
+        },
+    )
 }
 
 /// `FILE:THREAD` where no file has that name and `FILE` is a Firecracker JSON file.
