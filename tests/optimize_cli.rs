@@ -1180,3 +1180,54 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
     );
     assert!(!out.exists());
 }
+
+/// The system libseccomp's own filter for a profile with 3 000 `ioctl` requests (its binary
+/// tree layout) fits in 3 026 instructions, but tests the requests one after another.
+/// `secopt optimize` cannot lay them out as balanced trees within the kernel's limit, so it
+/// lays them out as trees of short chains: a larger filter (still within the limit) whose
+/// longest path is a few dozen instructions, proved equal to libseccomp's program; and
+/// `secopt verify` finds it equal to the profile as secopt compiles it: two independent
+/// readings of one profile agree.
+#[test]
+fn libseccomps_long_request_chain_is_laid_out_as_trees_that_fit() {
+    use common::libseccomp_profiles::{build_filter, ProfileOptions};
+    let mut rng = secopt::bpf::testing::Rng::new(21);
+    let rules: Vec<Value> = (0..3000)
+        .map(|_| {
+            serde_json::json!({"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+                "args": [{"index": 1, "value": rng.next_u32(), "op": "SCMP_CMP_EQ"}]})
+        })
+        .collect();
+    let profile = serde_json::json!({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": rules});
+    let libseccomp = build_filter(
+        &profile,
+        &ProfileOptions {
+            optimize: 2,
+            native: Some("SCMP_ARCH_X86_64".into()),
+            arches: Some(vec![]),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .program;
+    assert!(libseccomp.len() <= 4096, "{}", libseccomp.len());
+    assert!(syntactic_longest_path(&libseccomp) > 3000);
+    let inp = temp_file("libseccomp-ioctls.bpf", &libseccomp.to_raw());
+    let out = temp_dir().join("libseccomp-ioctls.opt.bpf");
+    let (code, stdout, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--report"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        String::from_utf8(stdout)
+            .unwrap()
+            .contains("proved equal to the input"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("trees of chains"), "{stderr}");
+    let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    validate(&opt).unwrap();
+    assert!(syntactic_longest_path(&opt) < 100);
+    let json = temp_file("ioctls.json", profile.to_string().as_bytes());
+    let (code, stdout, stderr) = secopt(&["verify", s(&json), s(&out), "--profile-arch", "x86_64"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(String::from_utf8_lossy(&stdout).starts_with("equal"));
+}
