@@ -483,8 +483,8 @@ fn tree_or_chain(
 /// chain decides ([`fit_group`]), under splits balanced by the number of runs. For `n`
 /// scattered values that is `n` `jeq`s and `ceil(n / per_leaf) − 1` splits. (The dispatch's
 /// dynamic program, which [`ValueLayout::Size`] uses, searches exception chains only within
-/// the bounds that are exact for split trees; on 3 000 scattered values it spent a third more
-/// tests than this.)
+/// the bounds that are exact for split trees; on 3 000 scattered values with chains of up to 8
+/// it spent 4 010 tests, this 3 374.)
 fn fit_tree(leaves: &[Leaf], per_leaf: usize) -> Tree {
     let mut runs: Vec<(u32, Tree)> = Vec::new();
     let mut start = 0;
