@@ -862,6 +862,42 @@ fn names_only_multiplexed_on_an_arch_still_get_multiplexer_rules() {
     // The rust-vmm dialect does not multiplex (no arch of its own has socketcall anyway).
 }
 
+/// The profile of `rules` (x86_64, default EPERM) and its filter, which must come from the
+/// lifted program laid out to fit the kernel's limit (the note says so), proved equal to a
+/// reference lowering over that limit.
+fn compiled_to_fit(rules: &[String]) -> (String, CompiledFilter) {
+    let profile = format!(
+        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+        rules.join(",")
+    );
+    let options = CompileOptions {
+        optimize: Some(OptimizeOptions {
+            report: false,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let f = compile_oci(
+        profile.as_bytes(),
+        "fit.json",
+        &only(Arch::X86_64),
+        &options,
+    )
+    .unwrap();
+    let info = f.info().optimization.as_ref().unwrap();
+    assert!(info.reference_instructions > 4096);
+    assert_eq!((info.method, info.verified), (Method::Lifted, true));
+    assert!(
+        info.notes
+            .iter()
+            .any(|n| n.kind == crate::optimize::note::NoteKind::LaidOutToFit),
+        "{:?}",
+        info.notes
+    );
+    assert!(f.program().len() <= 4096);
+    (profile, f)
+}
+
 /// 3 800 scattered `ioctl` requests (near the most a filter can hold): laid out as balanced
 /// trees the program is over the kernel's limit, as the input's chain it fits with a longest
 /// path over 3 800 instructions. The optimizer lays the requests out in trees of short chains
@@ -883,35 +919,7 @@ fn a_value_set_too_long_as_trees_is_laid_out_to_fit() {
             )
         })
         .collect();
-    let profile = format!(
-        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
-        rules.join(",")
-    );
-    let options = CompileOptions {
-        optimize: Some(OptimizeOptions {
-            report: false,
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let f = compile_oci(
-        profile.as_bytes(),
-        "ioctls.json",
-        &only(Arch::X86_64),
-        &options,
-    )
-    .unwrap();
-    let info = f.info().optimization.as_ref().unwrap();
-    assert!(info.reference_instructions > 4096);
-    assert_eq!((info.method, info.verified), (Method::Lifted, true));
-    assert!(
-        info.notes
-            .iter()
-            .any(|n| n.kind == crate::optimize::note::NoteKind::LaidOutToFit),
-        "{:?}",
-        info.notes
-    );
-    assert!(f.program().len() <= 4096);
+    let (profile, f) = compiled_to_fit(&rules);
     let worst = crate::optimize::cost::worst_case_path(f.program());
     assert!(worst < 100, "longest path {worst}");
     // A path bound is kept by the layout laid out to fit, or refused; never broken.
@@ -988,30 +996,7 @@ fn many_short_value_sets_too_long_as_trees_are_laid_out_to_fit() {
             })
         })
         .collect();
-    let profile = format!(
-        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
-        rules.join(",")
-    );
-    let options = CompileOptions {
-        optimize: Some(OptimizeOptions {
-            report: false,
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let f = compile_oci(
-        profile.as_bytes(),
-        "many.json",
-        &only(Arch::X86_64),
-        &options,
-    )
-    .unwrap();
-    let info = f.info().optimization.as_ref().unwrap();
-    assert_eq!((info.method, info.verified), (Method::Lifted, true));
-    assert!(info
-        .notes
-        .iter()
-        .any(|n| n.kind == crate::optimize::note::NoteKind::LaidOutToFit));
+    let (_, f) = compiled_to_fit(&rules);
     for (i, name) in names.iter().enumerate() {
         let nr = Arch::X86_64.syscalls().nr(name).unwrap();
         for j in 0..6 {
