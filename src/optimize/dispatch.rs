@@ -1386,9 +1386,11 @@ fn split_or_chain_tree(leaves: &[Leaf], tuning: &Tuning) -> (Tree, Cost) {
 
 /// Most leaves [`split_or_chain_tree`] runs its dynamic program on. Its tables grow as the
 /// square of the leaves (20 bytes a cell, two tables): a value set of 3 000 `ioctl` requests
-/// (6 001 leaves) took 0.7 GB and 1.8 s of a 2.2 s compile. No syscall dispatch comes near
-/// it (a class has at most a few hundred ranges; the 48 outputs of `cargo bench --bench
-/// compare` are the same at 512 and without a limit); value sets of more than 256 values do.
+/// (6 001 leaves) took 0.7 GB and 1.8 s of a 2.2 s compile (`/usr/bin/time` and `perf
+/// record` of `secopt compile --no-verify` on a random 3 000-request profile, one run). No
+/// syscall dispatch comes near it (a class has at most a few hundred ranges; the 48 outputs of
+/// `cargo bench --bench compare` are the same at 512 and without a limit); value sets of more
+/// than 256 values do.
 /// At 1 024 the 3 000 requests compiled (`--no-verify`) in 0.34 s and 24 MB, at 512 in 0.23 s
 /// and 16 MB, to the same programs (also for 1 500 requests).
 const EXACT_MAX_LEAVES: usize = 512;

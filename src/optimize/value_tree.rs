@@ -56,9 +56,10 @@ pub enum ValueLayout {
     /// balanced trees make too long for the kernel (the optimizer searches `k` from 2 to 64
     /// for the smallest that fits).
     ///
-    /// Worked example: 3 000 scattered `ioctl` requests. Balanced, the program needs 5 037
-    /// instructions, over the limit; as a chain it fits (3 028) with a longest path of 3 009.
-    /// With `k` = 3, 3 000 `jeq`s in chains of three under 999 splits: 4 052 instructions,
+    /// Worked example: 3 000 scattered `ioctl` requests (`scripts/value-sets.py`). Balanced,
+    /// the program needs 5 036 instructions, over the limit; as a chain it fits (3 026) with a
+    /// longest path of 3 009. With `k` = 3, 3 000 `jeq`s in chains of three under 999 splits:
+    /// 4 050 instructions,
     /// and a longest path of 25 (10 splits, 3 `jeq`s, the loads and tests before them).
     Fit(usize),
 }
