@@ -303,8 +303,9 @@ pub enum OptimizeError {
     #[error("no equivalent program found keeps every path within {bound} instructions: the shortest worst-case path reached is {shortest} (the input's is {input})")]
     PathBound {
         bound: usize,
-        /// The shortest worst-case path of the candidates (or the one the dispatch layout
-        /// proved it cannot go below), and the input's.
+        /// The shortest worst-case path of the candidates that fit the kernel's limit (or the
+        /// one the dispatch layout proved it cannot go below, in a program that fits), and the
+        /// input's.
         shortest: usize,
         input: usize,
     },
@@ -485,6 +486,29 @@ fn optimize_input(
             .ok()
             .map(|mut l| emit::emit(&mut l, opts))
     };
+    // A layout that misses `max_path` names the shortest worst path its dispatch reaches; with
+    // thousands of argument values in balanced trees, the layout that reaches it can be too
+    // long for the kernel (and walk longer than the dispatch counts: on 3 000 `ioctl` requests,
+    // 21 counted, 25 walked through the jumps a 5 033-instruction program needs). That path is
+    // then no answer: the miss counts as the layout being too long, so that the fit search
+    // below finds the shortest path of a program that fits, the one the error reports.
+    let within_limit = |e: layout::LayoutError, tuning| match e {
+        layout::LayoutError::PathBound { shortest, .. } => {
+            let at_shortest = emit::EmitOptions {
+                max_path: Some(shortest),
+                tuning,
+                ..emit_opts
+            };
+            match lay_out(&at_shortest) {
+                Some(Err(too_long @ layout::LayoutError::TooLong { .. })) => too_long,
+                _ => e,
+            }
+        }
+        e => e,
+    };
+    if let Some(Err(e)) = first {
+        first = Some(Err(within_limit(e, emit_opts.tuning)));
+    }
     // `--max-path` is a promise and `--favor` a preference: when the size or speed layout
     // does not keep the bound, the balanced one (whose dispatch holds worst paths near the
     // shortest) may.
@@ -507,7 +531,7 @@ fn optimize_input(
                     ));
                     first = Some(Ok(p));
                 }
-                Some(Err(e)) => note_size(&e),
+                Some(Err(e)) => note_size(&within_limit(e, dispatch::Tuning::BALANCED)),
                 _ => {}
             }
         }
