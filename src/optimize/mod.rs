@@ -488,8 +488,8 @@ fn optimize_input(
     };
     // A layout that misses `max_path` names the shortest worst path its dispatch reaches; with
     // thousands of argument values in balanced trees, the layout that reaches it can be too
-    // long for the kernel (and walk longer than the dispatch counts: on 3 000 `ioctl` requests,
-    // 21 counted, 25 walked through the jumps a 5 033-instruction program needs). That path is
+    // long for the kernel (and walk longer than the dispatch counts, through the jumps so long
+    // a program needs). That path is
     // then no answer: the miss counts as the layout being too long, so that the fit search
     // below finds the shortest path of a program that fits, the one the error reports.
     let within_limit = |e: layout::LayoutError, tuning| match e {
