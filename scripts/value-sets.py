@@ -13,7 +13,8 @@ SECOPT may name any build (an older one, to compare). The profiles:
 - `N requests`: `ioctl` allowed for N scattered 32-bit requests, one rule each;
 - `S syscalls x 6`: the first S x86_64 syscalls by number (secopt's table), each allowed for
   six values of args[0] when args[1] is above a bound (the profile of
-  `compile::tests::many_short_value_sets_too_long_as_trees_are_laid_out_to_fit`).
+  `compile::tests::many_short_value_sets_too_long_as_trees_are_laid_out_to_fit`);
+- `every other syscall + 152 x 5`: see `alternating_profile`, on x86_64, x86 and x32.
 """
 
 import json
@@ -72,14 +73,28 @@ def syscalls_profile(count, names):
     return {"defaultAction": "SCMP_ACT_ERRNO", "syscalls": rules}
 
 
-def measure(label, profile, tmp):
+def alternating_profile(checked, names):
+    """Every other x86_64 syscall allowed outright; `checked` of the others each allowed for
+    five values of args[0] when args[1] is above a bound (the profile of
+    `compile::tests::favouring_size_is_tried_when_the_layout_asked_for_is_too_long`)."""
+    rules = [{"names": names[0::2], "action": "SCMP_ACT_ALLOW"}]
+    for i, name in enumerate(names[1::2][:checked]):
+        for j in range(5):
+            rules.append({"names": [name], "action": "SCMP_ACT_ALLOW", "args": [
+                {"index": 0, "value": i * 100 + j * 7, "op": "SCMP_CMP_EQ"},
+                {"index": 1, "value": i + j + 1, "op": "SCMP_CMP_GT"}]})
+    return {"defaultAction": "SCMP_ACT_ERRNO", "syscalls": rules}
+
+
+def measure(label, profile, tmp, arches=("x86_64",)):
     path = os.path.join(tmp, "profile.json")
     with open(path, "w") as f:
         json.dump(profile, f)
     timing = os.path.join(tmp, "time")
     run = subprocess.run(
         ["/usr/bin/time", "-f", "%e %M", "-o", timing, SECOPT, "compile", path,
-         "--arch", "x86_64", "-o", os.path.join(tmp, "out.bpf"), "--report-format", "json"],
+         *[a for arch in arches for a in ("--arch", arch)],
+         "-o", os.path.join(tmp, "out.bpf"), "--report-format", "json"],
         capture_output=True, text=True)
     with open(timing) as f:
         seconds, kb = f.read().split()[-2:]
@@ -94,6 +109,9 @@ def measure(label, profile, tmp):
         fit = re.search(r"needs (\d+) instructions, more than.*chains of up to (\d+) values", note)
         if fit:
             how += f", chains of up to {fit.group(2)} (balanced trees: {fit.group(1)})"
+        size = re.search(r"favouring (\w+) needs (\d+) instructions, more than", note)
+        if size:
+            how += f", favouring size ({size.group(1)}: {size.group(2)})"
     print(f"| {label} | {report['before']['instructions']} | "
           f"{report['after']['instructions']} | {report['after']['worst_case_path']} | "
           f"{how} | {seconds} s | {int(kb) // 1024} MB |")
@@ -106,7 +124,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for n in (1500, 3000, 3500, 3900):
             measure(f"{n} requests", requests_profile(n, 0x9E3779B9 + n), tmp)
-        measure("370 syscalls x 6", syscalls_profile(370, x86_64_names(tmp)), tmp)
+        names = x86_64_names(tmp)
+        measure("370 syscalls x 6", syscalls_profile(370, names), tmp)
+        measure("every other syscall + 152 x 5, x86_64+x86+x32",
+                alternating_profile(152, names), tmp, ("x86_64", "x86", "x32"))
 
 
 if __name__ == "__main__":

@@ -65,10 +65,6 @@ fn dropped(reasons: &[Note]) -> String {
 /// A compile error as `compile` prints it.
 pub fn compile_error(e: &CompileError) -> String {
     match e {
-        CompileError::TooLarge {
-            fits_with_size: Some(_),
-            ..
-        } => format!("{e} (use --favor size)"),
         CompileError::PathBound { .. } => format!("{e} (raise --max-path)"),
         CompileError::Dropped { reasons, .. } => format!("{e}{}", dropped(reasons)),
         _ => e.to_string(),

@@ -93,7 +93,8 @@ pub struct OptimizeArgs {
     /// `--weights` they are the same (`speed` then warns and is balanced). `size` gives the
     /// fewest instructions, with or without a workload (long exception chains, no test added
     /// for speed), for more instructions per call and often a longer worst path. `--max-path`
-    /// holds with all three.
+    /// holds with all three. A filter too long for the kernel as `balanced` or `speed` lays it
+    /// out is laid out favouring size before it is refused (a warning says so).
     #[arg(long, value_enum, default_value_t = Favor::Balanced)]
     pub favor: Favor,
     /// Kernel whose allow cache to model (`6.18`, a `uname -r` string, or `none` for kernels

@@ -127,16 +127,14 @@ pub enum CompileError {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     /// The program is longer than one filter may be.
-    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures{})", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, match .fits_with_size { Some(n) => format!("; favouring size gives {n} instructions, which fits"), None => String::new() }, max = BPF_MAXINSNS)]
+    #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures)", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, max = BPF_MAXINSNS)]
     TooLarge {
         file: String,
-        /// The smallest size reached.
+        /// The smallest size reached (by any layout: the optimizer tries the one favouring
+        /// size before giving up).
         len: usize,
         /// The reference lowering's size, when optimizing was tried.
         reference: Option<usize>,
-        /// The size [`optimize::Favor::Size`] reaches where it fits and the requested layout
-        /// did not (tried only then).
-        fits_with_size: Option<usize>,
     },
     /// The plain lowering is over the kernel's limit, and the optimized programs that fit were
     /// dropped by the optimizer's checks (most often: the self-check ran out of its budget,
@@ -322,7 +320,6 @@ impl CompiledFilter {
                 file: info.source.clone(),
                 len: program.len(),
                 reference: None,
-                fits_with_size: None,
             });
         }
         validate(&program).map_err(|error| CompileError::Invalid {
@@ -385,33 +382,11 @@ fn optimize_reference(
     opts: &OptimizeOptions,
 ) -> Result<(CompiledFilter, Optimized), CompileError> {
     let out = optimize::optimize(&reference, opts).map_err(|e| match e {
-        OptimizeError::TooLarge { input, reached } => {
-            let mut len = reached.unwrap_or(input).min(input);
-            // Whether favouring size would fit, to say so (not done silently: the caller
-            // asked for another layout). Unverified here; the caller's run would verify it.
-            let mut fits_with_size = None;
-            if opts.favor != optimize::Favor::Size {
-                let size = OptimizeOptions {
-                    favor: optimize::Favor::Size,
-                    verify: false,
-                    report: false,
-                    ..opts.clone()
-                };
-                match optimize::optimize(&reference, &size) {
-                    Ok(out) => fits_with_size = Some(out.program.len()),
-                    Err(OptimizeError::TooLarge {
-                        reached: Some(n), ..
-                    }) => len = len.min(n),
-                    Err(_) => {}
-                }
-            }
-            CompileError::TooLarge {
-                file: info.source.clone(),
-                len,
-                reference: Some(input),
-                fits_with_size,
-            }
-        }
+        OptimizeError::TooLarge { input, reached } => CompileError::TooLarge {
+            file: info.source.clone(),
+            len: reached.unwrap_or(input).min(input),
+            reference: Some(input),
+        },
         OptimizeError::Dropped {
             input,
             smallest,

@@ -406,7 +406,61 @@ fn several_listeners(filters: &[Program]) -> Option<Note> {
 }
 
 /// [`optimize`] of `prog`, which is the joined `stack` when there is one.
+///
+/// `--favor` is a preference: when the layout it asks for (balanced or speed) leaves no program
+/// within the kernel's limit, the one favouring size is tried before giving up, and a note
+/// says so. (A profile near the limit: 151 syscalls with five argument checks each and every
+/// other syscall allowed, on x86_64, x86 and x32, is refused balanced and fits favouring
+/// size; `favouring_size_is_tried_when_the_layout_asked_for_is_too_long`.)
 fn optimize_input(
+    prog: &Program,
+    stack: Option<&[Program]>,
+    opts: &OptimizeOptions,
+) -> Result<Optimized, OptimizeError> {
+    let asked = optimize_favoring(prog, stack, opts);
+    let favor = opts.favor_in_effect();
+    let Err(OptimizeError::TooLarge { input, reached }) = asked else {
+        return asked;
+    };
+    if favor == Favor::Size {
+        return asked;
+    }
+    let size = OptimizeOptions {
+        favor: Favor::Size,
+        ..opts.clone()
+    };
+    match optimize_favoring(prog, stack, &size) {
+        Ok(mut out) => {
+            let needed = match reached {
+                Some(n) => format!("needs {n} instructions"),
+                None => "could not be built".to_string(),
+            };
+            out.notes.insert(
+                0,
+                Note::new(
+                    NoteKind::LaidOutToFit,
+                    format!(
+                        "the layout favouring {} {needed}, more than the kernel's limit of \
+                         {BPF_MAXINSNS}; favouring size it needs {}",
+                        favor.name(),
+                        out.program.len()
+                    ),
+                ),
+            );
+            Ok(out)
+        }
+        Err(OptimizeError::TooLarge {
+            reached: Some(n), ..
+        }) => Err(OptimizeError::TooLarge {
+            input,
+            reached: Some(reached.map_or(n, |r| r.min(n))),
+        }),
+        Err(_) => Err(OptimizeError::TooLarge { input, reached }),
+    }
+}
+
+/// [`optimize_input`] with the layout `opts` favours.
+fn optimize_favoring(
     prog: &Program,
     stack: Option<&[Program]>,
     opts: &OptimizeOptions,
@@ -672,8 +726,10 @@ fn optimize_input(
             (Method::StructuralPasses, LiftConfig::PLAIN),
         ]
     };
-    // Only a reserve behind the fitted program: what fails to build of it is no news.
-    let reserve = lifted_won && !size_first;
+    // Behind a lifted program no larger than the input (one laid out to fit, or with `--favor
+    // size` a rival for the fewest instructions), what fails to build of the others is no
+    // news.
+    let reserve = lifted_won;
     for (method, cfg) in fallbacks {
         match lift::lift(prog, &cfg).map(|mut l| single_body(&mut l)) {
             Ok(Ok(p)) => candidates.push((method, p)),

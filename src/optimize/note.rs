@@ -31,8 +31,8 @@ pub enum NoteKind {
     /// The layout asked for did not keep [`super::OptimizeOptions::max_path`], and another
     /// one (or the same with less room) did.
     LaidOutForPathBound,
-    /// The layout asked for was too long for the kernel, and one with smaller value trees
-    /// fit.
+    /// The layout asked for was too long for the kernel, and one with smaller value trees,
+    /// or the one favouring size, fit.
     LaidOutToFit,
     /// One way of building a candidate (lifting, a layout, the bytecode passes) failed.
     CandidateFailed,
