@@ -1168,6 +1168,24 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
     let (code, stdout, stderr) = secopt(&["verify", s(&inp), s(&out)]);
     assert_eq!(code, 0, "{stderr}");
     assert!(String::from_utf8_lossy(&stdout).starts_with("equal"));
+    // The verbs that refuse it say what takes it; not for a program with another fault too.
+    let (code, _, stderr) = secopt(&["analyze", s(&inp)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("more than the kernel's limit")
+            && stderr.contains("nothing else is wrong with it: `secopt optimize` makes it fit"),
+        "{stderr}"
+    );
+    let mut no_ret = long.clone();
+    no_ret.insns.push(secopt::bpf::insn::Insn::ld_abs(0));
+    let no_ret = temp_file("long-no-ret.bpf", &no_ret.to_raw());
+    let (code, _, stderr) = secopt(&["analyze", s(&no_ret)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("the kernel would reject this filter")
+            && !stderr.contains("nothing else is wrong"),
+        "{stderr}"
+    );
 
     let (too_many, _) = request_chain(5000, 12);
     let inp = temp_file("too-many.bpf", &too_many.to_raw());

@@ -297,8 +297,14 @@ fn decode_as(
         let big_endian = format == InputFormat::Raw
             && Program::from_raw_in(bytes, Endian::Big)
                 .is_ok_and(|p| validate::validate(&p).is_ok());
+        // Too long and nothing else wrong: what a generator without an optimizer writes.
+        let only_too_long = prog.len() > crate::bpf::insn::BPF_MAXINSNS
+            && validate::validate_structure(&prog).is_ok();
         let hint = if big_endian {
             " (read as big-endian it is a valid filter: pass `--input-format raw-be`)"
+        } else if only_too_long {
+            " (nothing else is wrong with it: `secopt optimize` makes it fit where it can, \
+             `secopt verify` and `diff` compare it)"
         } else {
             ""
         };
