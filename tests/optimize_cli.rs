@@ -1197,6 +1197,15 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
         "{stderr}"
     );
     assert!(!out.exists());
+    // With a path bound too, the size is the news: no program that fits was found, so there
+    // is no path of one to name (the input's own, thousands long, is none).
+    let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--max-path", "30"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("over the kernel's limit") && !stderr.contains("keeps every path"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
 }
 
 /// The system libseccomp's own filter for a profile with 3 000 `ioctl` requests (its binary

@@ -897,55 +897,114 @@ fn compiled_to_fit(rules: &[String]) -> (String, CompiledFilter) {
     (profile, f)
 }
 
-/// `--favor` is a preference: a profile whose balanced layout is too long for the kernel, and
-/// whose layout favouring size fits, is compiled favouring size, with a note, instead of being
-/// refused. On x86_64, x86 and x32: every other syscall (by x86_64 number) allowed outright,
-/// which the size tuning's exception chains dispatch in fewer tests than balanced splits, and
-/// 152 of the others each allowed for five values of `args[0]` when `args[1]` is above a
-/// bound. The filter is checked against the profile's meaning.
-#[test]
-fn favouring_size_is_tried_when_the_layout_asked_for_is_too_long() {
-    let names: Vec<&str> = Arch::X86_64
-        .syscalls()
-        .iter()
-        .map(|(_, name)| name)
-        .collect();
-    let allowed: Vec<&str> = names.iter().copied().step_by(2).collect();
-    let checked: Vec<&str> = names.iter().copied().skip(1).step_by(2).take(152).collect();
-    let value = |i: usize, j: usize| (i * 100 + j * 7) as u64;
-    let bound = |i: usize, j: usize| (i + j + 1) as u64;
-    let mut rules = vec![format!(
-        r#"{{"names": {}, "action": "SCMP_ACT_ALLOW"}}"#,
-        serde_json::to_string(&allowed).unwrap()
-    )];
-    for (i, name) in checked.iter().enumerate() {
-        for j in 0..5 {
-            rules.push(format!(
-                r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [
-                    {{"index": 0, "value": {}, "op": "SCMP_CMP_EQ"}},
-                    {{"index": 1, "value": {}, "op": "SCMP_CMP_GT"}}]}}"#,
-                value(i, j),
-                bound(i, j)
-            ));
+/// A profile near the kernel's limit, on x86_64, x86 and x32: every other syscall (by x86_64
+/// number) allowed outright, which the size tuning's exception chains dispatch in fewer tests
+/// than balanced splits, and 152 of the others each allowed for five values of `args[0]` when
+/// `args[1]` is above a bound (`value(i, j)`, `bound(i, j)` for the `i`th checked syscall's
+/// `j`th rule). Also `scripts/value-sets.py`'s last row.
+struct NearTheLimit {
+    profile: String,
+    allowed: Vec<&'static str>,
+    checked: Vec<&'static str>,
+}
+
+impl NearTheLimit {
+    fn new() -> Self {
+        let names: Vec<&str> = Arch::X86_64
+            .syscalls()
+            .iter()
+            .map(|(_, name)| name)
+            .collect();
+        let allowed: Vec<&str> = names.iter().copied().step_by(2).collect();
+        let checked: Vec<&str> = names.iter().copied().skip(1).step_by(2).take(152).collect();
+        let mut rules = vec![format!(
+            r#"{{"names": {}, "action": "SCMP_ACT_ALLOW"}}"#,
+            serde_json::to_string(&allowed).unwrap()
+        )];
+        for (i, name) in checked.iter().enumerate() {
+            for j in 0..5 {
+                rules.push(format!(
+                    r#"{{"names": ["{name}"], "action": "SCMP_ACT_ALLOW", "args": [
+                        {{"index": 0, "value": {}, "op": "SCMP_CMP_EQ"}},
+                        {{"index": 1, "value": {}, "op": "SCMP_CMP_GT"}}]}}"#,
+                    Self::value(i, j),
+                    Self::bound(i, j)
+                ));
+            }
+        }
+        let profile = format!(
+            r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+            rules.join(",")
+        );
+        NearTheLimit {
+            profile,
+            allowed,
+            checked,
         }
     }
-    let profile = format!(
-        r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
-        rules.join(",")
-    );
-    let arches = ResolveOptions {
-        native: Some(Arch::X86_64),
-        arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
-        ..Default::default()
-    };
-    let options = CompileOptions {
-        optimize: Some(OptimizeOptions {
-            report: false,
+
+    fn value(i: usize, j: usize) -> u64 {
+        (i * 100 + j * 7) as u64
+    }
+
+    fn bound(i: usize, j: usize) -> u64 {
+        (i + j + 1) as u64
+    }
+
+    fn compile(&self, max_path: Option<usize>) -> Result<CompiledFilter, CompileError> {
+        let arches = ResolveOptions {
+            native: Some(Arch::X86_64),
+            arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
             ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let f = compile_oci(profile.as_bytes(), "near.json", &arches, &options).unwrap();
+        };
+        let options = CompileOptions {
+            optimize: Some(OptimizeOptions {
+                report: false,
+                max_path,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        compile_oci(self.profile.as_bytes(), "near.json", &arches, &options)
+    }
+
+    /// Checks `f`'s decisions on x86_64 and x32 against the profile's meaning.
+    fn check_decisions(&self, f: &CompiledFilter) {
+        let (value, bound) = (Self::value, Self::bound);
+        for arch in [Arch::X86_64, Arch::X32] {
+            let table = arch.syscalls();
+            for name in &self.allowed {
+                if let Some(nr) = table.nr(name) {
+                    assert_eq!(run(f, X86_64, nr, [7; 6]), RetVal::ALLOW, "{arch} {name}");
+                }
+            }
+            for (i, name) in self.checked.iter().enumerate() {
+                let Some(nr) = table.nr(name) else { continue };
+                for j in 0..5 {
+                    for a0 in [value(i, j), value(i, j) + 1] {
+                        for a1 in [bound(i, j), bound(i, j) + 1] {
+                            let expected = if a0 == value(i, j) && a1 > bound(i, j) {
+                                RetVal::ALLOW
+                            } else {
+                                EPERM
+                            };
+                            let args = [a0, a1, 0, 0, 0, 0];
+                            assert_eq!(run(f, X86_64, nr, args), expected, "{arch} {name}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `--favor` is a preference: a profile whose balanced layout is too long for the kernel, and
+/// whose layout favouring size fits ([`NearTheLimit`]), is compiled favouring size, with a
+/// note, instead of being refused. The filter is checked against the profile's meaning.
+#[test]
+fn favouring_size_is_tried_when_the_layout_asked_for_is_too_long() {
+    let near = NearTheLimit::new();
+    let f = near.compile(None).unwrap();
     let info = f.info().optimization.as_ref().unwrap();
     assert!(info.reference_instructions > 4096);
     assert_eq!((info.method, info.verified), (Method::Lifted, true));
@@ -959,30 +1018,22 @@ fn favouring_size_is_tried_when_the_layout_asked_for_is_too_long() {
         info.notes
     );
     assert!(f.program().len() <= 4096);
-    for arch in [Arch::X86_64, Arch::X32] {
-        let table = arch.syscalls();
-        for name in &allowed {
-            if let Some(nr) = table.nr(name) {
-                assert_eq!(run(&f, X86_64, nr, [7; 6]), RetVal::ALLOW, "{arch} {name}");
-            }
-        }
-        for (i, name) in checked.iter().enumerate() {
-            let Some(nr) = table.nr(name) else { continue };
-            for j in 0..5 {
-                for a0 in [value(i, j), value(i, j) + 1] {
-                    for a1 in [bound(i, j), bound(i, j) + 1] {
-                        let expected = if a0 == value(i, j) && a1 > bound(i, j) {
-                            RetVal::ALLOW
-                        } else {
-                            EPERM
-                        };
-                        let args = [a0, a1, 0, 0, 0, 0];
-                        assert_eq!(run(&f, X86_64, nr, args), expected, "{arch} {name}");
-                    }
-                }
-            }
-        }
-    }
+    near.check_decisions(&f);
+}
+
+/// A layout built to `--max-path` can come out over it: the dispatch counts tests, not the
+/// `ja`s and trampolines of a 4 000-instruction program. It is searched again with less room
+/// until it keeps the bound (`optimize::JUMP_ROOM`); with two less at most (before the
+/// thirtieth session), bound 67 on [`NearTheLimit`] was refused (the path named, 68, over it).
+#[test]
+fn max_path_leaves_room_for_a_long_programs_jumps() {
+    let near = NearTheLimit::new();
+    let f = near.compile(Some(67)).unwrap();
+    assert!(f.program().len() <= 4096);
+    let worst = crate::optimize::cost::worst_case_path(f.program());
+    assert!(worst <= 67, "{worst}");
+    assert!(f.info().optimization.as_ref().unwrap().verified);
+    near.check_decisions(&f);
 }
 
 /// 3 800 scattered `ioctl` requests (near the most a filter can hold): laid out as balanced

@@ -449,13 +449,16 @@ fn optimize_input(
             );
             Ok(out)
         }
-        Err(OptimizeError::TooLarge {
-            reached: Some(n), ..
-        }) => Err(OptimizeError::TooLarge {
+        Err(OptimizeError::TooLarge { reached: size, .. }) => Err(OptimizeError::TooLarge {
             input,
-            reached: Some(reached.map_or(n, |r| r.min(n))),
+            reached: match (reached, size) {
+                (Some(r), Some(n)) => Some(r.min(n)),
+                (r, n) => r.or(n),
+            },
         }),
-        Err(_) => Err(OptimizeError::TooLarge { input, reached }),
+        // A program that fits was found, and broke `max_path` or failed a check: that says
+        // more than the sizes.
+        Err(e) => Err(e),
     }
 }
 
@@ -591,20 +594,25 @@ fn optimize_favoring(
         }
     }
     // The dispatch counts its tests and the bodies' paths, not a `ja` the layout may add to
-    // reach a continuation placed elsewhere: a layout that came out over the bound is
-    // searched again with one or two instructions less room.
+    // reach a continuation placed elsewhere, nor the trampolines a long program's far jumps
+    // go through: a layout that came out over the bound is searched again with less room, one
+    // instruction at a time (up to `JUMP_ROOM`), the requested tuning then balanced; a tuning
+    // with no tree within a tighter bound is not tried tighter still.
     if let Some(bound) = opts.max_path {
         let over = |p: &Program| cost::worst_case_path(p) as usize > bound;
         if matches!(&first, Some(Ok(p)) if over(p)) {
-            'retry: for less in 1..=2.min(bound) {
-                for tuning in [emit_opts.tuning, dispatch::Tuning::BALANCED] {
+            let mut tunings = vec![emit_opts.tuning, dispatch::Tuning::BALANCED];
+            tunings.dedup();
+            'retry: for less in 1..=JUMP_ROOM.min(bound) {
+                let mut failed = Vec::new();
+                for &tuning in &tunings {
                     let tighter = emit::EmitOptions {
                         max_path: Some(bound - less),
                         tuning,
                         ..emit_opts
                     };
-                    if let Some(Ok(p)) = lay_out(&tighter) {
-                        if !over(&p) {
+                    match lay_out(&tighter) {
+                        Some(Ok(p)) if !over(&p) => {
                             notes.push(Note::new(
                                 NoteKind::LaidOutForPathBound,
                                 format!(
@@ -616,8 +624,11 @@ fn optimize_favoring(
                             first = Some(Ok(p));
                             break 'retry;
                         }
+                        Some(Err(layout::LayoutError::PathBound { .. })) => failed.push(tuning),
+                        _ => {}
                     }
                 }
+                tunings.retain(|t| !failed.contains(t));
             }
         }
     }
@@ -762,6 +773,10 @@ fn optimize_favoring(
     }
 
     for (method, candidate) in candidates {
+        // An input too long for the kernel is no candidate (nor its path a path reached).
+        if method == Method::Unchanged && prog.len() > BPF_MAXINSNS {
+            continue;
+        }
         if let Some(bound) = opts.max_path {
             let worst = cost::worst_case_path(&candidate) as usize;
             if worst > bound {
@@ -824,11 +839,19 @@ fn optimize_favoring(
         });
     }
     if let Some(bound) = opts.max_path {
+        // The paths of the programs within the kernel's limit that missed the bound: the
+        // candidates' and the input's when it fits. When there are none (an input too long for
+        // the kernel, and no layout that fits), the size is the news, below.
         let input = cost::worst_case_path(prog) as usize;
-        if input > bound {
+        let input_fits = prog.len() <= BPF_MAXINSNS;
+        let missed = shortest_path
+            .into_iter()
+            .chain(input_fits.then_some(input))
+            .min();
+        if let Some(shortest) = missed.filter(|_| !(input_fits && input <= bound)) {
             return Err(OptimizeError::PathBound {
                 bound,
-                shortest: shortest_path.unwrap_or(input).min(input),
+                shortest,
                 input,
             });
         }
@@ -1050,6 +1073,12 @@ pub const SELF_CHECK_BUDGET: crate::verify::Budget = crate::verify::Budget {
     max_states: 500_000,
     time_limit: Some(std::time::Duration::from_secs(10)),
 };
+
+/// The most room a `max_path` layout that came out over its bound is searched again with
+/// (the bound less 1, 2, …): the jumps the layout adds that the dispatch does not count. Two
+/// were enough for Firecracker's threads; a 4 000-instruction program's trampolines took
+/// three and more (`max_path_leaves_room_for_a_long_programs_jumps`).
+const JUMP_ROOM: usize = 8;
 
 /// The values per leaf chain [`value_tree::ValueLayout::Fit`] may take when the layout asked
 /// for is too long for the kernel; the smallest that fits is used (a longer chain, a smaller
