@@ -409,7 +409,7 @@ fn several_listeners(filters: &[Program]) -> Option<Note> {
 ///
 /// `--favor` is a preference: when the layout it asks for (balanced or speed) leaves no program
 /// within the kernel's limit, the one favouring size is tried before giving up, and a note
-/// says so. (A profile near the limit: 151 syscalls with five argument checks each and every
+/// says so. (A profile near the limit: 152 syscalls with five argument checks each and every
 /// other syscall allowed, on x86_64, x86 and x32, is refused balanced and fits favouring
 /// size; `favouring_size_is_tried_when_the_layout_asked_for_is_too_long`.)
 fn optimize_input(
@@ -546,9 +546,9 @@ fn optimize_favoring(
     // A layout that misses `max_path` names the shortest worst path its dispatch reaches; with
     // thousands of argument values in balanced trees, the layout that reaches it can be too
     // long for the kernel (and walk longer than the dispatch counts, through the jumps so long
-    // a program needs). That path is
-    // then no answer: the miss counts as the layout being too long, so that the fit search
-    // below finds the shortest path of a program that fits, the one the error reports.
+    // a program needs). That path is then no answer: the miss counts as the layout being too
+    // long, so that the fit search below finds the shortest path of a program that fits, the
+    // one the error reports.
     let within_limit = |e: layout::LayoutError, tuning| match e {
         layout::LayoutError::PathBound { shortest, .. } => {
             let at_shortest = emit::EmitOptions {
