@@ -179,16 +179,7 @@ pub enum Input {
 /// filter file (only with `--input-format auto`); a file that is neither gets the filter
 /// decoder's error.
 pub fn decode_input(bytes: &[u8], name: &str, format: InputFormat) -> Result<Input, Failure> {
-    let decoded = decode_program(bytes, name, format);
-    if !matches!(decoded, Ok((_, None))) {
-        if let Some(file) = thread_filters_file(bytes, format) {
-            return Ok(Input::ThreadFilters(file));
-        }
-    }
-    match decoded? {
-        (prog, None) => Ok(Input::Program(prog)),
-        (_, Some(rejected)) => Err(rejected),
-    }
+    decode_input_taking(bytes, name, format, false)
 }
 
 /// [`decode_input`], except that a program the kernel refuses only for its length (more than
@@ -201,18 +192,33 @@ pub fn decode_input_any_length(
     name: &str,
     format: InputFormat,
 ) -> Result<Input, Failure> {
-    match decode_input(bytes, name, format) {
-        Err(refused) => match decode_program(bytes, name, format) {
-            Ok((prog, Some(_)))
-                if prog.len() > crate::bpf::insn::BPF_MAXINSNS
-                    && validate::validate_structure(&prog).is_ok() =>
-            {
-                Ok(Input::Program(prog))
-            }
-            _ => Err(refused),
-        },
-        decoded => decoded,
+    decode_input_taking(bytes, name, format, true)
+}
+
+/// [`decode_input`], taking programs too long for the kernel when `any_length`.
+fn decode_input_taking(
+    bytes: &[u8],
+    name: &str,
+    format: InputFormat,
+    any_length: bool,
+) -> Result<Input, Failure> {
+    let decoded = decode_program(bytes, name, format);
+    if !matches!(decoded, Ok((_, None))) {
+        if let Some(file) = thread_filters_file(bytes, format) {
+            return Ok(Input::ThreadFilters(file));
+        }
     }
+    match decoded? {
+        (prog, None) => Ok(Input::Program(prog)),
+        (prog, Some(_)) if any_length && only_too_long(&prog) => Ok(Input::Program(prog)),
+        (_, Some(rejected)) => Err(rejected),
+    }
+}
+
+/// Whether the kernel refuses `prog` for its length alone: what a generator without an
+/// optimizer writes.
+fn only_too_long(prog: &Program) -> bool {
+    prog.len() > crate::bpf::insn::BPF_MAXINSNS && validate::validate_structure(prog).is_ok()
 }
 
 /// Firecracker's filter file, when `bytes` are one: binary and read with `--input-format auto`
@@ -297,12 +303,9 @@ fn decode_as(
         let big_endian = format == InputFormat::Raw
             && Program::from_raw_in(bytes, Endian::Big)
                 .is_ok_and(|p| validate::validate(&p).is_ok());
-        // Too long and nothing else wrong: what a generator without an optimizer writes.
-        let only_too_long = prog.len() > crate::bpf::insn::BPF_MAXINSNS
-            && validate::validate_structure(&prog).is_ok();
         let hint = if big_endian {
             " (read as big-endian it is a valid filter: pass `--input-format raw-be`)"
-        } else if only_too_long {
+        } else if only_too_long(&prog) {
             " (nothing else is wrong with it: `secopt optimize` makes it fit where it can, \
              `secopt verify` and `diff` compare it)"
         } else {
