@@ -386,6 +386,32 @@ fn bench_dispatch(c: &mut Criterion) {
         }
         g.finish();
     }
+    // `--max-path` on a dispatch past the size tuning's exact trees: one table of the exact
+    // bounded trees, built up to a bound the searched tree misses by four.
+    let mut g = c.benchmark_group("dispatch 512 random ranges within a bound");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    let (leaves, hot) = random_dispatch(512);
+    for (name, tuning) in [
+        ("balanced", dispatch::Tuning::BALANCED),
+        ("size", dispatch::Tuning::SIZE),
+    ] {
+        let (searched, _) = dispatch::best_tree_bounded(&leaves, &hot, &len, false, &tuning);
+        let bound = searched.worst_path(&len) - 4;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let within = dispatch::best_tree_within(
+                    black_box(&leaves),
+                    &hot,
+                    &len,
+                    false,
+                    &tuning,
+                    bound,
+                );
+                assert!(within.is_ok(), "no tree within {bound}");
+            })
+        });
+    }
+    g.finish();
 }
 
 criterion_group!(

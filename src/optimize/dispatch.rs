@@ -467,7 +467,7 @@ fn exact_give_back(
         hot,
         (len, tuning),
         &chain,
-        worst,
+        (worst, worst),
         |tables, r, with_chain| {
             for b in 1..=worst - r {
                 if let Some((rest, _)) = tables.best_plain(b) {
@@ -571,14 +571,14 @@ pub fn best_tree_within(
     // The cheapest tree within the bound without and with `jeq` tests inside.
     let mut best: [Option<(Tree, Cost)>; 2] = [None, None];
     let mut shortest = found_worst;
-    // One table per prefix, up to the searched tree's worst path: it answers `bound` and,
-    // when nothing fits, the shortest worst path.
+    // One table per prefix (up to the searched tree's worst path), built up to the bound:
+    // it answers the bound, and its least path the shortest worst path when nothing fits.
     behind_each_chain_prefix(
         leaves,
         hot,
         (len, tuning),
         &chain,
-        found_worst,
+        (found_worst, bound),
         |tables, r, with_chain| {
             let within = |b: usize| [tables.best_plain(b), tables.best(b)];
             for (class, rest) in bound
@@ -598,8 +598,13 @@ pub fn best_tree_within(
                 }
             }
             if best[1].is_none() {
-                if let Some((rest, _)) = (0..=found_worst - r).find_map(|b| tables.best(b)) {
-                    shortest = shortest.min(with_chain(rest).worst_path(len));
+                if let Some(least) = tables.least_path() {
+                    // The prefix's tests exit on the way, and the rest starts below them.
+                    let exits = chain[..r]
+                        .iter()
+                        .enumerate()
+                        .map(|(p, &(_, t))| p + 1 + len(t));
+                    shortest = shortest.min(exits.max().unwrap_or(0).max(r + least));
                 }
             }
         },
@@ -613,33 +618,34 @@ pub fn best_tree_within(
     }
 }
 
-/// Runs `visit` behind each prefix of `chain` (a hot chain at the root, tested first): on the
-/// exact bounded trees of the leaves left once the prefix's values are tested (bounds up to
-/// `worst` less the prefix), with the prefix's length `r` and a function that puts the prefix
-/// in front of one of those trees.
+/// Runs `visit` behind each prefix of `chain` (a hot chain at the root, tested first), up to
+/// `longest` tests of it: on the exact bounded trees of the leaves left once the prefix's
+/// values are tested (bounds up to `worst` less the prefix), with the prefix's length `r` and
+/// a function that puts the prefix in front of one of those trees.
 fn behind_each_chain_prefix(
     leaves: &[Leaf],
     hot: &[(u32, Cost)],
     (len, tuning): (&dyn Fn(NodeId) -> usize, &Tuning),
     chain: &[(u32, NodeId)],
-    worst: usize,
+    (longest, worst): (usize, usize),
     mut visit: impl FnMut(&BoundedTrees<'_>, usize, &dyn Fn(Tree) -> Tree),
 ) {
     let mut reduced = leaves.to_vec();
     let mut hot_left = hot.to_vec();
-    for r in 0..=chain.len().min(worst) {
+    for r in 0..=chain.len().min(longest) {
         if r > 0 {
             let v = chain[r - 1].0;
             let w = hot.iter().find(|h| h.0 == v).map_or(Cost::ZERO, |h| h.1);
             reduced = take_value(&reduced, v, w);
             hot_left.retain(|h| h.0 != v);
         }
+        let bound = worst.saturating_sub(r);
         // `jeq` tests inside the tree may come first too: the class behind the empty prefix
         // holds the others' trees with `jeq` tests.
         let tables = if r == 0 {
-            BoundedTrees::new(&reduced, &hot_left, len, worst - r, tuning)
+            BoundedTrees::new(&reduced, &hot_left, len, bound, tuning)
         } else {
-            BoundedTrees::with_candidates(&reduced, Vec::new(), len, worst - r, tuning)
+            BoundedTrees::with_candidates(&reduced, Vec::new(), len, bound, tuning)
         };
         let with_chain = |rest: Tree| {
             if r == 0 {
@@ -717,10 +723,9 @@ pub struct BoundedTrees<'a> {
     /// Per state and bound: the first leaf of the right part of the best split, [`CHAIN`],
     /// [`JEQ`] with the candidate's bit, or [`LEAF`].
     choice: Vec<u32>,
-    /// Per state: the least bound with a tree (`max_bound + 1` when none), so that the
-    /// splits skip the bounds where a side has none (capped at 255: an underestimate only
-    /// costs time).
-    least: Vec<u8>,
+    /// Per state: the least bound with a tree (it may exceed `max_bound`), so that the
+    /// splits skip the bounds where a side has none ([`BoundedTrees::least_path`]).
+    least: Vec<u32>,
 }
 
 /// A value [`BoundedTrees`] may test with `jeq` anywhere in the tree.
@@ -1067,7 +1072,7 @@ impl<'a> BoundedTrees<'a> {
                     } else {
                         self.leaves[j].target
                     };
-                    let target = if span == 1 {
+                    self.target[cell] = if span == 1 {
                         last
                     } else {
                         match (self.target[self.state(i, j - 1, set)], last) {
@@ -1076,23 +1081,16 @@ impl<'a> BoundedTrees<'a> {
                             _ => MIXED,
                         }
                     };
-                    self.target[cell] = target;
-                    if target != MIXED {
-                        // One leaf (or none reached, emitted as the first leaf's target).
-                        let body = if target == NO_TARGET {
-                            self.leaves[i].target
-                        } else {
-                            target
-                        };
-                        for b in len(body).min(nb)..nb {
-                            self.cost[cell * nb + b] = Cost::ZERO;
+                    let least = match self.body(i, cell) {
+                        Some(body) => {
+                            for b in len(body).min(nb)..nb {
+                                self.cost[cell * nb + b] = Cost::ZERO;
+                            }
+                            len(body)
                         }
-                    } else {
-                        self.fill_mixed(i, j, set, &prefix, len, (&mut best, &mut arg));
-                    }
-                    let costs = &self.cost[cell * nb..(cell + 1) * nb];
-                    let least = costs.iter().position(|c| c.0[0].is_finite()).unwrap_or(nb);
-                    self.least[cell] = least.min(usize::from(u8::MAX)) as u8;
+                        None => self.fill_mixed((i, j, set), &prefix, len, (&mut best, &mut arg)),
+                    };
+                    self.least[cell] = least.min(u32::MAX as usize) as u32;
                     if set == 0 {
                         break;
                     }
@@ -1102,23 +1100,62 @@ impl<'a> BoundedTrees<'a> {
         }
     }
 
-    /// The state of range `i..=j` with `set` tested when its leaves have several targets.
-    fn fill_mixed(
-        &mut self,
+    /// The body a state's tree is when its leaves outside the set share one target (none
+    /// reached: the first leaf's, which no value takes); `None` when they have several.
+    fn body(&self, i: usize, cell: usize) -> Option<NodeId> {
+        match self.target[cell] {
+            MIXED => None,
+            NO_TARGET => Some(self.leaves[i].target),
+            t => Some(t),
+        }
+    }
+
+    /// The exception chain of range `i..=j` with `set` tested, when there is one (only with
+    /// no candidate of the range tested): its cost, its longest path, and its tests.
+    fn chain(
+        &self,
         i: usize,
         j: usize,
         set: usize,
+        len: &dyn Fn(NodeId) -> usize,
+    ) -> Option<(Cost, usize, usize)> {
+        if set & self.inside(i, j) != 0 {
+            return None;
+        }
+        let (_, cost, order) = self.chains[i].iter().find(|c| c.0 == j)?;
+        let exits = order
+            .iter()
+            .enumerate()
+            .map(|(p, &e)| p + 1 + len(self.leaves[e].target))
+            .max()
+            .unwrap_or(0);
+        Some((
+            *cost,
+            exits.max(order.len() + len(self.leaves[i].target)),
+            order.len(),
+        ))
+    }
+
+    /// The state of range `i..=j` with `set` tested when its leaves have several targets: its
+    /// costs, and the least bound with a tree (exact whatever `max_bound`: from the same
+    /// choices, one more than the longer side of a split or than the rest below a `jeq`, or a
+    /// chain's longest exit), which it returns.
+    fn fill_mixed(
+        &mut self,
+        (i, j, set): (usize, usize, usize),
         prefix: &[Cost],
         len: &dyn Fn(NodeId) -> usize,
         (best, arg): (&mut [Cost], &mut [u32]),
-    ) {
+    ) -> usize {
         let nb = self.max_bound + 1;
         let cell = self.state(i, j, set);
+        let mut least = usize::MAX;
         best.fill(INFEASIBLE);
         for k in i + 1..=j {
             let (l, r) = (self.state(i, k - 1, set), self.state(k, j, set));
             // Bounds below either side's least feasible one stay infeasible: skipped.
-            let from = usize::from(self.least[l].max(self.least[r]));
+            let from = self.least[l].max(self.least[r]) as usize;
+            least = least.min(from + 1);
             if from >= nb - 1 {
                 continue;
             }
@@ -1149,31 +1186,20 @@ impl<'a> BoundedTrees<'a> {
                 continue;
             }
             let exit = 1 + len(self.leaves[c.leaf].target);
-            let rest = self.state(i, j, set | 1 << bit) * nb;
+            let rest = self.state(i, j, set | 1 << bit);
+            least = least.min(exit.max(1 + self.least[rest] as usize));
             for b in exit.max(1)..nb {
-                let c = self.cost[rest + b - 1] + self.jeq_price;
+                let c = self.cost[rest * nb + b - 1] + self.jeq_price;
                 if c.lt(&best[b]) {
                     best[b] = c;
                     arg[b] = JEQ | bit as u32;
                 }
             }
         }
-        let chain = (set & range == 0)
-            .then(|| self.chains[i].iter().find(|c| c.0 == j))
-            .flatten()
-            .map(|(_, c, order)| {
-                let exits = order
-                    .iter()
-                    .enumerate()
-                    .map(|(p, &e)| p + 1 + len(self.leaves[e].target))
-                    .max()
-                    .unwrap_or(0);
-                (
-                    *c,
-                    exits.max(order.len() + len(self.leaves[i].target)),
-                    order.len(),
-                )
-            });
+        let chain = self.chain(i, j, set, len);
+        if let Some((_, need, _)) = chain {
+            least = least.min(need.max(1));
+        }
         for b in 1..nb {
             let mut c = best[b] + w + self.test_price;
             let mut s = arg[b];
@@ -1187,6 +1213,14 @@ impl<'a> BoundedTrees<'a> {
             self.cost[cell * nb + b] = c;
             self.choice[cell * nb + b] = s;
         }
+        least
+    }
+
+    /// The shortest longest path of any tree of the class (splits, exception chains, `jeq`
+    /// tests of the candidates), whatever the table's `max_bound`; `None` without leaves.
+    pub fn least_path(&self) -> Option<usize> {
+        let m = self.leaves.len();
+        (m > 0).then(|| self.least[self.state(0, m - 1, 0)] as usize)
     }
 
     /// The best tree without `jeq` tests of candidates inside (splits and exception chains)
@@ -2279,6 +2313,13 @@ mod tests {
                 (0, m - 1, 0),
             );
             let plain = all_trees(&leaves, (&[], 0.0, 0.0), &len, (0, m - 1, 0));
+            // The shortest worst path of all trees, from the table and from a table built up
+            // to a bound below it (which has no tree to give: `best_tree_within` names it).
+            let shortest = all.iter().map(|t| t.1).min().expect("a tree");
+            assert_eq!(tables.least_path(), Some(shortest), "round {round}");
+            let short = BoundedTrees::new(&leaves, &hot, &len, shortest - 1, &Tuning::BALANCED);
+            assert_eq!(short.least_path(), Some(shortest), "round {round}");
+            assert!(short.best(shortest - 1).is_none(), "round {round}");
             for b in 0..=12 {
                 let context = format!("round {round}, bound {b}: {leaves:?} {hot:?}");
                 // The program's objective: the cost plus the price of each candidate's `jeq`
