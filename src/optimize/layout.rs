@@ -3,7 +3,8 @@
 //! Order: the nodes other than returns are put in a topological order (reverse postorder of a
 //! depth-first walk that visits the child best placed right after a node *last*, so it lands
 //! directly behind it and needs no jump: the only child of a straight-line instruction, else a
-//! child with no other parent).
+//! child with no other parent; of two such, the one that owns less when the other owns more
+//! than a conditional jump reaches, so that the jump over it needs no trampoline).
 //!
 //! Emission runs *backwards*, from the last instruction to the first. Because every jump goes
 //! forward, when an instruction is placed all its targets are already placed and its offsets are
@@ -54,7 +55,7 @@ pub fn layout(dag: &Dag, root: NodeId) -> Result<Program, LayoutError> {
             *parents.entry(c).or_default() += 1;
         }
     }
-    let order = topological_order(dag, root, &parents);
+    let order = topological_order(dag, root, &reachable, &parents);
     let needs = scratch_needs(dag, &reachable);
 
     let mut em = Emitter {
@@ -222,20 +223,30 @@ impl Emitter {
 
 /// Non-return nodes in a topological order that keeps each node's best fall-through child
 /// right behind it where possible.
-fn topological_order(dag: &Dag, root: NodeId, parents: &HashMap<NodeId, u32>) -> Vec<NodeId> {
+fn topological_order(
+    dag: &Dag,
+    root: NodeId,
+    reachable: &[NodeId],
+    parents: &HashMap<NodeId, u32>,
+) -> Vec<NodeId> {
     let is_ret = |id: NodeId| matches!(dag.node(id), Node::Ret(_) | Node::RetA);
     let mut visited: HashMap<NodeId, bool> = HashMap::default();
     let mut post: Vec<NodeId> = Vec::new();
     if is_ret(root) {
         return post;
     }
+    let single = |c: NodeId| parents.get(&c).copied().unwrap_or(0) == 1;
+    let owned = owned_sizes(dag, reachable, &single);
     // Children in visiting order: the preferred fall-through child last.
     let kids = |id: NodeId| -> Vec<NodeId> {
         match dag.node(id) {
             Node::Op { next, .. } => vec![next],
             Node::Test { t, f, .. } => {
-                let single = |c: NodeId| parents.get(&c).copied().unwrap_or(0) == 1;
-                if single(t) && !single(f) {
+                let size = |c: NodeId| owned.get(&c).copied().unwrap_or(0);
+                // The other child lands behind all that the fall-through child owns: when
+                // that is out of a conditional jump's reach, the smaller falls through.
+                let far = single(t) && single(f) && size(f) > 255 && size(t) < size(f);
+                if (single(t) && !single(f)) || far {
                     vec![f, t]
                 } else {
                     vec![t, f]
@@ -265,6 +276,31 @@ fn topological_order(dag: &Dag, root: NodeId, parents: &HashMap<NodeId, u32>) ->
     }
     post.reverse();
     post
+}
+
+/// Per node other than a return: how many nodes other than returns it owns, counting
+/// itself: those reached only through it by single-parent edges, which the depth-first walk
+/// places right behind it whatever else it shares.
+fn owned_sizes(
+    dag: &Dag,
+    reachable: &[NodeId],
+    single: &dyn Fn(NodeId) -> bool,
+) -> HashMap<NodeId, usize> {
+    let is_ret = |id: NodeId| matches!(dag.node(id), Node::Ret(_) | Node::RetA);
+    let mut owned: HashMap<NodeId, usize> = HashMap::default();
+    // Parents have larger ids than children, and `reachable` is in increasing order.
+    for &id in reachable {
+        if is_ret(id) {
+            continue;
+        }
+        let below: usize = dag
+            .children(id)
+            .filter(|&c| !is_ret(c) && single(c))
+            .map(|c| owned[&c])
+            .sum();
+        owned.insert(id, 1 + below);
+    }
+    owned
 }
 
 /// For each node that reads scratch memory ahead: the words stored on *every* path from the
@@ -432,6 +468,43 @@ mod tests {
             };
             let d = SeccompData::new(0xc000_003e, nr, [7, 0, 0, 0, 0, 0]);
             assert_eq!(interp::eval(&p, &d).unwrap().0, want, "nr {nr}");
+        }
+    }
+
+    #[test]
+    fn the_smaller_side_of_a_test_falls_through_when_the_other_is_out_of_reach() {
+        // ld [0]; jeq #1 → S : L, where S is three tests and L a chain of 300 (each to its
+        // own return, copies of which stay within reach). With L right behind the `jeq`, S
+        // would lie more than 255 instructions ahead and need a trampoline; with S behind it,
+        // L is a few instructions ahead and reached directly.
+        let mut dag = Dag::new();
+        let (allow, kill) = (dag.ret(0x7fff_0000), dag.ret(0));
+        let mut small = kill;
+        for v in 10..13 {
+            small = dag.test(jeq(v), allow, small);
+        }
+        let small = dag.op(Insn::ld_abs(16), small);
+        let mut large = allow;
+        for v in 100..400 {
+            large = dag.test(jeq(v), kill, large);
+        }
+        let t = dag.test(jeq(1), small, large);
+        let root = dag.op(Insn::ld_abs(0), t);
+        let p = layout(&dag, root).unwrap();
+        validate(&p).unwrap();
+        assert!(
+            !p.insns.iter().any(|i| i.is_ja()),
+            "a trampoline was placed"
+        );
+        for (nr, arg, want) in [
+            (1, 10, 0x7fff_0000),
+            (1, 13, 0),
+            (2, 0, 0x7fff_0000),
+            (150, 0, 0),
+            (399, 0, 0),
+        ] {
+            let d = SeccompData::new(0xc000_003e, nr, [arg, 0, 0, 0, 0, 0]);
+            assert_eq!(interp::eval(&p, &d).unwrap().0, want, "nr {nr} arg {arg}");
         }
     }
 

@@ -57,9 +57,9 @@ pub enum ValueLayout {
     /// for the smallest that fits).
     ///
     /// Worked example: 3 000 scattered `ioctl` requests (`scripts/value-sets.py`). Balanced,
-    /// the program needs 5 036 instructions, over the limit; as a chain it fits (3 026) with a
+    /// the program needs 5 034 instructions, over the limit; as a chain it fits (3 026) with a
     /// longest path of 3 009. With `k` = 3, 3 000 `jeq`s in chains of three under 999 splits:
-    /// 4 050 instructions,
+    /// 4 048 instructions,
     /// and a longest path of 25 (10 splits, 3 `jeq`s, the loads and tests before them).
     Fit(usize),
 }
