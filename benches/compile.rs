@@ -406,6 +406,7 @@ fn bench_dispatch(c: &mut Criterion) {
                     false,
                     &tuning,
                     bound,
+                    None,
                 );
                 assert!(within.is_ok(), "no tree within {bound}");
             })

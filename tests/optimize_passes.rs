@@ -536,6 +536,7 @@ fn x32_bit_test_becomes_ranges() {
         tuning: secopt::optimize::dispatch::Tuning::BALANCED,
         exact_dominance: None,
         value_fit: None,
+        tables: None,
     };
     let ranges = emit::emit(&mut lifted, &opts).unwrap();
     assert!(

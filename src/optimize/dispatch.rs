@@ -30,8 +30,10 @@
 
 use super::dag::{Dag, NodeId};
 use crate::bpf::insn::*;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::ops::{Add, Mul};
+use std::rc::Rc;
 
 /// A lexicographically ordered cost (or weight): the workload's (the optimized model, with the
 /// other model blended in, see [`super::emit::OTHER_MODEL_SHARE`]), then a tie-breaker.
@@ -468,6 +470,7 @@ fn exact_give_back(
         (len, tuning),
         &chain,
         (worst, worst),
+        None,
         |tables, r, with_chain| {
             for b in 1..=worst - r {
                 if let Some((rest, _)) = tables.best_plain(b) {
@@ -561,6 +564,7 @@ pub fn best_tree_within(
     balance_from_start: bool,
     tuning: &Tuning,
     bound: usize,
+    cache: Option<&TablesCache>,
 ) -> Result<(Tree, Cost), usize> {
     let found = best_tree_bounded(leaves, hot, len, balance_from_start, tuning);
     let found_worst = found.0.worst_path(len);
@@ -579,6 +583,7 @@ pub fn best_tree_within(
         (len, tuning),
         &chain,
         (found_worst, bound),
+        cache,
         |tables, r, with_chain| {
             let within = |b: usize| [tables.best_plain(b), tables.best(b)];
             for (class, rest) in bound
@@ -628,7 +633,8 @@ fn behind_each_chain_prefix(
     (len, tuning): (&dyn Fn(NodeId) -> usize, &Tuning),
     chain: &[(u32, NodeId)],
     (longest, worst): (usize, usize),
-    mut visit: impl FnMut(&BoundedTrees<'_>, usize, &dyn Fn(Tree) -> Tree),
+    cache: Option<&TablesCache>,
+    mut visit: impl FnMut(&BoundedTrees, usize, &dyn Fn(Tree) -> Tree),
 ) {
     let mut reduced = leaves.to_vec();
     let mut hot_left = hot.to_vec();
@@ -642,10 +648,10 @@ fn behind_each_chain_prefix(
         let bound = worst.saturating_sub(r);
         // `jeq` tests inside the tree may come first too: the class behind the empty prefix
         // holds the others' trees with `jeq` tests.
-        let tables = if r == 0 {
-            BoundedTrees::new(&reduced, &hot_left, len, bound, tuning)
-        } else {
-            BoundedTrees::with_candidates(&reduced, Vec::new(), len, bound, tuning)
+        let hot = (r == 0).then_some(hot_left.as_slice());
+        let tables = match cache {
+            Some(cache) => cache.tables(&reduced, hot, len, bound, tuning),
+            None => Rc::new(BoundedTrees::for_hot(&reduced, hot, len, bound, tuning)),
         };
         let with_chain = |rest: Tree| {
             if r == 0 {
@@ -697,8 +703,8 @@ fn behind_each_chain_prefix(
 /// on top of the weight below it, so the program minimizes cost + price × tests: of two trees
 /// within the price, the smaller (`of_two_trees_within_the_size_price_the_smaller_wins`).
 /// [`BoundedTrees::best`] reports the cost without the prices.
-pub struct BoundedTrees<'a> {
-    leaves: &'a [Leaf],
+pub struct BoundedTrees {
+    leaves: Vec<Leaf>,
     chains: Chains,
     max_bound: usize,
     candidates: Vec<JeqCandidate>,
@@ -719,13 +725,91 @@ pub struct BoundedTrees<'a> {
     /// Per state and bound: the best cost.
     cost: Vec<Cost>,
     /// The tables without `jeq` candidates, when there are some ([`BoundedTrees::best_plain`]).
-    plain: Option<Box<BoundedTrees<'a>>>,
+    plain: Option<Box<BoundedTrees>>,
     /// Per state and bound: the first leaf of the right part of the best split, [`CHAIN`],
     /// [`JEQ`] with the candidate's bit, or [`LEAF`].
     choice: Vec<u32>,
     /// Per state: the least bound with a tree (it may exceed `max_bound`), so that the
     /// splits skip the bounds where a side has none ([`BoundedTrees::least_path`]).
     least: Vec<u32>,
+}
+
+/// The tables of [`BoundedTrees`] built during one optimization, for the layouts that ask
+/// again with a bound no larger: under `--max-path` a layout whose jumps took it over the
+/// bound is laid out again with one instruction less room at a time (`optimize::JUMP_ROOM`),
+/// and each time the same dispatch asked for the same tables one bound lower, which a table
+/// already answers (it holds every bound up to its own). On a dispatch of 779 ranges one
+/// table takes seconds, and a bound took six of them.
+///
+/// A table is reused only where one built afresh would be the same: the same leaves, hot
+/// values, longest paths of the leaves' bodies and tuning, and the same `jeq` candidates
+/// (they depend on the bound through [`Tuning::jeq_table_budget`]). At most
+/// [`TABLES_CACHE_MAX_CELLS`] cells are kept (the oldest tables go first).
+#[derive(Default)]
+pub struct TablesCache {
+    kept: RefCell<Vec<(TablesKey, Rc<BoundedTrees>)>>,
+}
+
+/// What [`BoundedTrees`] are built from, but the bound.
+#[derive(PartialEq)]
+struct TablesKey {
+    leaves: Vec<Leaf>,
+    hot: Option<Vec<(u32, Cost)>>,
+    lens: Vec<usize>,
+    tuning: Tuning,
+}
+
+/// Most table cells a [`TablesCache`] keeps: about 340 MB (a cell is 20 bytes); a table of
+/// 779 ranges up to a bound of 41 has 12.7 million.
+const TABLES_CACHE_MAX_CELLS: usize = 1 << 24;
+
+impl std::fmt::Debug for TablesCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.kept.borrow();
+        let cells: usize = kept.iter().map(|(_, t)| t.cells()).sum();
+        write!(f, "TablesCache({} tables, {cells} cells)", kept.len())
+    }
+}
+
+impl TablesCache {
+    /// The tables for `leaves` (with `hot` values, else without `jeq` candidates) up to at
+    /// least `max_bound`: kept ones where they answer the same, else new ones.
+    fn tables(
+        &self,
+        leaves: &[Leaf],
+        hot: Option<&[(u32, Cost)]>,
+        len: &dyn Fn(NodeId) -> usize,
+        max_bound: usize,
+        tuning: &Tuning,
+    ) -> Rc<BoundedTrees> {
+        let key = TablesKey {
+            leaves: leaves.to_vec(),
+            hot: hot.map(<[_]>::to_vec),
+            lens: leaves.iter().map(|l| len(l.target)).collect(),
+            tuning: *tuning,
+        };
+        let values = |c: &[JeqCandidate]| c.iter().map(|c| (c.leaf, c.value)).collect::<Vec<_>>();
+        let candidates = hot.map_or(Vec::new(), |hot| {
+            values(&jeq_candidates(leaves, hot, max_bound + 1, tuning))
+        });
+        let mut kept = self.kept.borrow_mut();
+        let same = |(k, t): &&(TablesKey, Rc<BoundedTrees>)| {
+            *k == key && t.max_bound >= max_bound && values(&t.candidates) == candidates
+        };
+        if let Some((_, tables)) = kept.iter().find(same) {
+            return Rc::clone(tables);
+        }
+        let tables = Rc::new(BoundedTrees::for_hot(leaves, hot, len, max_bound, tuning));
+        let cells = tables.cells();
+        if cells <= TABLES_CACHE_MAX_CELLS {
+            let mut total: usize = kept.iter().map(|(_, t)| t.cells()).sum::<usize>() + cells;
+            while total > TABLES_CACHE_MAX_CELLS {
+                total -= kept.remove(0).1.cells();
+            }
+            kept.push((key, Rc::clone(&tables)));
+        }
+        tables
+    }
 }
 
 /// A value [`BoundedTrees`] may test with `jeq` anywhere in the tree.
@@ -961,11 +1045,11 @@ fn candidates_below(m: usize, candidates: &[JeqCandidate]) -> Vec<u32> {
     below
 }
 
-impl<'a> BoundedTrees<'a> {
+impl BoundedTrees {
     /// The tables for `leaves` (and `hot` values inside them, see `jeq_candidates`) up to
     /// `max_bound`.
     pub fn new(
-        leaves: &'a [Leaf],
+        leaves: &[Leaf],
         hot: &[(u32, Cost)],
         len: &dyn Fn(NodeId) -> usize,
         max_bound: usize,
@@ -986,9 +1070,28 @@ impl<'a> BoundedTrees<'a> {
         tables
     }
 
+    /// [`BoundedTrees::new`] with `hot`, else the tables without `jeq` candidates.
+    fn for_hot(
+        leaves: &[Leaf],
+        hot: Option<&[(u32, Cost)]>,
+        len: &dyn Fn(NodeId) -> usize,
+        max_bound: usize,
+        tuning: &Tuning,
+    ) -> Self {
+        match hot {
+            Some(hot) => Self::new(leaves, hot, len, max_bound, tuning),
+            None => Self::with_candidates(leaves, Vec::new(), len, max_bound, tuning),
+        }
+    }
+
+    /// Cells of the tables (with those without candidates).
+    fn cells(&self) -> usize {
+        self.cost.len() + self.plain.as_ref().map_or(0, |p| p.cells())
+    }
+
     /// The tables with these `jeq` candidates.
     fn with_candidates(
-        leaves: &'a [Leaf],
+        leaves: &[Leaf],
         candidates: Vec<JeqCandidate>,
         len: &dyn Fn(NodeId) -> usize,
         max_bound: usize,
@@ -1012,7 +1115,7 @@ impl<'a> BoundedTrees<'a> {
         }
         let calls: f64 = leaves.iter().map(|l| l.weight.0[0]).sum();
         let mut tables = BoundedTrees {
-            leaves,
+            leaves: leaves.to_vec(),
             chains,
             max_bound,
             candidates,
@@ -2198,7 +2301,7 @@ mod tests {
             for b in 0..=12 {
                 let brute = cheapest_within(&all, b);
                 let context = format!("round {round}, bound {b}: {leaves:?}");
-                match best_tree_within(&leaves, &[], &len, false, &Tuning::BALANCED, b) {
+                match best_tree_within(&leaves, &[], &len, false, &Tuning::BALANCED, b, None) {
                     Ok((tree, c)) => {
                         assert!(tree.worst_path(&len) <= b, "{context}");
                         assert_eq!(tree_cost(&tree, &leaves).0[0], c.0[0], "{context}");
@@ -2256,6 +2359,55 @@ mod tests {
         }
         // The searched trees are often beaten (the premise of the replacement).
         assert!(found > 40, "{found}");
+    }
+
+    #[test]
+    fn kept_tables_answer_as_new_ones_would() {
+        let mut rng = Rng::new(5);
+        let mut reused = 0;
+        for round in 0..200 {
+            let m = 2 + rng.below(30);
+            let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(50) as f64, 1.0]));
+            let mut hot = Vec::new();
+            for l in &leaves {
+                if l.hi > l.lo && rng.chance(1, 3) {
+                    hot.push((l.lo + 1, Cost([rng.below(40) as f64, 0.0])));
+                }
+            }
+            let hot = (round % 2 == 0).then_some(hot.as_slice());
+            let short = |t: NodeId| 1 + (t as usize * 7) % 4;
+            let long = |t: NodeId| 2 + (t as usize * 5) % 3;
+            let tuning = [Tuning::BALANCED, Tuning::SPEED, Tuning::SIZE][round % 3];
+            let cache = TablesCache::default();
+            let first = cache.tables(&leaves, hot, &short, 14, &tuning);
+            let cases: [(&dyn Fn(NodeId) -> usize, usize); 4] =
+                [(&short, 12), (&long, 12), (&short, 9), (&short, 16)];
+            for (len, bound) in cases {
+                let same_bodies = leaves.iter().all(|l| len(l.target) == short(l.target));
+                let kept = cache.tables(&leaves, hot, len, bound, &tuning);
+                let new = BoundedTrees::for_hot(&leaves, hot, len, bound, &tuning);
+                // Other bodies' paths make other tables, and so does a higher bound; a lower
+                // one reads the same unless the budget then admits other `jeq` candidates.
+                let values = |t: &BoundedTrees| -> Vec<(usize, u32)> {
+                    t.candidates.iter().map(|c| (c.leaf, c.value)).collect()
+                };
+                if same_bodies && bound <= 14 && values(&first) == values(&new) {
+                    assert!(Rc::ptr_eq(&kept, &first), "round {round}: not reused");
+                    reused += 1;
+                } else {
+                    assert!(!Rc::ptr_eq(&kept, &first), "round {round}: reused");
+                }
+                assert_eq!(kept.least_path(), new.least_path(), "round {round}");
+                for b in 0..=bound {
+                    let context = format!("round {round}, bound {b}");
+                    let tree = |t: Option<(Tree, Cost)>| t.map(|t| t.0);
+                    assert_eq!(tree(kept.best(b)), tree(new.best(b)), "{context}");
+                    let plain = (tree(kept.best_plain(b)), tree(new.best_plain(b)));
+                    assert_eq!(plain.0, plain.1, "{context}");
+                }
+            }
+        }
+        assert!(reused > 200, "{reused}");
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use super::dag::{Dag, Node, NodeId};
 use super::dispatch::{
     best_tree, best_tree_bounded, best_tree_within, dominating_tree, leaf_balance, Cost, Leaf,
-    Tuning,
+    TablesCache, Tuning,
 };
 use super::layout::{layout, LayoutError};
 use super::lift::Lifted;
@@ -70,6 +70,9 @@ pub struct EmitOptions<'a> {
     /// ([`ValueLayout::Fit`]) instead of as `tuning` would: for a program that came out too
     /// long for the kernel. `None`: as `tuning` would.
     pub value_fit: Option<usize>,
+    /// Tables of the exact bounded trees kept across this optimization's layouts (under
+    /// `max_path`, see [`TablesCache`]); `None`: each layout builds its own.
+    pub tables: Option<&'a TablesCache>,
 }
 
 /// One class's `nr` dispatch before it is laid out: its leaves and its hot (value, weight)s.
@@ -201,7 +204,7 @@ pub fn dispatch_root(lifted: &mut Lifted, opts: &EmitOptions<'_>) -> Result<Node
                 }
                 Some(bound) => {
                     let room = bound.saturating_sub(prefix);
-                    match best_tree_within(leaves, hot, &len, balance, tuning, room) {
+                    match best_tree_within(leaves, hot, &len, balance, tuning, room, opts.tables) {
                         Ok((tree, _)) => tree,
                         Err(least) => {
                             shortest = shortest.max(Some(prefix + least));

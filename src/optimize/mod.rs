@@ -500,6 +500,8 @@ fn optimize_favoring(
     let mut candidates: Vec<(Method, Program)> = Vec::new();
     let exact_replaced = Cell::new(false);
     let default_layout = opts.weights.is_none() && opts.max_path.is_none();
+    // Under `max_path` layouts are tried again with less room: their tables are kept.
+    let tables = dispatch::TablesCache::default();
     let emit_opts = emit::EmitOptions {
         weights,
         model: opts.cost_model,
@@ -509,6 +511,7 @@ fn optimize_favoring(
         tuning: opts.favor_in_effect().tuning(),
         exact_dominance: default_layout.then_some(&exact_replaced),
         value_fit: None,
+        tables: opts.max_path.is_some().then_some(&tables),
     };
     // The smallest candidate under the kernel's limit that the checks dropped, and why they
     // dropped each.
