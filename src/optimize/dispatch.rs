@@ -744,7 +744,7 @@ pub struct BoundedTrees {
 /// A table is reused only where one built afresh would be the same: the same leaves, hot
 /// values, longest paths of the leaves' bodies and tuning, and the same `jeq` candidates
 /// (they depend on the bound through [`Tuning::jeq_table_budget`]). At most
-/// [`TABLES_CACHE_MAX_CELLS`] cells are kept (the oldest tables go first).
+/// `TABLES_CACHE_MAX_CELLS` (2^24, about 340 MB) cells are kept (the oldest tables go first).
 #[derive(Default)]
 pub struct TablesCache {
     kept: RefCell<Vec<(TablesKey, Rc<BoundedTrees>)>>,
