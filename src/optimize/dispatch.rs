@@ -738,8 +738,9 @@ pub struct BoundedTrees {
 /// again with a bound no larger: under `--max-path` a layout whose jumps took it over the
 /// bound is laid out again with one instruction less room at a time (`optimize::JUMP_ROOM`),
 /// and each time the same dispatch asked for the same tables one bound lower, which a table
-/// already answers (it holds every bound up to its own). On a dispatch of 779 ranges one
-/// table takes seconds, and a bound took six of them.
+/// already answers (it holds every bound up to its own). One table of a few hundred ranges
+/// takes about a second (`cargo bench --bench compile -- "within a bound"`: 512 ranges), and
+/// a bound may take up to eight retries.
 ///
 /// A table is reused only where one built afresh would be the same: the same leaves, hot
 /// values, longest paths of the leaves' bodies and tuning, and the same `jeq` candidates

@@ -417,7 +417,10 @@ fn optimize_input(
     stack: Option<&[Program]>,
     opts: &OptimizeOptions,
 ) -> Result<Optimized, OptimizeError> {
-    let asked = optimize_favoring(prog, stack, opts);
+    // Under `max_path` layouts are tried again with less room, and again favouring size
+    // below: the dispatch's tables are kept across all of them.
+    let tables = dispatch::TablesCache::default();
+    let asked = optimize_favoring(prog, stack, opts, &tables);
     let favor = opts.favor_in_effect();
     let Err(OptimizeError::TooLarge { input, reached }) = asked else {
         return asked;
@@ -429,7 +432,7 @@ fn optimize_input(
         favor: Favor::Size,
         ..opts.clone()
     };
-    match optimize_favoring(prog, stack, &size) {
+    match optimize_favoring(prog, stack, &size, &tables) {
         Ok(mut out) => {
             let needed = match reached {
                 Some(n) => format!("needs {n} instructions"),
@@ -462,11 +465,13 @@ fn optimize_input(
     }
 }
 
-/// [`optimize_input`] with the layout `opts` favours.
+/// [`optimize_input`] with the layout `opts` favours, keeping the dispatch's tables in
+/// `tables` under `max_path`.
 fn optimize_favoring(
     prog: &Program,
     stack: Option<&[Program]>,
     opts: &OptimizeOptions,
+    tables: &dispatch::TablesCache,
 ) -> Result<Optimized, OptimizeError> {
     validate_structure(prog).map_err(OptimizeError::Invalid)?;
     let mut reached: Option<usize> = None;
@@ -500,8 +505,6 @@ fn optimize_favoring(
     let mut candidates: Vec<(Method, Program)> = Vec::new();
     let exact_replaced = Cell::new(false);
     let default_layout = opts.weights.is_none() && opts.max_path.is_none();
-    // Under `max_path` layouts are tried again with less room: their tables are kept.
-    let tables = dispatch::TablesCache::default();
     let emit_opts = emit::EmitOptions {
         weights,
         model: opts.cost_model,
@@ -511,7 +514,7 @@ fn optimize_favoring(
         tuning: opts.favor_in_effect().tuning(),
         exact_dominance: default_layout.then_some(&exact_replaced),
         value_fit: None,
-        tables: opts.max_path.is_some().then_some(&tables),
+        tables: opts.max_path.is_some().then_some(tables),
     };
     // The smallest candidate under the kernel's limit that the checks dropped, and why they
     // dropped each.
