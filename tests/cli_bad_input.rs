@@ -284,3 +284,71 @@ fn messages_say_what_is_wrong() {
         "{stdout}"
     );
 }
+
+/// Time limits are checked where they are parsed: a limit no `Duration` holds (`1e300`
+/// seconds overflowed it and panicked `verify` before), a negative one, or no number at all.
+/// The self-check's budget flags say nothing beside `--no-verify` (no self-check to budget).
+#[test]
+fn time_limits_and_budgets_that_cannot_be_used_are_refused() {
+    let d = tmpdir("limits");
+    let f = write(&d, "allow.s", b"ret ALLOW\n");
+    let out = d.join("out.bpf");
+    for value in ["1e300", "inf", "-1", "NaN", "soon"] {
+        assert_bad_input(
+            &secopt(&["verify", &f, &f, &format!("--timeout={value}")]),
+            &["--timeout", value],
+        );
+        assert_bad_input(
+            &secopt(&[
+                "optimize",
+                &f,
+                "-o",
+                out.to_str().unwrap(),
+                &format!("--self-check-timeout={value}"),
+            ]),
+            &["--self-check-timeout", value],
+        );
+    }
+    assert_bad_input(
+        &secopt(&[
+            "optimize",
+            &f,
+            "-o",
+            out.to_str().unwrap(),
+            "--self-check-max-steps",
+            "0",
+        ]),
+        &["--self-check-max-steps", "0"],
+    );
+    assert_bad_input(
+        &secopt(&[
+            "optimize",
+            &f,
+            "-o",
+            out.to_str().unwrap(),
+            "--no-verify",
+            "--self-check-max-nodes",
+            "100",
+        ]),
+        &["--no-verify", "--self-check-max-nodes"],
+    );
+    let profile = write(&d, "p.json", br#"{"defaultAction": "SCMP_ACT_ALLOW"}"#);
+    assert_bad_input(
+        &secopt(&[
+            "compile",
+            &profile,
+            "-o",
+            out.to_str().unwrap(),
+            "--no-optimize",
+            "--self-check-timeout",
+            "5",
+        ]),
+        &["--no-optimize", "--self-check-timeout"],
+    );
+    assert!(!out.exists(), "nothing written");
+    // The limits that hold: 0 is no limit, and fractions are seconds.
+    for value in ["0", "0.5", "1e6"] {
+        let ok = secopt(&["verify", &f, &f, "--timeout", value]);
+        assert_eq!(ok.status.code(), Some(0), "{value}: {:?}", ok);
+    }
+}

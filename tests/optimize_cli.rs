@@ -315,8 +315,8 @@ fn a_proof_the_diagrams_cannot_finish_keeps_the_input_on_the_step_budget() {
     );
     // What to do about it, with the flag of the budget that ran out.
     assert!(
-        stderr.contains("`--no-verify` writes it unproved")
-            && stderr.contains("larger budget (--max-steps)"),
+        stderr.contains("raise --self-check-max-steps to prove it")
+            && stderr.contains("`--no-verify` writes it unproved"),
         "{stderr}"
     );
     let (code, assembled, stderr) = secopt(&["asm", s(&inp), "-o", "-"]);
@@ -325,6 +325,80 @@ fn a_proof_the_diagrams_cannot_finish_keeps_the_input_on_the_step_budget() {
         std::fs::read(&out).unwrap(),
         assembled,
         "the input, unchanged"
+    );
+}
+
+/// The self-check's budget is the caller's: each `--self-check-*` limit reaches the proof.
+/// Docker's filter is proved smaller with the defaults and with no clock at all; one step,
+/// or the fewest nodes a proof may have, drops every smaller candidate, so the input is
+/// written unchanged (never the smaller program unproved), and the note names the flag of
+/// the limit that ran out. `compile` takes the same flags: too small a budget writes the
+/// reference lowering, as `--no-optimize` does.
+#[test]
+fn the_self_checks_budget_reaches_the_proof() {
+    let input = docker_default(1).program;
+    let inp = temp_file("docker-budget.bpf", &input.to_raw());
+    let out = temp_dir().join("docker-budget.opt.bpf");
+    for no_clock in [&[][..], &["--self-check-timeout", "0"]] {
+        let mut args = vec!["optimize", s(&inp), "-o", s(&out)];
+        args.extend_from_slice(no_clock);
+        let (code, _, stderr) = secopt(&args);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("could not be proved"), "{stderr}");
+        let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+        assert!(opt.len() < input.len() / 2, "{} {no_clock:?}", opt.len());
+    }
+    for (flag, value) in [
+        ("--self-check-max-steps", "1"),
+        ("--self-check-max-nodes", "3"),
+    ] {
+        let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), flag, value]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains("could not be proved equal within the self-check's budget")
+                && stderr.contains(&format!("raise {flag} to prove it")),
+            "{flag}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            input.to_raw(),
+            "{flag}: the input, unchanged"
+        );
+    }
+
+    let profile = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/profiles/oci/docker-default.json");
+    let reference = temp_dir().join("docker-reference.bpf");
+    let compiled = temp_dir().join("docker-budget.bpf");
+    let (code, _, stderr) = secopt(&[
+        "compile",
+        s(&profile),
+        "--arch",
+        "x86_64",
+        "--no-optimize",
+        "-o",
+        s(&reference),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = secopt(&[
+        "compile",
+        s(&profile),
+        "--arch",
+        "x86_64",
+        "-o",
+        s(&compiled),
+        "--self-check-max-steps",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("raise --self-check-max-steps to prove it"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&compiled).unwrap(),
+        std::fs::read(&reference).unwrap(),
+        "the reference lowering"
     );
 }
 
@@ -1148,7 +1222,17 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
     assert!(long.len() > 4096 && validate(&long).is_err());
     let inp = temp_file("long.bpf", &long.to_raw());
     let out = temp_dir().join("long.opt.bpf");
-    let (code, stdout, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--report"]);
+    // Proved within the self-check's deterministic limits only: on a loaded machine its
+    // clock could drop the candidates this test is about.
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&out),
+        "--report",
+        "--self-check-timeout",
+        "0",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let text = String::from_utf8(stdout).unwrap();
     assert!(text.contains("proved equal to the input"), "{text}");
@@ -1165,7 +1249,7 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
             );
         }
     }
-    let (code, stdout, stderr) = secopt(&["verify", s(&inp), s(&out)]);
+    let (code, stdout, stderr) = secopt(&["verify", s(&inp), s(&out), "--timeout", "0"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(String::from_utf8_lossy(&stdout).starts_with("equal"));
     // The verbs that refuse it say what takes it; not for a program with another fault too.
@@ -1241,7 +1325,15 @@ fn libseccomps_long_request_chain_is_laid_out_as_trees_that_fit() {
     assert!(syntactic_longest_path(&libseccomp) > 3000);
     let inp = temp_file("libseccomp-ioctls.bpf", &libseccomp.to_raw());
     let out = temp_dir().join("libseccomp-ioctls.opt.bpf");
-    let (code, stdout, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--report"]);
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&inp),
+        "-o",
+        s(&out),
+        "--report",
+        "--self-check-timeout",
+        "0",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         String::from_utf8(stdout)
@@ -1254,7 +1346,15 @@ fn libseccomps_long_request_chain_is_laid_out_as_trees_that_fit() {
     validate(&opt).unwrap();
     assert!(syntactic_longest_path(&opt) < 100);
     let json = temp_file("ioctls.json", profile.to_string().as_bytes());
-    let (code, stdout, stderr) = secopt(&["verify", s(&json), s(&out), "--profile-arch", "x86_64"]);
+    let (code, stdout, stderr) = secopt(&[
+        "verify",
+        s(&json),
+        s(&out),
+        "--profile-arch",
+        "x86_64",
+        "--timeout",
+        "0",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(String::from_utf8_lossy(&stdout).starts_with("equal"));
 }

@@ -8,6 +8,7 @@ use super::io::{
     write_output,
 };
 use super::optimize::{print_report_list, read_weights, Reference};
+use super::self_check::SelfCheckArgs;
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
@@ -109,11 +110,19 @@ pub struct CompileArgs {
     pub go_package: Option<String>,
     /// Write the plain reference lowering (libseccomp-style per-arch chains, the program the
     /// optimizer's output is proved equal to) instead of the optimized filter.
-    #[arg(long, help_heading = "Optimization")]
+    #[arg(
+        long,
+        help_heading = "Optimization",
+        conflicts_with = "self_check_budget"
+    )]
     pub no_optimize: bool,
     /// Skip the optimizer's self-check (the proof that the output decides every input like
     /// the reference lowering, and that no cacheable syscall became uncacheable).
-    #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
+    #[arg(
+        long,
+        help_heading = "Optimization",
+        conflicts_with_all = ["no_optimize", "self_check_budget"]
+    )]
     pub no_verify: bool,
     /// Syscall counts to lay the dispatch out for: an `strace -c` / `strace -f -c` summary, a
     /// JSON `{"syscall": count}` object or a `secopt record` capture (whose argument values
@@ -157,6 +166,8 @@ pub struct CompileArgs {
         conflicts_with = "no_optimize"
     )]
     pub favor: Favor,
+    #[command(flatten)]
+    pub self_check: SelfCheckArgs,
     /// Print the optimizer's report (sizes, cacheable syscalls, expected cost with and without
     /// the allow cache, worst-case path) to stdout, or to stderr when the filter goes to stdout.
     #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
@@ -445,10 +456,10 @@ impl Optimizer<'_> {
             cost_model: self.args.cost_model,
             kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
             verify: !self.args.no_verify,
+            self_check_budget: self.args.self_check.budget(),
             report: self.args.wants_report(),
             max_path: self.args.max_path,
             favor: self.args.favor,
-            ..OptimizeOptions::default()
         };
         let (filter, out) = compile::compile_optimized(resolved, options, &opts)
             .map_err(|e| Failure::input(hints::compile_error(&e)))?;

@@ -28,9 +28,9 @@ pub fn ran_out(reason: &UnknownReason) -> String {
 /// What to do about a candidate the self-check could not prove.
 fn unproved(reason: &UnknownReason) -> String {
     format!(
-        "`--no-verify` writes it unproved, and `secopt verify` with a larger budget ({}) may \
-         then prove it",
-        budget_flag(reason)
+        "raise {} to prove it (`--no-verify` writes it unproved, for `secopt verify` to prove \
+         later)",
+        super::self_check::flag(reason)
     )
 }
 

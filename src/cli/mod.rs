@@ -15,6 +15,7 @@ mod hints;
 pub mod io;
 mod optimize;
 mod record;
+mod self_check;
 mod verify;
 
 use crate::bpf::cache::KernelVersion;
@@ -87,6 +88,21 @@ pub fn parse_kernel_model(s: &str) -> Result<KernelModel, String> {
     s.parse()
         .map(KernelModel::Version)
         .map_err(|e: crate::arch::ParseKernelVersionError| format!("{e}, or `none`"))
+}
+
+/// Parses a time limit in seconds (`--timeout`, `--self-check-timeout`): a number from 0 (no
+/// limit) up that a [`std::time::Duration`] can hold, so turning it into one cannot panic.
+pub fn parse_time_limit(s: &str) -> Result<f64, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if secs.is_nan() || std::time::Duration::try_from_secs_f64(secs).is_err() {
+        return Err(format!(
+            "`{s}`: give a number of seconds from 0 (no limit) up"
+        ));
+    }
+    Ok(secs)
 }
 
 /// Output format of reporting verbs.

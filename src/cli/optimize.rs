@@ -62,7 +62,7 @@ pub struct OptimizeArgs {
     pub format: Format,
     /// Skip the proof that the output decides every input like the input does (and the check
     /// that no cacheable syscall became uncacheable).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "self_check_budget")]
     pub no_verify: bool,
     /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary, JSON
     /// `{"syscall": count}` or a `secopt record` capture (whose argument values also order the
@@ -101,6 +101,8 @@ pub struct OptimizeArgs {
     /// before 5.11, as `5.10`). Default: 6.18.
     #[arg(long, value_parser = super::parse_kernel_model)]
     pub kernel: Option<super::KernelModel>,
+    #[command(flatten)]
+    pub self_check: super::self_check::SelfCheckArgs,
 }
 
 /// How the optimized filter is written.
@@ -238,10 +240,10 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
         cost_model: args.cost_model,
         kernel,
         verify: !args.no_verify,
+        self_check_budget: args.self_check.budget(),
         report: args.report,
         max_path: args.max_path,
         favor: args.favor,
-        ..OptimizeOptions::default()
     })
 }
 

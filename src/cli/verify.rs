@@ -131,7 +131,7 @@ pub struct PairArgs {
     /// Seconds before answering unknown (0: no limit). A proof the decision diagrams cannot
     /// finish usually reaches --max-steps first, which gives the same verdict on every
     /// machine.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = super::parse_time_limit)]
     pub timeout: f64,
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -227,12 +227,6 @@ fn parse_nr_sel(s: &str) -> Result<NrSel, String> {
 }
 
 fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
-    if !(p.timeout >= 0.0 && p.timeout.is_finite()) {
-        return Err(Failure::input(format!(
-            "--timeout: `{}` is not a number of seconds",
-            p.timeout
-        )));
-    }
     let domain = Domain {
         arches: p.arch.clone(),
         nrs: p.nr.clone(),

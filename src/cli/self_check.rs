@@ -1,0 +1,69 @@
+//! The self-check's budget as `compile` and `optimize` take it from the command line.
+//!
+//! Every candidate the optimizer builds is proved equal to its reference before it can be
+//! written; a proof that runs out of budget drops the candidate (never written unproved).
+//! The defaults ([`SELF_CHECK_BUDGET`]) prove real profiles with a wide margin, but a large
+//! filter on a slow or loaded machine can reach the clock first; these flags raise (or, with
+//! a timeout of 0, remove) each limit so such a filter is proved instead of dropped.
+
+use crate::optimize::SELF_CHECK_BUDGET;
+use crate::verify::{Budget, UnknownReason};
+use std::time::Duration;
+
+/// The `--self-check-*` flags: one per limit of [`Budget`], with the self-check's defaults.
+#[derive(clap::Args, Debug, Clone)]
+#[group(id = "self_check_budget", multiple = true)]
+pub struct SelfCheckArgs {
+    /// Seconds the self-check may spend proving one candidate before it is dropped (0: no
+    /// limit). The node and step limits below give the same result on every machine; the
+    /// clock is a backstop, so raise it (or use 0) on a slow or loaded machine.
+    #[arg(long, value_name = "SECS", help_heading = "Self-check",
+          default_value_t = SELF_CHECK_BUDGET.time_limit.map_or(0.0, |t| t.as_secs_f64()),
+          value_parser = super::parse_time_limit)]
+    pub self_check_timeout: f64,
+    /// Most decision-diagram steps (operations the cache did not answer) one proof may take.
+    #[arg(long, value_name = "N", help_heading = "Self-check",
+          default_value_t = SELF_CHECK_BUDGET.max_bdd_steps,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub self_check_max_steps: u64,
+    /// Most decision-diagram nodes one proof may build (at least 3).
+    #[arg(long, value_name = "N", help_heading = "Self-check",
+          default_value_t = SELF_CHECK_BUDGET.max_bdd_nodes,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(3..))]
+    pub self_check_max_nodes: usize,
+    /// Most memory for one proof's tables, in MiB (an estimate).
+    #[arg(long, value_name = "MIB", help_heading = "Self-check",
+          default_value_t = SELF_CHECK_BUDGET.max_memory_bytes >> 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub self_check_max_memory: usize,
+    /// Most symbolic states per filter in one proof.
+    #[arg(long, value_name = "N", help_heading = "Self-check",
+          default_value_t = SELF_CHECK_BUDGET.max_states,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub self_check_max_states: usize,
+}
+
+impl SelfCheckArgs {
+    /// The budget the flags give.
+    pub fn budget(&self) -> Budget {
+        Budget {
+            max_bdd_nodes: self.self_check_max_nodes,
+            max_bdd_steps: self.self_check_max_steps,
+            max_memory_bytes: self.self_check_max_memory.saturating_mul(1 << 20),
+            max_states: self.self_check_max_states,
+            time_limit: (self.self_check_timeout > 0.0)
+                .then(|| Duration::from_secs_f64(self.self_check_timeout)),
+        }
+    }
+}
+
+/// The `--self-check-*` flag that raises the limit `reason` ran out of.
+pub fn flag(reason: &UnknownReason) -> &'static str {
+    match reason {
+        UnknownReason::BddNodes { .. } => "--self-check-max-nodes",
+        UnknownReason::BddSteps { .. } => "--self-check-max-steps",
+        UnknownReason::Memory { .. } => "--self-check-max-memory",
+        UnknownReason::States { .. } => "--self-check-max-states",
+        UnknownReason::Time { .. } => "--self-check-timeout",
+    }
+}
