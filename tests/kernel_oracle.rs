@@ -669,10 +669,7 @@ mod x86_64 {
         let options = secopt::compile::CompileOptions {
             optimize: Some(secopt::optimize::OptimizeOptions {
                 report: false,
-                self_check_budget: secopt::verify::Budget {
-                    time_limit: None,
-                    ..secopt::optimize::SELF_CHECK_BUDGET
-                },
+                self_check_budget: secopt::optimize::SELF_CHECK_BUDGET.without_clock(),
                 ..Default::default()
             }),
             ..Default::default()

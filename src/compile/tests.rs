@@ -864,12 +864,7 @@ fn names_only_multiplexed_on_an_arch_still_get_multiplexer_rules() {
 /// The self-check's budget without its clock, for the large filters these tests prove: they
 /// are about the filters, and with the other tests beside them on a loaded machine the 10 s
 /// can run out (a kernel-oracle test's did once); the deterministic limits stay.
-fn without_clock() -> crate::verify::Budget {
-    crate::verify::Budget {
-        time_limit: None,
-        ..crate::optimize::SELF_CHECK_BUDGET
-    }
-}
+const WITHOUT_CLOCK: crate::verify::Budget = crate::optimize::SELF_CHECK_BUDGET.without_clock();
 
 /// The profile of `rules` (x86_64, default EPERM) and its filter, which must come from the
 /// lifted program laid out to fit the kernel's limit (the note says so), proved equal to a
@@ -882,7 +877,7 @@ fn compiled_to_fit(rules: &[String]) -> (String, CompiledFilter) {
     let options = CompileOptions {
         optimize: Some(OptimizeOptions {
             report: false,
-            self_check_budget: without_clock(),
+            self_check_budget: WITHOUT_CLOCK,
             ..Default::default()
         }),
         ..Default::default()
@@ -979,7 +974,7 @@ impl NearTheLimit {
             optimize: Some(OptimizeOptions {
                 report: false,
                 max_path,
-                self_check_budget: without_clock(),
+                self_check_budget: WITHOUT_CLOCK,
                 ..Default::default()
             }),
             ..Default::default()

@@ -109,6 +109,25 @@ pub struct Budget {
     pub time_limit: Option<Duration>,
 }
 
+impl Budget {
+    /// This budget without its clock: the node, step, memory and state limits stop a proof
+    /// after the same work on every machine, so the verdict no longer depends on how busy
+    /// the machine is (a proof that would run long still stops, on the steps).
+    ///
+    /// ```
+    /// use secopt::optimize::SELF_CHECK_BUDGET;
+    /// let b = SELF_CHECK_BUDGET.without_clock();
+    /// assert_eq!(b.time_limit, None);
+    /// assert_eq!(b.max_bdd_steps, SELF_CHECK_BUDGET.max_bdd_steps);
+    /// ```
+    pub const fn without_clock(self) -> Budget {
+        Budget {
+            time_limit: None,
+            ..self
+        }
+    }
+}
+
 impl Default for Budget {
     fn default() -> Self {
         Budget {
