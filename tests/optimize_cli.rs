@@ -56,6 +56,8 @@ fn optimizes_dockers_filter_with_a_report() {
     let out = temp_dir().join("docker.opt.bpf");
     let (code, stdout, stderr) = secopt(&["optimize", s(&inp), "-o", s(&out), "--report"]);
     assert_eq!(code, 0, "{stderr}");
+    // Progress is for a terminal (`--progress auto`); stderr here is a pipe.
+    assert!(!stderr.contains("laying out"), "{stderr}");
     let text = String::from_utf8(stdout).unwrap();
     assert!(text.contains("proved equal to the input"), "{text}");
     assert!(
@@ -389,10 +391,17 @@ fn the_self_checks_budget_reaches_the_proof() {
         s(&compiled),
         "--self-check-max-steps",
         "1",
+        "--progress",
+        "always",
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("raise --self-check-max-steps to prove it"),
+        "{stderr}"
+    );
+    // The proof that ran out, as `--progress always` logged it.
+    assert!(
+        stderr.contains("docker-default.json: proving the re-emitted program equal"),
         "{stderr}"
     );
     assert_eq!(
@@ -1232,11 +1241,21 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
         "--report",
         "--self-check-timeout",
         "0",
+        "--progress",
+        "always",
     ]);
     assert_eq!(code, 0, "{stderr}");
     let text = String::from_utf8(stdout).unwrap();
     assert!(text.contains("proved equal to the input"), "{text}");
     assert!(stderr.contains("long.bpf: the layout needs"), "{stderr}");
+    // `--progress always` logged the search for a layout that fits (value tests in chains)
+    // and the proof of the one kept.
+    assert!(
+        stderr.contains("long.bpf: laying out favouring balanced...")
+            && stderr.contains(", value chains of up to ")
+            && stderr.contains("long.bpf: proving the re-emitted program equal..."),
+        "{stderr}"
+    );
     let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
     validate(&opt).unwrap();
     for &v in &requests {

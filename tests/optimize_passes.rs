@@ -604,3 +604,85 @@ fn far_bodies_need_few_trampolines() {
     assert!(jas <= 8, "{jas} ja instructions");
     same_decisions(&p, &out.program);
 }
+
+/// A caller showing progress hears each layout as it starts, with the options it is laid
+/// out under, and each proof, the last one of the program handed back; without the
+/// self-check no proof at all.
+#[test]
+fn progress_hears_the_layouts_and_the_proofs() {
+    use secopt::optimize::{Favor, Progress, Stage};
+    use std::sync::{Arc, Mutex};
+    let input = asm("
+            ld [arch]
+            jeq #0xc000003e, x86_64, kill
+        x86_64:
+            ld [nr]
+            jeq #0, allow, n1
+        n1: jeq #1, allow, n2
+        n2: jeq #3, allow, n3
+        n3: jeq #60, allow, n4
+        n4: jeq #231, allow, deny
+        deny: ret ERRNO(1)
+        kill: ret KILL_PROCESS
+        allow: ret ALLOW
+        ");
+    let heard = |opts: OptimizeOptions| {
+        let stages = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stages);
+        let opts = OptimizeOptions {
+            progress: Some(Progress(Arc::new(move |s: &Stage| {
+                sink.lock().unwrap().push(*s)
+            }))),
+            ..opts
+        };
+        let out = optimize(&input, &opts).unwrap();
+        let stages = stages.lock().unwrap().clone();
+        (out, stages)
+    };
+
+    let (out, stages) = heard(default_opts());
+    assert_eq!(out.method, Method::Lifted);
+    assert_eq!(
+        stages,
+        vec![
+            Stage::Layout {
+                favor: Favor::Balanced,
+                within: None,
+                values_per_chain: None
+            },
+            Stage::Proof {
+                method: Method::Lifted
+            }
+        ]
+    );
+    same_decisions(&input, &out.program);
+
+    let (_, stages) = heard(OptimizeOptions {
+        verify: false,
+        ..default_opts()
+    });
+    assert!(
+        stages.iter().all(|s| matches!(s, Stage::Layout { .. })),
+        "{stages:?}"
+    );
+
+    let (out, stages) = heard(OptimizeOptions {
+        favor: Favor::Size,
+        max_path: Some(20),
+        ..default_opts()
+    });
+    assert_eq!(
+        stages.first(),
+        Some(&Stage::Layout {
+            favor: Favor::Size,
+            within: Some(20),
+            values_per_chain: None
+        }),
+        "{stages:?}"
+    );
+    assert_eq!(
+        stages.last(),
+        Some(&Stage::Proof { method: out.method }),
+        "{stages:?}"
+    );
+}

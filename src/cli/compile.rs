@@ -9,6 +9,7 @@ use super::io::{
 };
 use super::optimize::{print_report_list, read_weights, Reference};
 use super::self_check::SelfCheckArgs;
+use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
@@ -184,6 +185,11 @@ pub struct CompileArgs {
     /// with --report is still printed).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Say what the optimizer is doing on stderr: `auto` on a terminal once it has taken half
+    /// a second (one line, redrawn; a filter with thousands of argument values can take
+    /// seconds), `always` every layout and proof as a line of its own, `never` nothing.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto, value_name = "WHEN")]
+    pub progress: ProgressMode,
 }
 
 /// `--quiet`, for the notes and warnings printed from the helpers below.
@@ -450,6 +456,7 @@ impl Optimizer<'_> {
                 .map_err(|e| Failure::input(hints::compile_error(&e)))?;
             return Ok((filter, None));
         }
+        let status = StatusLine::new(&resolved.source, self.args.progress, self.args.quiet);
         let opts = OptimizeOptions {
             weights: self.weights.clone(),
             native: self.args.arches.first().copied(),
@@ -460,9 +467,11 @@ impl Optimizer<'_> {
             report: self.args.wants_report(),
             max_path: self.args.max_path,
             favor: self.args.favor,
+            progress: status.as_ref().map(StatusLine::progress),
         };
-        let (filter, out) = compile::compile_optimized(resolved, options, &opts)
-            .map_err(|e| Failure::input(hints::compile_error(&e)))?;
+        let built = compile::compile_optimized(resolved, options, &opts);
+        drop(status);
+        let (filter, out) = built.map_err(|e| Failure::input(hints::compile_error(&e)))?;
         for note in &out.notes {
             say!(
                 "secopt: warning: {}: optimizer: {}",

@@ -16,6 +16,7 @@ pub mod io;
 mod optimize;
 mod record;
 mod self_check;
+mod status;
 mod verify;
 
 use crate::bpf::cache::KernelVersion;

@@ -6,6 +6,7 @@ use super::io::{
     decode_input_any_length, display_name, read_input, write_binary_output, write_output, Input,
     InputFormat,
 };
+use super::status::{ProgressMode, StatusLine};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::workload::{parse_file, WorkloadOptions};
@@ -101,6 +102,11 @@ pub struct OptimizeArgs {
     /// before 5.11, as `5.10`). Default: 6.18.
     #[arg(long, value_parser = super::parse_kernel_model)]
     pub kernel: Option<super::KernelModel>,
+    /// Say what the optimizer is doing on stderr: `auto` on a terminal once it has taken half
+    /// a second (one line, redrawn; a filter with thousands of argument values can take
+    /// seconds), `always` every layout and proof as a line of its own, `never` nothing.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto, value_name = "WHEN")]
+    pub progress: ProgressMode,
     #[command(flatten)]
     pub self_check: super::self_check::SelfCheckArgs,
 }
@@ -145,12 +151,15 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         )));
     }
     let name = input_name(&args);
-    let opts = optimize_options(&args)?;
+    let (opts, status) = with_status(&optimize_options(&args)?, &args, &name);
     let out = if let [prog] = &stack[..] {
-        optimize::optimize(prog, &opts)
-            .map_err(|e| Failure::input(format!("{name}: {}", hints::optimize_error(&e))))?
+        let out = optimize::optimize(prog, &opts);
+        drop(status);
+        out.map_err(|e| Failure::input(format!("{name}: {}", hints::optimize_error(&e))))?
     } else {
-        optimize::optimize_stack(&stack, &opts).map_err(|e| match e {
+        let out = optimize::optimize_stack(&stack, &opts);
+        drop(status);
+        out.map_err(|e| match e {
             StackOptimizeError::NotJoined { .. } => Failure {
                 code: EXIT_DIFFERENT,
                 message: format!("{name}: {}", hints::stack_error(&e)),
@@ -244,7 +253,23 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
         report: args.report,
         max_path: args.max_path,
         favor: args.favor,
+        progress: None,
     })
+}
+
+/// `opts` with the status line of the optimization of `label` (`--progress`), which
+/// dropping clears.
+fn with_status(
+    opts: &OptimizeOptions,
+    args: &OptimizeArgs,
+    label: &str,
+) -> (OptimizeOptions, Option<StatusLine>) {
+    let status = StatusLine::new(label, args.progress, false);
+    let opts = OptimizeOptions {
+        progress: status.as_ref().map(StatusLine::progress),
+        ..opts.clone()
+    };
+    (opts, status)
 }
 
 /// Firecracker's filter file: every thread's filter optimized and written back as a file (in
@@ -258,8 +283,11 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             .program(thread)
             .map_err(|e| Failure::input(format!("{source}: {e}")))?;
         check_thread(prog, &source, thread)?;
-        let opts = optimize_options(args)?;
-        let out = optimize::optimize(prog, &opts).map_err(|e| {
+        let label = format!("{source} (thread {thread})");
+        let (opts, status) = with_status(&optimize_options(args)?, args, &label);
+        let out = optimize::optimize(prog, &opts);
+        drop(status);
+        let out = out.map_err(|e| {
             Failure::input(format!(
                 "{source} (thread {thread}): {}",
                 hints::optimize_error(&e)
@@ -289,7 +317,10 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             continue;
         };
         check_thread(prog, &source, thread)?;
-        let out = optimize::optimize(prog, &opts).map_err(|e| {
+        let (opts, status) = with_status(&opts, args, &format!("{source} (thread {thread})"));
+        let out = optimize::optimize(prog, &opts);
+        drop(status);
+        let out = out.map_err(|e| {
             Failure::input(format!(
                 "{source} (thread {thread}): {}",
                 hints::optimize_error(&e)

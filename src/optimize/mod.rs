@@ -130,6 +130,68 @@ pub struct OptimizeOptions {
     /// leaves it a choice, or the fewest instructions ([`Favor::Size`]; default:
     /// [`Favor::Balanced`]).
     pub favor: Favor,
+    /// Called as each layout and each proof starts, for a caller that shows progress: most
+    /// programs take milliseconds, but one with thousands of argument values can take
+    /// seconds, more under `max_path` (default: none).
+    pub progress: Option<Progress>,
+}
+
+/// A callback that hears what the optimizer is doing ([`OptimizeOptions::progress`]).
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(&Stage) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+/// What the optimizer starts, as [`OptimizeOptions::progress`] hears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Laying out the lifted program with the dispatch favouring `favor`, within `within`
+    /// instructions on every path (under [`OptimizeOptions::max_path`], less the room a
+    /// retry leaves for the layout's jumps), with value tests in chains of at most
+    /// `values_per_chain` when the layout is searched for one that fits the kernel's limit.
+    Layout {
+        favor: Favor,
+        within: Option<usize>,
+        values_per_chain: Option<usize>,
+    },
+    /// Proving the candidate `method` made equal to the input (the reference lowering of a
+    /// profile, for `compile`).
+    Proof { method: Method },
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Layout {
+                favor,
+                within,
+                values_per_chain,
+            } => {
+                write!(f, "laying out favouring {}", favor.name())?;
+                if let Some(n) = within {
+                    write!(f, " within {n} instructions per path")?;
+                }
+                if let Some(n) = values_per_chain {
+                    write!(f, ", value chains of up to {n}")?;
+                }
+                Ok(())
+            }
+            Stage::Proof { method } => write!(
+                f,
+                "proving the {} equal",
+                match method {
+                    Method::Lifted => "re-emitted program",
+                    Method::BytecodePasses => "program after the bytecode passes",
+                    Method::StructuralPasses => "program after the structural passes",
+                    Method::Unchanged => "input",
+                }
+            ),
+        }
+    }
 }
 
 /// What the dispatch favours when a measured workload leaves it a choice (without one, the
@@ -196,6 +258,7 @@ impl Default for OptimizeOptions {
             report: false,
             max_path: None,
             favor: Favor::Balanced,
+            progress: None,
         }
     }
 }
@@ -540,14 +603,34 @@ fn optimize_favoring(
             shortest_path = Some(shortest_path.map_or(*shortest, |s| s.min(*shortest)));
         }
     };
+    // What the caller hears of each layout as it starts.
+    let tell = |stage: Stage| {
+        if let Some(Progress(f)) = &opts.progress {
+            f(&stage)
+        }
+    };
+    let laying_out = |e: &emit::EmitOptions| {
+        tell(Stage::Layout {
+            favor: [Favor::Balanced, Favor::Speed, Favor::Size]
+                .into_iter()
+                .find(|f| f.tuning() == e.tuning)
+                .unwrap_or(Favor::Balanced),
+            within: e.max_path,
+            values_per_chain: e.value_fit,
+        })
+    };
     // Lifting either fails (no layout can help) or gives a program to lay out.
     let mut lifted = lift::lift(prog, &LiftConfig::FULL);
-    let mut first = lifted.as_mut().ok().map(|l| emit::emit(l, &emit_opts));
+    let mut first = lifted.as_mut().ok().map(|l| {
+        laying_out(&emit_opts);
+        emit::emit(l, &emit_opts)
+    });
     // A fresh lifting for another layout (emitting adds to the lifted program's DAG).
     let lay_out = |opts: &emit::EmitOptions| {
-        lift::lift(prog, &LiftConfig::FULL)
-            .ok()
-            .map(|mut l| emit::emit(&mut l, opts))
+        lift::lift(prog, &LiftConfig::FULL).ok().map(|mut l| {
+            laying_out(opts);
+            emit::emit(&mut l, opts)
+        })
     };
     // A layout that misses `max_path` names the shortest worst path its dispatch reaches; with
     // thousands of argument values in balanced trees, the layout that reaches it can be too
@@ -820,6 +903,7 @@ fn optimize_favoring(
                 );
                 continue;
             }
+            tell(Stage::Proof { method });
             match check_equal(prog, &candidate, &opts.self_check_budget) {
                 Ok(()) => verification = Verification::Equal,
                 Err((kind, why)) => {
