@@ -57,13 +57,58 @@ impl SelfCheckArgs {
     }
 }
 
-/// The `--self-check-*` flag that raises the limit `reason` ran out of.
-pub fn flag(reason: &UnknownReason) -> &'static str {
-    match reason {
-        UnknownReason::BddNodes { .. } => "--self-check-max-nodes",
-        UnknownReason::BddSteps { .. } => "--self-check-max-steps",
-        UnknownReason::Memory { .. } => "--self-check-max-memory",
-        UnknownReason::States { .. } => "--self-check-max-states",
-        UnknownReason::Time { .. } => "--self-check-timeout",
+/// The `--self-check-*` flag that raises the limit `reason` ran out of: `verify`'s flag for
+/// that limit with the prefix (`--max-steps` → `--self-check-max-steps`), so the two sets
+/// cannot drift apart.
+pub fn flag(reason: &UnknownReason) -> String {
+    let verify_flag = super::hints::budget_flag(reason);
+    format!("--self-check-{}", verify_flag.trim_start_matches("--"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        self_check: SelfCheckArgs,
+    }
+
+    /// The flag a note names for each limit is one the command line takes, and it sets that
+    /// limit (the one the proof ran out of) and no other.
+    #[test]
+    fn every_limit_names_the_flag_that_sets_it() {
+        let defaults = Cli::try_parse_from(["secopt"]).unwrap().self_check.budget();
+        assert_eq!(defaults, SELF_CHECK_BUDGET);
+        let reasons = [
+            UnknownReason::BddNodes { limit: 0 },
+            UnknownReason::BddSteps { limit: 0 },
+            UnknownReason::Memory { limit_bytes: 0 },
+            UnknownReason::Time { limit_ms: 0 },
+            UnknownReason::States { limit: 0 },
+        ];
+        for reason in reasons {
+            let flag = flag(&reason);
+            let set = Cli::try_parse_from(["secopt", &flag, "7"])
+                .unwrap_or_else(|e| panic!("{flag}: {e}"))
+                .self_check
+                .budget();
+            let changed: Vec<&str> = [
+                ("max_bdd_nodes", set.max_bdd_nodes != defaults.max_bdd_nodes),
+                ("max_bdd_steps", set.max_bdd_steps != defaults.max_bdd_steps),
+                (
+                    "max_memory_bytes",
+                    set.max_memory_bytes != defaults.max_memory_bytes,
+                ),
+                ("max_states", set.max_states != defaults.max_states),
+                ("time_limit", set.time_limit != defaults.time_limit),
+            ]
+            .into_iter()
+            .filter_map(|(field, changed)| changed.then_some(field))
+            .collect();
+            assert_eq!(changed, [reason.budget_field()], "{flag}");
+        }
     }
 }
