@@ -99,15 +99,15 @@ pub struct RecordArgs {
     pub command: Vec<OsString>,
 }
 
+/// `--duration`: a time limit as `verify --timeout` takes one ([`super::parse_time_limit`]),
+/// but not 0 (a trace of no time at all).
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let secs: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    std::time::Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("`{s}`: give a positive number of seconds"))
+    let positive = || format!("`{s}`: give a positive number of seconds");
+    let secs = super::parse_time_limit(s).map_err(|_| positive())?;
+    if secs == 0.0 {
+        return Err(positive());
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Distinct argument tuples kept per syscall while tracing.
