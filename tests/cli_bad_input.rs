@@ -293,43 +293,27 @@ fn time_limits_and_budgets_that_cannot_be_used_are_refused() {
     let d = tmpdir("limits");
     let f = write(&d, "allow.s", b"ret ALLOW\n");
     let out = d.join("out.bpf");
+    let optimize = |flags: &[&str]| {
+        let mut args = vec!["optimize", &f, "-o", out.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        secopt(&args)
+    };
     for value in ["1e300", "inf", "-1", "NaN", "soon"] {
         assert_bad_input(
             &secopt(&["verify", &f, &f, &format!("--timeout={value}")]),
             &["--timeout", value],
         );
         assert_bad_input(
-            &secopt(&[
-                "optimize",
-                &f,
-                "-o",
-                out.to_str().unwrap(),
-                &format!("--self-check-timeout={value}"),
-            ]),
+            &optimize(&[&format!("--self-check-timeout={value}")]),
             &["--self-check-timeout", value],
         );
     }
     assert_bad_input(
-        &secopt(&[
-            "optimize",
-            &f,
-            "-o",
-            out.to_str().unwrap(),
-            "--self-check-max-steps",
-            "0",
-        ]),
+        &optimize(&["--self-check-max-steps", "0"]),
         &["--self-check-max-steps", "0"],
     );
     assert_bad_input(
-        &secopt(&[
-            "optimize",
-            &f,
-            "-o",
-            out.to_str().unwrap(),
-            "--no-verify",
-            "--self-check-max-nodes",
-            "100",
-        ]),
+        &optimize(&["--no-verify", "--self-check-max-nodes", "100"]),
         &["--no-verify", "--self-check-max-nodes"],
     );
     let profile = write(&d, "p.json", br#"{"defaultAction": "SCMP_ACT_ALLOW"}"#);
