@@ -271,15 +271,20 @@ fn compile_refuses_files_firecracker_would_not_load() {
         );
         assert!(!out.exists(), "{extra:?}: no output file");
     }
-    // The rust-vmm dialect is Firecracker's up to 1.10, which reads bincode: a bitcode file of
-    // it is written (asked for) with a warning, a bincode one without.
+    // Firecracker up to 1.10 (the releases with a rust-vmm backend) reads bincode: a bitcode
+    // file in those dialects is written (asked for) with a warning, a bincode one without.
     let profile = shared_profile("firecracker/firecracker-unimplemented.json");
-    for (emit, warns) in [("firecracker", true), ("firecracker-bincode", false)] {
+    for (dialect, emit, warns) in [
+        ("firecracker-1.10", "firecracker", true),
+        ("firecracker-1.10", "firecracker-bincode", false),
+        ("rust-vmm", "firecracker", true),
+        ("libseccomp", "firecracker", false),
+    ] {
         let run = run_secopt(&[
             "compile",
             profile.to_str().unwrap(),
             "--firecracker-dialect",
-            "rust-vmm",
+            dialect,
             "--arch",
             "x86_64",
             "--emit",
@@ -288,7 +293,8 @@ fn compile_refuses_files_firecracker_would_not_load() {
             out.to_str().unwrap(),
         ]);
         assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
-        assert_eq!(stderr_of(&run).contains("reads bincode"), warns, "{emit}");
+        let warned = stderr_of(&run).contains("read bincode, not bitcode");
+        assert_eq!(warned, warns, "{dialect} {emit}");
     }
 }
 
@@ -628,8 +634,8 @@ fn golden_release(profile: &str, release: &str) -> PathBuf {
         .join(format!("{profile}.{release}.bincode"))
 }
 
-/// Before bitcode: Firecracker 1.10's seccompiler had its own BPF backend (what secopt calls
-/// the rust-vmm dialect; no libseccomp involved), 1.11's is built on libseccomp. Their files
+/// Before bitcode: Firecracker 1.10's seccompiler had its own BPF backend (a copy of the
+/// rust-vmm crate's; no libseccomp involved), 1.11's is built on libseccomp. Their files
 /// (bincode 1) decode and re-encode to the same entries, and each thread is proved equal to
 /// secopt's lowering of the same JSON in that release's dialect, and unequal to the other
 /// dialect's, so each file checks its dialect's semantics and not just the format.
@@ -637,10 +643,10 @@ fn golden_release(profile: &str, release: &str) -> PathBuf {
 fn firecracker_1_10_and_1_11_files_decide_as_their_dialects() {
     for profile in PROFILES {
         let libseccomp = lowering(profile, Arch::X86_64, Dialect::Libseccomp);
-        let rust_vmm = lowering(profile, Arch::X86_64, Dialect::RustVmmSeccompiler);
+        let v1_10 = lowering(profile, Arch::X86_64, Dialect::Firecracker110);
         for (release, ours, other) in [
-            ("v1.10", &rust_vmm, &libseccomp),
-            ("v1.11", &libseccomp, &rust_vmm),
+            ("v1.10", &v1_10, &libseccomp),
+            ("v1.11", &libseccomp, &v1_10),
         ] {
             let bytes = std::fs::read(golden_release(profile, release)).unwrap();
             let file = decode(&bytes).unwrap();
@@ -668,7 +674,8 @@ fn firecracker_1_10_and_1_11_files_decide_as_their_dialects() {
             }
         }
     }
-    // The binary: the JSON verifies equal to the 1.10 file in the rust-vmm dialect only.
+    // The binary: the JSON verifies equal to the 1.10 file in 1.10's dialect (and the crate's,
+    // which lowers these files alike), not in the libseccomp one.
     let json = profile_path(PROFILES[0]);
     let v110 = golden_release(PROFILES[0], "v1.10");
     let verify = |extra: &[&str]| {
@@ -677,8 +684,86 @@ fn firecracker_1_10_and_1_11_files_decide_as_their_dialects() {
         args.extend_from_slice(extra);
         run_secopt(&args).status.code()
     };
+    assert_eq!(
+        verify(&["--firecracker-dialect", "firecracker-1.10"]),
+        Some(0)
+    );
     assert_eq!(verify(&["--firecracker-dialect", "rust-vmm"]), Some(0));
     assert_eq!(verify(&[]), Some(1));
+}
+
+/// A file of the points where Firecracker 1.10's compiler and the rust-vmm crate read a file
+/// differently, as `seccompiler-bin` v1.10.1 compiled it (`tests/data/firecracker/README.md`):
+/// `"args": []` (an entry without conditions), a newest Linux 5.10 name, dword and qword
+/// conditions on one argument, a masked constant above 32 bits. In 1.10's dialect every thread
+/// is proved equal to 1.10's own program, from the library and through `compile` and `verify`;
+/// the crate's reading refuses the file. The file 1.10 refuses for conflicting rules, secopt
+/// refuses in 1.10's dialect (and the crate's reading takes, dropping the entry).
+#[test]
+fn firecracker_1_10_compiles_as_its_own_seccompiler_bin() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/firecracker");
+    let json_path = data.join("v1.10-edges.json");
+    let json = std::fs::read(&json_path).unwrap();
+    let theirs_path = data.join("v1.10-edges.v1.10.bincode");
+    let theirs = decode(&std::fs::read(&theirs_path).unwrap())
+        .unwrap()
+        .threads;
+    let lower = |dialect| {
+        let fc = FirecrackerOptions {
+            arch: Arch::X86_64,
+            dialect,
+        };
+        compile_firecracker(&json, "v1.10-edges.json", &fc, &CompileOptions::default())
+    };
+    let ours = lower(Dialect::Firecracker110).unwrap();
+    assert_eq!((theirs.len(), ours.len()), (3, 3));
+    for ((thread, prog), (name, filter)) in theirs.iter().zip(&ours) {
+        assert_eq!(thread, name);
+        assert_equal(prog.as_ref().unwrap(), filter.program(), thread);
+    }
+    let e = lower(Dialect::RustVmmSeccompiler).unwrap_err().to_string();
+    assert!(e.contains("$.api.filter[0].args: empty `args`"), "{e}");
+
+    // The command line: compiled (optimized, proved) in 1.10's dialect into a bincode file
+    // Firecracker 1.10 loads, which verifies equal to 1.10's own.
+    let dir = TempDir::new("fc-1.10");
+    let out = dir.join("edges.bincode");
+    let compile = |dialect: &str, input: &Path, emit: &[&str]| {
+        let mut args = vec!["compile", input.to_str().unwrap(), "--firecracker-dialect"];
+        args.extend([dialect, "--arch", "x86_64", "-o", out.to_str().unwrap()]);
+        args.extend(emit);
+        run_secopt(&args)
+    };
+    let run = compile(
+        "firecracker-1.10",
+        &json_path,
+        &["--emit", "firecracker-bincode"],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    let run = run_secopt(&[
+        "verify",
+        out.to_str().unwrap(),
+        theirs_path.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout_of(&run));
+
+    let conflict = data.join("v1.10-conflict.json");
+    std::fs::remove_file(&out).unwrap();
+    let run = compile("firecracker-1.10", &conflict, &["--thread", "api"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("$.api.filter[1]: \"read\" has an entry without conditions and another entry (also at $.api.filter[0]): Firecracker up to 1.10 refuses such conflicting rules"),
+        "{}",
+        stderr_of(&run)
+    );
+    assert!(!out.exists());
+    let run = compile("rust-vmm", &conflict, &["--thread", "api"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    assert!(
+        stderr_of(&run).contains("has no effect"),
+        "{}",
+        stderr_of(&run)
+    );
 }
 
 /// Three slices side by side.
@@ -693,7 +778,7 @@ fn zip3<'a, A, B, C>(
 
 /// aarch64 filters (the corpus's aarch64-clean profile), as four Firecracker compilers wrote
 /// them on an x86_64 host. The one without libseccomp (1.10) checks aarch64 alone and is equal
-/// to secopt's rust-vmm lowering everywhere. The libseccomp-based ones (1.11, 1.15-dev,
+/// to secopt's lowering in 1.10's dialect everywhere. The libseccomp-based ones (1.11, 1.15-dev,
 /// 1.17-dev) also carry a section for the build host's arch, which libseccomp adds to every
 /// filter: equal to secopt's lowering for aarch64 callers, different for x86_64 ones, and
 /// `verify` says so with an x86_64 input.
@@ -715,8 +800,8 @@ fn aarch64_files_cross_compiled_on_x86_64_keep_the_host_s_arch_when_built_on_lib
         },
         ..VerifyOptions::default()
     };
-    let rust_vmm = lower(Dialect::RustVmmSeccompiler);
-    for ((thread, prog), (_, ours)) in read("v1.10.bincode").iter().zip(&rust_vmm) {
+    let v1_10 = lower(Dialect::Firecracker110);
+    for ((thread, prog), (_, ours)) in read("v1.10.bincode").iter().zip(&v1_10) {
         assert_equal(
             prog.as_ref().unwrap(),
             ours.program(),

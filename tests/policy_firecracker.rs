@@ -19,6 +19,13 @@ fn profile_path(name: &str) -> PathBuf {
 
 const PRODUCTION: &str = "firecracker-x86_64-unknown-linux-musl.json";
 
+/// Every way secopt can read a Firecracker file.
+const DIALECTS: [Dialect; 3] = [
+    Dialect::Libseccomp,
+    Dialect::RustVmmSeccompiler,
+    Dialect::Firecracker110,
+];
+
 fn load(name: &str, dialect: Dialect) -> BTreeMap<String, Policy> {
     let bytes = std::fs::read(profile_path(name)).unwrap();
     let options = FirecrackerOptions {
@@ -30,7 +37,7 @@ fn load(name: &str, dialect: Dialect) -> BTreeMap<String, Policy> {
 
 #[test]
 fn production_filters_per_thread_counts() {
-    for dialect in [Dialect::Libseccomp, Dialect::RustVmmSeccompiler] {
+    for dialect in DIALECTS {
         let filters = load(PRODUCTION, dialect);
         assert_eq!(filters.keys().collect::<Vec<_>>(), ["api", "vcpu", "vmm"]);
         // (entries, distinct syscalls, entries with args) from SOURCES.md.
@@ -62,7 +69,7 @@ fn production_filters_per_thread_counts() {
         // The bad-arch action differs between the two compilers.
         let expected = match dialect {
             Dialect::Libseccomp => Action::KillThread,
-            Dialect::RustVmmSeccompiler => Action::KillProcess,
+            _ => Action::KillProcess,
         };
         assert_eq!(filters["vmm"].bad_arch_action, expected);
     }
@@ -273,6 +280,130 @@ fn other_targets() {
     let filters = firecracker::parse_with(br#"{"a": {"mismatch_action": {"errno": 38}, "match_action": "log", "filter": [{"syscall": "read"}]}}"#, "r.json", &riscv).unwrap();
     assert_eq!(filters["a"].default_action, Action::Errno(38));
     assert_eq!(filters["a"].rules[0].action, Action::Log);
+}
+
+/// Firecracker 1.10's `seccompiler-bin` reads the file as the rust-vmm crate does except in
+/// these points; what it does with each was seen running v1.10.1's own binary (built from the
+/// tag, `tests/data/firecracker/README.md`), and its sources say why
+/// (src/seccompiler/src/{compiler,backend}.rs).
+#[test]
+fn firecracker_1_10_reads_the_file_as_its_own_compiler() {
+    use Dialect::*;
+    let cond = r#"[{"index": 0, "type": "dword", "op": "eq", "val": 1}]"#;
+    // `"args": []` is an entry without `args` (a rule with no conditions, which matches
+    // every call); the crate refuses it.
+    let p = one_filter(r#"{"syscall": "dup", "args": []}"#, Firecracker110).unwrap();
+    assert_eq!(p.rules.len(), 1);
+    assert!(p.rules[0].conditions.is_empty());
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    invalid(
+        r#"{"syscall": "dup", "args": []}"#,
+        RustVmmSeccompiler,
+        "$.t.filter[0].args",
+        "empty `args`",
+    );
+    // An entry without `args` beside any other entry of its syscall: `ConflictingRules`
+    // (backend.rs `SeccompFilter::validate`), in either order, with `[]`, or twice. The
+    // crate keeps the entries with `args` (with a warning); libseccomp ORs them all.
+    for (body, at, first) in [
+        (
+            format!(r#"{{"syscall": "dup"}}, {{"syscall": "dup", "args": {cond}}}"#),
+            1,
+            0,
+        ),
+        (
+            format!(
+                r#"{{"syscall": "dup", "args": {cond}}}, {{"syscall": "close"}}, {{"syscall": "dup", "args": []}}"#
+            ),
+            2,
+            0,
+        ),
+        (
+            r#"{"syscall": "dup"}, {"syscall": "dup"}"#.to_string(),
+            1,
+            0,
+        ),
+        (
+            format!(
+                r#"{{"syscall": "close"}}, {{"syscall": "dup", "args": []}}, {{"syscall": "dup", "args": {cond}}}"#
+            ),
+            2,
+            1,
+        ),
+    ] {
+        let e = one_filter(&body, Firecracker110).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("fc.json: $.t.filter[{at}]: \"dup\" has an entry without conditions and another entry (also at $.t.filter[{first}])")), "{e}");
+        assert!(e.contains("conflicting rules"), "{e}");
+        assert!(one_filter(&body, Libseccomp).unwrap().warnings.is_empty());
+        let crate_reading = one_filter(&body, RustVmmSeccompiler);
+        assert!(
+            crate_reading.is_err() == body.contains("[]"),
+            "{body}: {crate_reading:?}"
+        );
+    }
+    // Entries that all have `args` are ORed, as everywhere; so are entries of other names.
+    let p = one_filter(&format!(r#"{{"syscall": "dup", "args": {cond}}}, {{"syscall": "dup", "args": {cond}}}, {{"syscall": "close"}}"#), Firecracker110).unwrap();
+    assert_eq!(p.rules.len(), 3);
+    // Only `default_action` and `filter_action` (serde's `deny_unknown_fields`).
+    let aliased = br#"{"t": {"mismatch_action": "trap", "filter_action": "allow", "filter": []}}"#;
+    let options = |dialect| FirecrackerOptions {
+        arch: Arch::X86_64,
+        dialect,
+    };
+    let e = firecracker::parse_with(aliased, "fc.json", &options(Firecracker110)).unwrap_err();
+    assert_eq!(e.json_path(), Some("$.t.mismatch_action"), "{e}");
+    assert!(
+        e.to_string().contains("unknown field \"mismatch_action\""),
+        "{e}"
+    );
+    assert!(firecracker::parse_with(aliased, "fc.json", &options(RustVmmSeccompiler)).is_ok());
+    // No `user_notif`.
+    let notif =
+        br#"{"t": {"default_action": "trap", "filter_action": "user_notif", "filter": []}}"#;
+    let e = firecracker::parse_with(notif, "fc.json", &options(Firecracker110)).unwrap_err();
+    assert_eq!(e.json_path(), Some("$.t.filter_action"), "{e}");
+    assert!(firecracker::parse_with(notif, "fc.json", &options(RustVmmSeccompiler)).is_ok());
+    // Its tables are Linux 5.10's: `process_madvise` (440) is its newest name, and the
+    // x86_64 calls numbered later in a gap below it are not there either.
+    assert!(one_filter(r#"{"syscall": "process_madvise"}"#, Firecracker110).is_ok());
+    for name in [
+        "epoll_pwait2",
+        "landlock_create_ruleset",
+        "futex_waitv",
+        "uretprobe",
+        "uprobe",
+    ] {
+        let body = format!(r#"{{"syscall": "{name}"}}"#);
+        invalid(
+            &body,
+            Firecracker110,
+            "$.t.filter[0].syscall",
+            &format!("unknown syscall \"{name}\" on x86_64 in Firecracker 1.10's syscall table"),
+        );
+        assert!(one_filter(&body, RustVmmSeccompiler).is_ok(), "{name}");
+    }
+    assert_eq!(
+        firecracker::FIRECRACKER_1_10_LAST_NR,
+        Arch::X86_64.syscalls().nr("process_madvise").unwrap()
+    );
+    assert_eq!(
+        firecracker::FIRECRACKER_1_10_LAST_NR,
+        Arch::Aarch64.syscalls().nr("process_madvise").unwrap()
+    );
+    // x86_64 and aarch64 only (its `TargetArch`).
+    let file = br#"{"t": {"default_action": "trap", "filter_action": "allow", "filter": [{"syscall": "read"}]}}"#;
+    for (arch, takes) in [
+        (Arch::X86_64, true),
+        (Arch::Aarch64, true),
+        (Arch::Riscv64, false),
+    ] {
+        let options = FirecrackerOptions {
+            arch,
+            dialect: Firecracker110,
+        };
+        let parsed = firecracker::parse_with(file, "fc.json", &options);
+        assert_eq!(parsed.is_ok(), takes, "{arch}: {parsed:?}");
+    }
 }
 
 fn invalid(body: &str, dialect: Dialect, path: &str, part: &str) {
@@ -489,7 +620,7 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..4),
         cut in any::<prop::sample::Index>(),
         truncate in any::<bool>(),
-        rust_vmm in any::<bool>(),
+        dialect in 0..DIALECTS.len(),
     ) {
         let mut bytes = std::fs::read(profile_path(PRODUCTION)).unwrap();
         for (at, byte, kind) in edits {
@@ -503,15 +634,14 @@ proptest! {
         if truncate {
             bytes.truncate(cut.index(bytes.len() + 1));
         }
-        let dialect = if rust_vmm { Dialect::RustVmmSeccompiler } else { Dialect::Libseccomp };
-        let options = FirecrackerOptions { arch: Arch::X86_64, dialect };
+        let options = FirecrackerOptions { arch: Arch::X86_64, dialect: DIALECTS[dialect] };
         check(firecracker::parse_with(&bytes, PRODUCTION, &options))?;
     }
 
     #[test]
     fn value_mutations_never_panic_and_name_the_place(
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<usize>()), 1..4),
-        rust_vmm in any::<bool>(),
+        dialect in 0..DIALECTS.len(),
     ) {
         let bytes = std::fs::read(profile_path(PRODUCTION)).unwrap();
         let mut doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
@@ -523,8 +653,7 @@ proptest! {
                 *slot = replacement(choice);
             }
         }
-        let dialect = if rust_vmm { Dialect::RustVmmSeccompiler } else { Dialect::Libseccomp };
-        let options = FirecrackerOptions { arch: Arch::X86_64, dialect };
+        let options = FirecrackerOptions { arch: Arch::X86_64, dialect: DIALECTS[dialect] };
         let result = firecracker::parse_with(&serde_json::to_vec(&doc).unwrap(), PRODUCTION, &options);
         if let Err(PolicyError::Syntax { .. }) = result {
             prop_assert!(false, "re-serialized JSON cannot have a syntax error");

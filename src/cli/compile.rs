@@ -95,8 +95,8 @@ pub struct CompileArgs {
     #[arg(long)]
     pub firecracker: bool,
     /// Whose semantics a Firecracker file has: Firecracker's own compiler since 1.11
-    /// (libseccomp, the default), or rust-vmm seccompiler's BPF backend (Firecracker up to
-    /// 1.10).
+    /// (libseccomp, the default), Firecracker's own up to 1.10, or the rust-vmm seccompiler
+    /// crate's.
     #[arg(long, value_enum)]
     pub firecracker_dialect: Option<FirecrackerDialect>,
     /// Only this Firecracker thread kind (`vmm`, `api`, `vcpu`, ...).
@@ -249,7 +249,13 @@ impl SyscallTable {
 pub enum FirecrackerDialect {
     /// Firecracker's in-tree seccompiler since 1.11, built on libseccomp.
     Libseccomp,
-    /// rust-vmm seccompiler's own BPF backend: Firecracker's seccompiler up to 1.10.
+    /// Firecracker's in-tree seccompiler up to 1.10, its own copy of rust-vmm's BPF backend:
+    /// only `default_action`/`filter_action`, no `user_notif`, Linux 5.10's syscall names, and
+    /// an entry without `args` must be its syscall's only one.
+    #[value(name = "firecracker-1.10")]
+    Firecracker110,
+    /// The rust-vmm seccompiler crate's own BPF backend, as programs that embed the crate use
+    /// it (the same programs as Firecracker 1.10's, from files read a little differently).
     RustVmm,
 }
 
@@ -259,6 +265,7 @@ impl FirecrackerDialect {
         match self {
             FirecrackerDialect::Libseccomp => Dialect::Libseccomp,
             FirecrackerDialect::RustVmm => Dialect::RustVmmSeccompiler,
+            FirecrackerDialect::Firecracker110 => Dialect::Firecracker110,
         }
     }
 }
@@ -876,12 +883,16 @@ fn write_thread_filters(
             }
         )));
     }
-    if args.dialect() == FirecrackerDialect::RustVmm && encoding == Encoding::Bitcode {
+    let rust_vmm_backend = matches!(
+        args.dialect(),
+        FirecrackerDialect::RustVmm | FirecrackerDialect::Firecracker110
+    );
+    if rust_vmm_backend && encoding == Encoding::Bitcode {
         // Not refused: the file is what was asked for, and Firecracker refuses it at start.
         say!(
-            "secopt: warning: {source}: the rust-vmm dialect is Firecracker's up to 1.10, which \
-             reads bincode, not bitcode (Firecracker 1.15 and later): for those releases use \
-             --emit firecracker-bincode"
+            "secopt: warning: {source}: the releases with a rust-vmm backend, Firecracker up to \
+             1.10, read bincode, not bitcode (Firecracker 1.15 and later): for those releases \
+             use --emit firecracker-bincode"
         );
     }
     let bytes = compile::emit_thread_filters(&threads, encoding);

@@ -81,7 +81,7 @@ pub struct PairArgs {
     #[arg(long, value_parser = parse_profile_arch)]
     pub profile_arch: Option<Arch>,
     /// Whose semantics a Firecracker JSON input has: Firecracker's own compiler since 1.11
-    /// (libseccomp), or rust-vmm seccompiler's BPF backend (Firecracker up to 1.10).
+    /// (libseccomp), Firecracker's own up to 1.10, or the rust-vmm seccompiler crate's.
     #[arg(long, value_enum, default_value_t = FirecrackerDialect::Libseccomp)]
     pub firecracker_dialect: FirecrackerDialect,
     /// The container's capabilities an OCI profile input is compiled for, as `secopt compile

@@ -208,6 +208,7 @@ fn description(info: &FilterInfo, len: usize) -> Vec<String> {
         match info.dialect {
             crate::policy::Dialect::Libseccomp => "libseccomp",
             crate::policy::Dialect::RustVmmSeccompiler => "rust-vmm seccompiler",
+            crate::policy::Dialect::Firecracker110 => "Firecracker 1.10's seccompiler",
         },
         if info.runc_compat {
             " + runc's ENOSYS stub"

@@ -163,7 +163,9 @@ pub(crate) fn syscall(
 ) -> Result<NodeId, Refused> {
     match layout.dialect {
         Dialect::Libseccomp => libseccomp_syscall(dag, layout, rules, fallback),
-        Dialect::RustVmmSeccompiler => Ok(first_match(dag, layout, rules, fallback)),
+        Dialect::RustVmmSeccompiler | Dialect::Firecracker110 => {
+            Ok(first_match(dag, layout, rules, fallback))
+        }
     }
 }
 

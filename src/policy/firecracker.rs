@@ -29,11 +29,16 @@
 //!   - `"args": []` is refused (`EmptyRule`); and when a syscall has both entries without
 //!     `args` and entries with `args`, only the latter count (the rule chain is built from
 //!     the conditional entries alone) — reproduced here, with a warning;
-//!   - bad architecture: KILL_PROCESS; `user_notif` is accepted;
-//!   - Firecracker 1.10's own copy of that backend differs in three points, where secopt
-//!     follows the crate: it lacks the alias keys, refuses an entry without `args` beside
-//!     other entries for its syscall, and takes `"args": []` as no `args`
-//!     (docs/kernel-facts.md, "Firecracker's compilers").
+//!   - bad architecture: KILL_PROCESS; `user_notif` is accepted.
+//! - [`Dialect::Firecracker110`]: Firecracker's own `seccompiler-bin` up to 1.10 (its
+//!   src/seccompiler/src/{compiler,backend}.rs at tag v1.10.1), a copy of the rust-vmm backend
+//!   that lowers every file both take to the same program, but reads the file differently:
+//!   - only `default_action` and `filter_action` (the aliases are unknown fields, refused);
+//!     no `user_notif`; x86_64 and aarch64 only;
+//!   - `"args": []` is an entry without `args`; an entry without `args` must be the only
+//!     entry of its syscall (two entries of which one has no `args` are `ConflictingRules`,
+//!     where the crate drops the one without `args`);
+//!   - its syscall tables are Linux 5.10's ([`FIRECRACKER_1_10_LAST_NR`]).
 //!
 //! Both refuse syscall names unknown on the target arch (Firecracker's compiler, through
 //! libseccomp, accepts a name of another architecture and its rule has no effect; secopt skips
@@ -107,6 +112,7 @@ pub fn parse_with(
     let supported: &[Arch] = match options.dialect {
         Dialect::Libseccomp => &[Arch::X86_64, Arch::Aarch64],
         Dialect::RustVmmSeccompiler => &[Arch::X86_64, Arch::Aarch64, Arch::Riscv64],
+        Dialect::Firecracker110 => &[Arch::X86_64, Arch::Aarch64],
     };
     if !supported.contains(&options.arch) {
         return Err(PolicyError::InvalidOption(format!(
@@ -114,6 +120,7 @@ pub fn parse_with(
             match options.dialect {
                 Dialect::Libseccomp => "Firecracker's seccompiler (libseccomp dialect)",
                 Dialect::RustVmmSeccompiler => "rust-vmm seccompiler",
+                Dialect::Firecracker110 => "Firecracker 1.10's seccompiler",
             },
             supported
                 .iter()
@@ -140,7 +147,7 @@ fn unknown_keys(r: &mut Reader, obj: &Obj, dialect: Dialect) -> Result<(), Polic
     for (key, path) in obj.unused() {
         match dialect {
             Dialect::Libseccomp => r.warn(&path, format!("unknown field {key:?} ignored")),
-            Dialect::RustVmmSeccompiler => {
+            Dialect::RustVmmSeccompiler | Dialect::Firecracker110 => {
                 return Err(r.error(&path, format!("unknown field {key:?}")))
             }
         }
@@ -156,10 +163,19 @@ fn either<'j>(
     alias: &str,
     dialect: Dialect,
 ) -> Result<(&'j Json, JPath), PolicyError> {
-    // Firecracker's in-tree compiler knows only the `default_action` spelling, rust-vmm
-    // both; secopt accepts both in either dialect, but not both at once.
+    // Firecracker's libseccomp-based compiler knows only the `default_action` spelling (and
+    // ignores unknown fields), rust-vmm both; secopt accepts both in those dialects, but not
+    // both at once. Firecracker 1.10 refuses unknown fields, the alias among them.
     let a = obj.get(primary);
     let b = obj.get(alias);
+    if dialect == Dialect::Firecracker110 {
+        if let Some((_, p)) = b {
+            return Err(r.error(
+                &p,
+                format!("unknown field {alias:?}: Firecracker up to 1.10 knows only `{primary}` (`{alias}` is rust-vmm seccompiler's name)"),
+            ));
+        }
+    }
     match (a, b) {
         (Some(x), None) | (None, Some(x)) => Ok(x),
         (Some(_), Some((_, p))) => Err(r.error(
@@ -171,6 +187,7 @@ fn either<'j>(
             match dialect {
                 Dialect::Libseccomp => format!("missing `{primary}` (or `{alias}`)"),
                 Dialect::RustVmmSeccompiler => format!("missing `{alias}` (or `{primary}`)"),
+                Dialect::Firecracker110 => format!("missing `{primary}`"),
             },
         )),
     }
@@ -193,9 +210,7 @@ fn read_filter(
     unknown_keys(r, &obj, dialect)?;
 
     // rust-vmm checks this always; libseccomp only refuses a rule equal to the default.
-    if filter_action == default_action
-        && (dialect == Dialect::RustVmmSeccompiler || !entries.is_empty())
-    {
+    if filter_action == default_action && (dialect != Dialect::Libseccomp || !entries.is_empty()) {
         return Err(r.error(
             &fp,
             format!("the filter action equals the default action ({default_action}); the filter would change nothing"),
@@ -204,11 +219,22 @@ fn read_filter(
 
     let table = options.arch.syscalls();
     let mut rules = Vec::new();
+    // Firecracker 1.10: per syscall, where its first entry is and whether one had no `args`.
+    let mut seen: BTreeMap<&str, (JPath, bool)> = BTreeMap::new();
     for (i, entry) in entries.iter().enumerate() {
         let ep = rp.index(i);
         let mut e = r.object(entry, &ep)?;
         let (sv, sp) = e.require(r, "syscall", "a syscall name")?;
         let name = r.string(sv, &sp)?;
+        if dialect == Dialect::Firecracker110
+            && table.nr(name).is_some()
+            && !firecracker_1_10_knows(options.arch, name)
+        {
+            return Err(r.error(
+                &sp,
+                format!("unknown syscall {name:?} on {} in Firecracker 1.10's syscall table (Linux 5.10's; {name:?} is newer)", options.arch),
+            ));
+        }
         if table.nr(name).is_none() {
             // Firecracker's compiler resolves names with libseccomp, which answers a
             // pseudo-number for a name of another architecture (`chown32` on x86_64) and adds
@@ -220,6 +246,13 @@ fn read_filter(
             }
         }
         let mut conditions = Vec::new();
+        let bare = match e.get("args") {
+            None => true,
+            Some((av, _)) => matches!(av, Json::Arr(a) if a.is_empty()),
+        };
+        if dialect == Dialect::Firecracker110 {
+            conflicting_rules(r, &mut seen, name, bare, &ep)?;
+        }
         match e.get("args") {
             None => {}
             Some((av, ap)) => {
@@ -227,7 +260,7 @@ fn read_filter(
                 if args.is_empty() && dialect == Dialect::RustVmmSeccompiler {
                     return Err(r.error(
                         &ap,
-                        "empty `args`: seccompiler refuses a rule without conditions (omit `args` to match any arguments)",
+                        "empty `args`: the rust-vmm seccompiler crate refuses a rule without conditions (omit `args` to match any arguments; Firecracker's own seccompiler up to 1.10 reads `[]` as no `args`)",
                     ));
                 }
                 for (k, arg) in args.iter().enumerate() {
@@ -247,7 +280,7 @@ fn read_filter(
             }
         }
         if let Some((cv, cp)) = e.get("comment") {
-            if dialect == Dialect::RustVmmSeccompiler {
+            if dialect != Dialect::Libseccomp {
                 r.string(cv, &cp)?;
             }
         }
@@ -270,7 +303,7 @@ fn read_filter(
         default_action,
         bad_arch_action: match dialect {
             Dialect::Libseccomp => Action::KillThread,
-            Dialect::RustVmmSeccompiler => Action::KillProcess,
+            Dialect::RustVmmSeccompiler | Dialect::Firecracker110 => Action::KillProcess,
         },
         architectures: Architectures::Exactly(vec![options.arch]),
         rules,
@@ -280,6 +313,48 @@ fn read_filter(
         dialect,
         warnings: Vec::new(),
     })
+}
+
+/// The highest syscall number in Firecracker 1.10's tables, on x86_64 and aarch64 alike:
+/// `process_madvise`, the newest call of Linux 5.10, whose tables the release generated.
+pub const FIRECRACKER_1_10_LAST_NR: u32 = 440;
+
+/// Whether Firecracker 1.10's syscall table has `name` (one secopt's table for `arch` has):
+/// every name numbered up to [`FIRECRACKER_1_10_LAST_NR`], except the two x86_64 calls
+/// later kernels numbered in a gap below it (`uretprobe` of 6.11, `uprobe` of 6.16).
+fn firecracker_1_10_knows(arch: Arch, name: &str) -> bool {
+    let newer_in_a_gap = arch == Arch::X86_64 && matches!(name, "uretprobe" | "uprobe");
+    arch.syscalls()
+        .nr(name)
+        .is_some_and(|nr| nr <= FIRECRACKER_1_10_LAST_NR && !newer_in_a_gap)
+}
+
+/// Firecracker 1.10 refuses a syscall with an entry without `args` and any other entry
+/// (`ConflictingRules`): the entry without `args` matches every call, so the others could
+/// never decide. `seen` holds, per syscall, its first entry and whether an entry so far had
+/// no `args`; the entry at `path` is the next one for `name`.
+fn conflicting_rules<'n>(
+    r: &Reader,
+    seen: &mut BTreeMap<&'n str, (JPath, bool)>,
+    name: &'n str,
+    bare: bool,
+    path: &JPath,
+) -> Result<(), PolicyError> {
+    match seen.get_mut(name) {
+        None => {
+            seen.insert(name, (path.clone(), bare));
+            Ok(())
+        }
+        Some((_, false)) if !bare => Ok(()),
+        Some((first, _)) => Err(r.error(
+            path,
+            format!(
+                "{name:?} has an entry without conditions and another entry (also at {first}): \
+                 Firecracker up to 1.10 refuses such conflicting rules; an entry without `args` \
+                 already matches every call, so keep it alone or give it conditions"
+            ),
+        )),
+    }
 }
 
 /// rust-vmm seccompiler keeps, per syscall, only the entries that have `args` when there
@@ -301,7 +376,7 @@ fn drop_shadowed_unconditional(r: &mut Reader, rules: &mut Vec<Rule>) {
     for (origin, name) in dropped {
         r.warn_at(
             &origin,
-            format!("this entry without `args` has no effect: rust-vmm seccompiler only uses the entries of {name:?} that have `args`"),
+            format!("this entry without `args` has no effect: rust-vmm seccompiler only uses the entries of {name:?} that have `args` (Firecracker's own seccompiler up to 1.10 refuses such conflicting rules)"),
         );
     }
 }
@@ -392,13 +467,13 @@ fn read_condition(
     let (vv, vp) = obj.require(r, "val", "an unsigned 64-bit integer")?;
     let value = r.u64(vv, &vp)?;
     if let Some((cv, cp)) = obj.get("comment") {
-        if dialect == Dialect::RustVmmSeccompiler {
+        if dialect != Dialect::Libseccomp {
             r.string(cv, &cp)?;
         }
     }
     unknown_keys(r, &obj, dialect)?;
     Ok(match dialect {
-        Dialect::RustVmmSeccompiler => ArgCondition {
+        Dialect::RustVmmSeccompiler | Dialect::Firecracker110 => ArgCondition {
             index,
             width,
             op,

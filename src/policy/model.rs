@@ -281,6 +281,11 @@ pub enum Dialect {
     /// rust-vmm's `seccompiler` crate with its own BPF backend: one arch-token check, then
     /// syscall numbers compared as they are (no x32 special case, no multiplexing).
     RustVmmSeccompiler,
+    /// Firecracker's own `seccompiler-bin` up to release 1.10, a copy of the rust-vmm backend:
+    /// lowered exactly as [`Dialect::RustVmmSeccompiler`]; it reads the file differently (see
+    /// [`crate::policy::firecracker`]).
+    #[serde(rename = "firecracker_1_10")]
+    Firecracker110,
 }
 
 /// A diagnostic about input that was accepted but deserves a look.

@@ -46,7 +46,22 @@ pub enum Fault {
     CommentNotString,
     /// Two conditions on one argument in one entry (libseccomp: -EINVAL; rust-vmm ANDs them).
     RepeatedArgument,
+    /// An entry without `args` beside another entry for its syscall (Firecracker 1.10:
+    /// `ConflictingRules`; the crate drops the one without `args`, libseccomp ORs them).
+    ConflictingRules,
+    /// A name newer than Linux 5.10, whose table Firecracker 1.10 has.
+    NewerName,
+    /// The `user_notif` action (only the crate has it).
+    UserNotif,
 }
+
+/// Names of syscalls added after Linux 5.10, on both x86_64 and aarch64.
+pub const NEWER_THAN_5_10: [&str; 4] = [
+    "epoll_pwait2",
+    "landlock_create_ruleset",
+    "futex_waitv",
+    "mseal",
+];
 
 impl Fault {
     /// The faults of `dialect`.
@@ -59,6 +74,16 @@ impl Fault {
                 Fault::EmptyArgs,
                 Fault::UnknownField,
                 Fault::CommentNotString,
+            ],
+            Dialect::Firecracker110 => &[
+                Fault::EqualActions,
+                Fault::ArgumentIndex,
+                Fault::UnknownName,
+                Fault::UnknownField,
+                Fault::CommentNotString,
+                Fault::ConflictingRules,
+                Fault::NewerName,
+                Fault::UserNotif,
             ],
             _ => &[
                 Fault::EqualActions,
@@ -86,6 +111,12 @@ impl Fault {
             Some(Fault::EmptyArgs)
         } else if m.contains("no_such_syscall") {
             Some(Fault::UnknownName)
+        } else if NEWER_THAN_5_10.iter().any(|name| m.contains(name)) {
+            Some(Fault::NewerName)
+        } else if m.contains("conflicting rules") {
+            Some(Fault::ConflictingRules)
+        } else if m.contains("user_notif") {
+            Some(Fault::UserNotif)
         } else if m.contains("unknown field") {
             Some(Fault::UnknownField)
         } else if m.contains("expected a string") {
@@ -161,6 +192,7 @@ fn conditions(rng: &mut Rng, distinct: bool) -> Value {
 /// on a few names) and the fault put in it, if any.
 pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
     let rust_vmm = dialect == Dialect::RustVmmSeccompiler;
+    let libseccomp = dialect == Dialect::Libseccomp;
     let faults = Fault::of(dialect);
     let pick = rng.below(faults.len() * 3);
     let fault = faults.get(pick).copied();
@@ -175,22 +207,26 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
             let mut entry = json!({ "syscall": NAMES[rng.below(among)] });
             match rng.below(6) {
                 0 => {}
-                // An empty list matches every call in libseccomp's dialect.
+                // An empty list matches every call, except in the crate, which refuses it.
                 1 if !rust_vmm && rng.chance(1, 3) => entry["args"] = json!([]),
-                _ => entry["args"] = conditions(rng, !rust_vmm),
+                _ => entry["args"] = conditions(rng, libseccomp),
             }
             if rng.chance(1, 4) {
                 entry["comment"] = json!("why");
             }
             entries.push(entry);
         }
-        let mismatch = action(rng);
+        let mut mismatch = action(rng);
         let mut matched = action(rng);
         while matched == mismatch {
             matched = action(rng);
         }
+        // The entry the fault put in, which the tidying below keeps.
+        let mut faulty_entry = None;
+        let mut aliases = false;
         if t == faulty_thread {
             let at = rng.below(entries.len() + 1);
+            let len = entries.len();
             match fault {
                 // libseccomp refuses the first rule whose action is the default one (EACCES):
                 // with no rule, nothing refuses it.
@@ -212,6 +248,12 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
                     entries.insert(at, json!({ "syscall": "write", "args": [] }));
                 }
                 // In an entry, or in one of its conditions.
+                // Firecracker 1.10 does not know the crate's names of the two actions.
+                Some(Fault::UnknownField)
+                    if dialect == Dialect::Firecracker110 && rng.chance(1, 3) =>
+                {
+                    aliases = true;
+                }
                 Some(Fault::UnknownField) => {
                     let mut entry = json!({ "syscall": "close", "args": [condition(rng, 0)] });
                     if rng.chance(1, 2) {
@@ -229,10 +271,46 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
                     let args = json!([condition(rng, index), condition(rng, index)]);
                     entries.insert(at, json!({ "syscall": "close", "args": args }));
                 }
+                // A second entry for a syscall, one of the two without `args`.
+                Some(Fault::ConflictingRules) => {
+                    let other = (len > 0).then(|| entries[rng.below(len)].clone());
+                    let name = other
+                        .as_ref()
+                        .map_or(json!("read"), |o| o["syscall"].clone());
+                    let mut bare = json!({ "syscall": name });
+                    if rng.chance(1, 3) {
+                        bare["args"] = json!([]);
+                    }
+                    if other.is_none() {
+                        entries.push(json!({ "syscall": "read", "args": conditions(rng, false) }));
+                    }
+                    entries.insert(at.min(entries.len()), bare.clone());
+                    faulty_entry = Some(bare);
+                }
+                Some(Fault::NewerName) => {
+                    let name = NEWER_THAN_5_10[rng.below(NEWER_THAN_5_10.len())];
+                    entries.insert(at, json!({ "syscall": name }));
+                }
+                Some(Fault::UserNotif) => {
+                    if rng.chance(1, 2) || mismatch == json!("user_notif") {
+                        matched = json!("user_notif");
+                    } else {
+                        mismatch = json!("user_notif");
+                        if matched == mismatch {
+                            matched = json!("allow");
+                        }
+                    }
+                }
                 None => {}
             }
+            if faulty_entry.is_none() && entries.len() > len {
+                faulty_entry = Some(entries[at].clone());
+            }
         }
-        let (mismatch_key, match_key) = if rust_vmm && rng.chance(1, 2) {
+        if dialect == Dialect::Firecracker110 {
+            without_conflicts(&mut entries, faulty_entry.as_ref(), fault);
+        }
+        let (mismatch_key, match_key) = if aliases || rust_vmm && rng.chance(1, 2) {
             ("mismatch_action", "match_action")
         } else {
             ("default_action", "filter_action")
@@ -243,6 +321,50 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
         );
     }
     (Value::Object(file), fault)
+}
+
+/// Whether an entry has no conditions (no `args`, or an empty list).
+fn bare(entry: &Value) -> bool {
+    entry
+        .get("args")
+        .is_none_or(|a| a.as_array().is_some_and(Vec::is_empty))
+}
+
+/// Firecracker 1.10 refuses a syscall with an entry without `args` and any other entry: the
+/// entries that would make such a conflict are dropped, unless it is the file's `fault`.
+/// Where the entry the fault put in (`faulty`) is one of them it stays, and the others go.
+fn without_conflicts(entries: &mut Vec<Value>, faulty: Option<&Value>, fault: Option<Fault>) {
+    let keep_conflict = fault == Some(Fault::ConflictingRules);
+    let names: Vec<Value> = entries.iter().map(|e| e["syscall"].clone()).collect();
+    let mut keep = vec![true; entries.len()];
+    for (i, entry) in entries.iter().enumerate() {
+        let group: Vec<usize> = (0..entries.len())
+            .filter(|&j| names[j] == names[i])
+            .collect();
+        let conflict = group.len() > 1 && group.iter().any(|&j| bare(&entries[j]));
+        let of_fault = faulty.is_some_and(|f| f["syscall"] == entry["syscall"]);
+        if !conflict || (keep_conflict && of_fault) {
+            continue;
+        }
+        keep[i] = match faulty.filter(|_| of_fault) {
+            // The fault's entry stays; every other entry of its syscall goes.
+            Some(f) => {
+                let first = group.iter().find(|&&j| &entries[j] == f);
+                first == Some(&i)
+            }
+            // Otherwise the entries with conditions stay, or the first entry if none has any.
+            None => {
+                let conditional = group.iter().any(|&j| !bare(&entries[j]));
+                if conditional {
+                    !bare(entry)
+                } else {
+                    group[0] == i
+                }
+            }
+        };
+    }
+    let mut k = keep.into_iter();
+    entries.retain(|_| k.next().unwrap());
 }
 
 /// secopt's reference lowering of each thread of a Firecracker file, sorted by thread, or its
