@@ -1221,6 +1221,67 @@ fn request_chain(n: usize, seed: u64) -> (Program, Vec<u32>) {
     (Program::new(insns), requests)
 }
 
+/// On a terminal (a pseudo-terminal `script` gives, 60 columns), `--progress auto` draws
+/// one status line while the 3 000-request filter is optimized (about a second here), redrawn
+/// in place, never wider than the terminal, and cleared before the notes print; `never` draws
+/// nothing. The line appears only once the optimization has run half a second, so a machine
+/// that finishes sooner shows none: the test insists on it when the run took a second.
+#[test]
+fn a_terminal_sees_the_status_line_drawn_and_cleared() {
+    let Some(script) = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("SKIPPED: no `script` (util-linux) to give secopt a terminal");
+        return;
+    };
+    let (long, _) = request_chain(3000, 11);
+    let inp = temp_file("tty-long.bpf", &long.to_raw());
+    let out = temp_dir().join("tty-long.opt.bpf");
+    let on_a_terminal = |progress: &str| {
+        let command = format!(
+            "stty cols 60; exec {} optimize {} -o {} --self-check-timeout 0 --progress {progress}",
+            env!("CARGO_BIN_EXE_secopt"),
+            s(&inp),
+            s(&out)
+        );
+        let started = std::time::Instant::now();
+        let run = Command::new(script)
+            .args(["-qec", &command, "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+        (
+            String::from_utf8_lossy(&run.stdout).into_owned(),
+            started.elapsed(),
+        )
+    };
+    let (screen, took) = on_a_terminal("auto");
+    assert!(
+        screen.contains("4046 instructions, optimized from 6011"),
+        "{screen:?}"
+    );
+    const DRAW: &str = "\r\x1b[K";
+    let draws: Vec<&str> = screen.split(DRAW).skip(1).collect();
+    if took >= std::time::Duration::from_secs(1) {
+        assert!(draws.len() >= 2, "{took:?}: {screen:?}");
+    }
+    if let Some((last, drawn)) = draws.split_last() {
+        for line in drawn {
+            assert!(line.starts_with("secopt: "), "{line:?}");
+            assert!(line.chars().count() <= 59, "{line:?}");
+            assert!(!line.contains('\n'), "{line:?}");
+        }
+        // The last one cleared the line: the notes follow on a line of their own.
+        assert!(last.starts_with("secopt: warning: "), "{last:?}");
+        assert!(last.contains("the layout needs"), "{last:?}");
+    }
+    let (screen, _) = on_a_terminal("never");
+    assert!(!screen.contains('\x1b'), "{screen:?}");
+    assert!(screen.starts_with("secopt: warning: "), "{screen:?}");
+}
+
 /// A filter the kernel refuses only for its length (3 000 requests in 6 011 instructions,
 /// as a generator without an optimizer writes them) is optimized into one that fits, proved
 /// equal, and `verify` compares the two; 5 000 requests cannot fit, and the error says so

@@ -38,8 +38,33 @@ pub struct StatusLine {
     ticker: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Where the status goes: stderr, or in the tests a buffer that stands in for a terminal.
+struct Sink {
+    out: Box<dyn Write + Send>,
+    /// The terminal's width in columns, asked at each redraw (it may have been resized).
+    width: fn() -> usize,
+    /// How long the work runs before a terminal hears of it ([`QUIET_FOR`]).
+    quiet_for: Duration,
+}
+
+impl Sink {
+    fn stderr() -> Sink {
+        Sink {
+            out: Box::new(std::io::stderr()),
+            width: terminal_width,
+            quiet_for: QUIET_FOR,
+        }
+    }
+
+    fn write(&mut self, text: std::fmt::Arguments) {
+        let _ = self.out.write_fmt(text);
+        let _ = self.out.flush();
+    }
+}
+
 struct State {
     label: String,
+    sink: Sink,
     start: Instant,
     /// The stage under way, as last heard.
     stage: Option<Stage>,
@@ -54,17 +79,15 @@ impl State {
     /// for [`QUIET_FOR`].
     fn redraw(&mut self) {
         let elapsed = self.start.elapsed();
-        let Some(stage) = self.stage.filter(|_| elapsed >= QUIET_FOR) else {
+        let Some(stage) = self.stage.filter(|_| elapsed >= self.sink.quiet_for) else {
             return;
         };
         // A line wider than the terminal would wrap, and the next one be drawn below it.
         let text: String = line(&self.label, &stage, elapsed)
             .chars()
-            .take(terminal_width().saturating_sub(1))
+            .take((self.sink.width)().saturating_sub(1))
             .collect();
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[K{text}");
-        let _ = err.flush();
+        self.sink.write(format_args!("\r\x1b[K{text}"));
         self.drawn = true;
     }
 }
@@ -82,9 +105,16 @@ impl StatusLine {
             ProgressMode::Auto => false,
             ProgressMode::Always => true,
         };
+        Some(StatusLine::start(label, log, Sink::stderr()))
+    }
+
+    /// The status of the optimization of `label` on `sink`: a line per stage where `log`,
+    /// else one line redrawn by a ticker thread.
+    fn start(label: &str, log: bool, sink: Sink) -> StatusLine {
         let state = Arc::new((
             Mutex::new(State {
                 label: label.to_string(),
+                sink,
                 start: Instant::now(),
                 stage: None,
                 drawn: false,
@@ -106,7 +136,7 @@ impl StatusLine {
                 }
             })
         });
-        Some(StatusLine { state, ticker })
+        StatusLine { state, ticker }
     }
 
     /// The callback for [`crate::optimize::OptimizeOptions::progress`]: on a terminal it
@@ -116,11 +146,13 @@ impl StatusLine {
         let log = self.ticker.is_none();
         Progress(Arc::new(move |stage: &Stage| {
             let Ok(mut s) = state.0.lock() else { return };
+            // Once the line is cleared, a stage heard late must not draw it again.
+            if s.done {
+                return;
+            }
             if log {
                 let text = line(&s.label, stage, s.start.elapsed());
-                let mut err = std::io::stderr().lock();
-                let _ = writeln!(err, "{text}");
-                let _ = err.flush();
+                s.sink.write(format_args!("{text}\n"));
             } else {
                 s.stage = Some(*stage);
                 s.redraw();
@@ -139,11 +171,9 @@ impl Drop for StatusLine {
         if let Some(ticker) = self.ticker.take() {
             let _ = ticker.join();
         }
-        if let Ok(s) = lock.lock() {
+        if let Ok(mut s) = lock.lock() {
             if s.drawn {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r\x1b[K");
-                let _ = err.flush();
+                s.sink.write(format_args!("\r\x1b[K"));
             }
         }
     }
@@ -194,6 +224,118 @@ mod tests {
             line("f.bpf", &proof, Duration::ZERO),
             "secopt: f.bpf: proving the re-emitted program equal... (0.0 s)"
         );
+    }
+
+    /// A buffer standing in for the terminal, readable while the status line writes to it.
+    #[derive(Clone, Default)]
+    struct Screen(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Screen {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Screen {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+        fn sink(&self, quiet_for: Duration) -> Sink {
+            Sink {
+                out: Box::new(self.clone()),
+                width: || 40,
+                quiet_for,
+            }
+        }
+    }
+
+    const LAYOUT: Stage = Stage::Layout {
+        favor: Favor::Balanced,
+        within: None,
+        values_per_chain: None,
+    };
+    const PROOF: Stage = Stage::Proof {
+        method: Method::Lifted,
+    };
+
+    #[test]
+    fn a_terminal_hears_one_line_redrawn_after_the_quiet_time_and_cleared_at_the_end() {
+        let screen = Screen::default();
+        let started = Instant::now();
+        let status = StatusLine::start("p.json", false, screen.sink(Duration::from_millis(200)));
+        let progress = status.progress();
+        (progress.0)(&LAYOUT);
+        // Within the quiet time: nothing.
+        assert_eq!(screen.text(), "");
+        // The ticker draws the stage under way once the quiet time is over, and again as
+        // the time so far grows, though no new stage is heard.
+        let draws = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while screen.text().matches("\r\x1b[K").count() < n && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        draws(1);
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        draws(2);
+        let drawn = screen.text();
+        let lines: Vec<&str> = drawn.split("\r\x1b[K").collect();
+        assert_eq!(lines[0], "", "{drawn:?}");
+        assert!(lines.len() >= 3, "{drawn:?}");
+        for line in &lines[1..] {
+            // Cut to the terminal's width less one column, so it never wraps.
+            assert_eq!(line.chars().count(), 39, "{line:?}");
+            assert!(
+                line.starts_with("secopt: p.json: laying out favouring"),
+                "{line:?}"
+            );
+            assert!(!line.contains('\n'));
+        }
+        // A new stage is drawn at once.
+        (progress.0)(&PROOF);
+        let drawn = screen.text();
+        let last = drawn.rsplit("\r\x1b[K").next().unwrap();
+        assert!(
+            last.starts_with("secopt: p.json: proving the re-"),
+            "{last:?}"
+        );
+        // At the end the line is cleared, and nothing is drawn after.
+        drop(status);
+        let end = screen.text();
+        assert!(end.ends_with("\r\x1b[K"), "{end:?}");
+        std::thread::sleep(Duration::from_millis(300));
+        (progress.0)(&LAYOUT);
+        assert_eq!(screen.text(), end);
+    }
+
+    #[test]
+    fn work_done_within_the_quiet_time_leaves_the_terminal_untouched() {
+        let screen = Screen::default();
+        let status = StatusLine::start("p.json", false, screen.sink(Duration::from_secs(60)));
+        (status.progress().0)(&LAYOUT);
+        std::thread::sleep(Duration::from_millis(300));
+        (status.progress().0)(&PROOF);
+        drop(status);
+        assert_eq!(screen.text(), "");
+    }
+
+    #[test]
+    fn a_log_has_a_line_per_stage_from_the_start() {
+        let screen = Screen::default();
+        let status = StatusLine::start("f.bpf", true, screen.sink(Duration::from_secs(60)));
+        (status.progress().0)(&LAYOUT);
+        (status.progress().0)(&PROOF);
+        drop(status);
+        let log = screen.text();
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 2, "{log:?}");
+        assert!(lines[0].starts_with("secopt: f.bpf: laying out favouring balanced... ("));
+        assert!(lines[1].starts_with("secopt: f.bpf: proving the re-emitted program equal... ("));
+        assert!(!log.contains('\r'), "{log:?}");
     }
 
     #[test]
