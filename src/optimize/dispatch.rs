@@ -790,17 +790,20 @@ impl TablesCache {
             tuning: *tuning,
         };
         let values = |c: &[JeqCandidate]| c.iter().map(|c| (c.leaf, c.value)).collect::<Vec<_>>();
-        let candidates = hot.map_or(Vec::new(), |hot| {
-            values(&jeq_candidates(leaves, hot, max_bound + 1, tuning))
-        });
+        // Chosen once: compared with each kept table's, and on a miss built with.
+        let candidates = hot.map(|hot| jeq_candidates(leaves, hot, max_bound + 1, tuning));
+        let wanted = values(candidates.as_deref().unwrap_or_default());
         let mut kept = self.kept.borrow_mut();
         let same = |(k, t): &&(TablesKey, Rc<BoundedTrees>)| {
-            *k == key && t.max_bound >= max_bound && values(&t.candidates) == candidates
+            *k == key && t.max_bound >= max_bound && values(&t.candidates) == wanted
         };
         if let Some((_, tables)) = kept.iter().find(same) {
             return Rc::clone(tables);
         }
-        let tables = Rc::new(BoundedTrees::for_hot(leaves, hot, len, max_bound, tuning));
+        let tables = Rc::new(match candidates {
+            Some(candidates) => BoundedTrees::with_jeq(leaves, candidates, len, max_bound, tuning),
+            None => BoundedTrees::with_candidates(leaves, Vec::new(), len, max_bound, tuning),
+        });
         let cells = tables.cells();
         if cells <= TABLES_CACHE_MAX_CELLS {
             let mut total: usize = kept.iter().map(|(_, t)| t.cells()).sum::<usize>() + cells;
@@ -1057,6 +1060,18 @@ impl BoundedTrees {
         tuning: &Tuning,
     ) -> Self {
         let candidates = jeq_candidates(leaves, hot, max_bound + 1, tuning);
+        Self::with_jeq(leaves, candidates, len, max_bound, tuning)
+    }
+
+    /// [`BoundedTrees::new`] with its `jeq` candidates already chosen (by [`jeq_candidates`]
+    /// for the same leaves, bound and tuning), as [`TablesCache`] has them to compare.
+    fn with_jeq(
+        leaves: &[Leaf],
+        candidates: Vec<JeqCandidate>,
+        len: &dyn Fn(NodeId) -> usize,
+        max_bound: usize,
+        tuning: &Tuning,
+    ) -> Self {
         let plain = (!candidates.is_empty()).then(|| {
             Box::new(Self::with_candidates(
                 leaves,
