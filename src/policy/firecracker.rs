@@ -155,41 +155,50 @@ fn unknown_keys(r: &mut Reader, obj: &Obj, dialect: Dialect) -> Result<(), Polic
     Ok(())
 }
 
-/// Reads one of two alternative spellings of a required key.
-fn either<'j>(
+/// Reads a filter's action key: `primary` (`default_action`, `filter_action`), the name every
+/// compiler knows, or in the rust-vmm crate also `alias` (`mismatch_action`, `match_action`).
+fn action_key<'j>(
     r: &Reader,
     obj: &mut Obj<'j>,
     primary: &str,
     alias: &str,
     dialect: Dialect,
 ) -> Result<(&'j Json, JPath), PolicyError> {
-    // Firecracker's libseccomp-based compiler knows only the `default_action` spelling (and
-    // ignores unknown fields), rust-vmm both; secopt accepts both in those dialects, but not
-    // both at once. Firecracker 1.10 refuses unknown fields, the alias among them.
-    let a = obj.get(primary);
-    let b = obj.get(alias);
-    if dialect == Dialect::Firecracker110 {
-        if let Some((_, p)) = b {
-            return Err(r.error(
+    match dialect {
+        // serde's `alias`: either name, and both at once is a duplicate field.
+        Dialect::RustVmmSeccompiler => match (obj.get(primary), obj.get(alias)) {
+            (Some(x), None) | (None, Some(x)) => Ok(x),
+            (Some(_), Some((_, p))) => Err(r.error(
                 &p,
-                format!("unknown field {alias:?}: Firecracker up to 1.10 knows only `{primary}` (`{alias}` is rust-vmm seccompiler's name)"),
-            ));
+                format!("give either `{primary}` or `{alias}`, not both"),
+            )),
+            (None, None) => Err(r.error(
+                &obj.path().key(primary),
+                format!("missing `{alias}` (or `{primary}`)"),
+            )),
+        },
+        // Firecracker's own compilers know `primary` alone: 1.10 refuses any other key
+        // (`deny_unknown_fields`), the libseccomp-based ones ignore it, so an alias is warned
+        // about with the other unknown keys, and without `primary` the file is refused.
+        Dialect::Libseccomp | Dialect::Firecracker110 => {
+            if dialect == Dialect::Firecracker110 {
+                if let Some((_, p)) = obj.get(alias) {
+                    return Err(r.error(
+                        &p,
+                        format!("unknown field {alias:?}: Firecracker up to 1.10 knows only `{primary}` (`{alias}` is the rust-vmm seccompiler crate's name)"),
+                    ));
+                }
+            }
+            let aliased = obj.has(alias);
+            obj.get(primary).ok_or_else(|| {
+                let why = if aliased {
+                    format!(" (`{alias}` is the rust-vmm seccompiler crate's name for it, which Firecracker's seccompiler does not read)")
+                } else {
+                    String::new()
+                };
+                r.error(&obj.path().key(primary), format!("missing `{primary}`{why}"))
+            })
         }
-    }
-    match (a, b) {
-        (Some(x), None) | (None, Some(x)) => Ok(x),
-        (Some(_), Some((_, p))) => Err(r.error(
-            &p,
-            format!("give either `{primary}` or `{alias}`, not both"),
-        )),
-        (None, None) => Err(r.error(
-            &obj.path().key(primary),
-            match dialect {
-                Dialect::Libseccomp => format!("missing `{primary}` (or `{alias}`)"),
-                Dialect::RustVmmSeccompiler => format!("missing `{alias}` (or `{primary}`)"),
-                Dialect::Firecracker110 => format!("missing `{primary}`"),
-            },
-        )),
     }
 }
 
@@ -201,9 +210,9 @@ fn read_filter(
 ) -> Result<Policy, PolicyError> {
     let dialect = options.dialect;
     let mut obj = r.object(v, path)?;
-    let (dv, dp) = either(r, &mut obj, "default_action", "mismatch_action", dialect)?;
+    let (dv, dp) = action_key(r, &mut obj, "default_action", "mismatch_action", dialect)?;
     let default_action = read_action(r, dv, &dp, dialect)?;
-    let (fv, fp) = either(r, &mut obj, "filter_action", "match_action", dialect)?;
+    let (fv, fp) = action_key(r, &mut obj, "filter_action", "match_action", dialect)?;
     let filter_action = read_action(r, fv, &fp, dialect)?;
     let (rv, rp) = obj.require(r, "filter", "an array of rules")?;
     let entries = r.array(rv, &rp)?;

@@ -53,6 +53,9 @@ pub enum Fault {
     NewerName,
     /// The `user_notif` action (only the crate has it).
     UserNotif,
+    /// `mismatch_action`/`match_action` without `default_action`/`filter_action` (the
+    /// crate's names, which Firecracker's libseccomp-based compiler does not read).
+    MissingAction,
 }
 
 /// Names of syscalls added after Linux 5.10, on both x86_64 and aarch64.
@@ -90,6 +93,7 @@ impl Fault {
                 Fault::ArgumentIndex,
                 Fault::UnknownName,
                 Fault::RepeatedArgument,
+                Fault::MissingAction,
             ],
         }
     }
@@ -117,6 +121,8 @@ impl Fault {
             Some(Fault::ConflictingRules)
         } else if m.contains("user_notif") {
             Some(Fault::UserNotif)
+        } else if m.contains("missing") && m.contains("_action") {
+            Some(Fault::MissingAction)
         } else if m.contains("unknown field") {
             Some(Fault::UnknownField)
         } else if m.contains("expected a string") {
@@ -254,6 +260,7 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
                 {
                     aliases = true;
                 }
+                Some(Fault::MissingAction) => aliases = true,
                 Some(Fault::UnknownField) => {
                     let mut entry = json!({ "syscall": "close", "args": [condition(rng, 0)] });
                     if rng.chance(1, 2) {
@@ -315,10 +322,13 @@ pub fn random_file(rng: &mut Rng, dialect: Dialect) -> (Value, Option<Fault>) {
         } else {
             ("default_action", "filter_action")
         };
-        file.insert(
-            thread.to_string(),
-            json!({ mismatch_key: mismatch, match_key: matched, "filter": entries }),
-        );
+        let mut filter = json!({ mismatch_key: mismatch, match_key: matched, "filter": entries });
+        // Firecracker's libseccomp-based compiler ignores keys it does not know, the crate's
+        // names of the actions among them.
+        if libseccomp && !aliases && rng.chance(1, 8) {
+            filter["match_action"] = action(rng);
+        }
+        file.insert(thread.to_string(), filter);
     }
     (Value::Object(file), fault)
 }
