@@ -801,7 +801,9 @@ impl TablesCache {
             return Rc::clone(tables);
         }
         let tables = Rc::new(match candidates {
-            Some(candidates) => BoundedTrees::with_jeq(leaves, candidates, len, max_bound, tuning),
+            Some(candidates) => {
+                BoundedTrees::new_with_candidates(leaves, candidates, len, max_bound, tuning)
+            }
             None => BoundedTrees::with_candidates(leaves, Vec::new(), len, max_bound, tuning),
         });
         let cells = tables.cells();
@@ -1060,12 +1062,13 @@ impl BoundedTrees {
         tuning: &Tuning,
     ) -> Self {
         let candidates = jeq_candidates(leaves, hot, max_bound + 1, tuning);
-        Self::with_jeq(leaves, candidates, len, max_bound, tuning)
+        Self::new_with_candidates(leaves, candidates, len, max_bound, tuning)
     }
 
-    /// [`BoundedTrees::new`] with its `jeq` candidates already chosen (by [`jeq_candidates`]
-    /// for the same leaves, bound and tuning), as [`TablesCache`] has them to compare.
-    fn with_jeq(
+    /// [`BoundedTrees::new`] given its `jeq` candidates (chosen by [`jeq_candidates`] for the
+    /// same leaves, bound and tuning, as [`TablesCache`] has them to compare): the tables with
+    /// them and, beside, those without (`plain`).
+    fn new_with_candidates(
         leaves: &[Leaf],
         candidates: Vec<JeqCandidate>,
         len: &dyn Fn(NodeId) -> usize,

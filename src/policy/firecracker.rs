@@ -2,7 +2,7 @@
 //! other name), each with a default action, a filter action and rules
 //! `{syscall, args: [{index, type, op, val, comment}], comment}`.
 //!
-//! Two compilers read this format, with different meanings, so the caller picks a
+//! Three compilers read this format, with different meanings, so the caller picks a
 //! [`Dialect`]:
 //!
 //! - [`Dialect::Libseccomp`] (the default): Firecracker's in-tree `seccompiler-bin`
@@ -40,12 +40,12 @@
 //!     where the crate drops the one without `args`);
 //!   - its syscall tables are Linux 5.10's ([`FIRECRACKER_1_10_LAST_NR`]).
 //!
-//! Both refuse syscall names unknown on the target arch (Firecracker's compiler, through
-//! libseccomp, accepts a name of another architecture and its rule has no effect; secopt skips
-//! it with a note), argument indexes above 5, and a
-//! filter whose `filter_action` equals its default action (Firecracker's own compiler only when
-//! the filter has a rule, which libseccomp refuses with EACCES). secopt additionally refuses
-//! errno/trace data above 65535 (rust-vmm would keep only the low 16 bits) and repeated keys.
+//! All refuse syscall names unknown on the target arch (Firecracker's libseccomp-based
+//! compiler accepts a name of another architecture and its rule has no effect; secopt skips it
+//! with a note), argument indexes above 5, and a filter whose `filter_action` equals its
+//! default action (Firecracker's libseccomp-based compiler only when the filter has a rule,
+//! which libseccomp refuses with EACCES). secopt additionally refuses errno/trace data above
+//! 65535 (the rust-vmm backends would keep only the low 16 bits) and repeated keys.
 //! Firecracker's own compiler also refuses an errno above 4094 ([`LIBSECCOMP_MAX_ERRNO`]:
 //! libseccomp does).
 
