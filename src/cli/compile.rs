@@ -119,11 +119,7 @@ pub struct CompileArgs {
     pub no_optimize: bool,
     /// Skip the optimizer's self-check (the proof that the output decides every input like
     /// the reference lowering, and that no cacheable syscall became uncacheable).
-    #[arg(
-        long,
-        help_heading = "Optimization",
-        conflicts_with_all = ["no_optimize", "self_check_budget"]
-    )]
+    #[arg(long, help_heading = "Optimization", conflicts_with = "no_optimize")]
     pub no_verify: bool,
     /// Syscall counts to lay the dispatch out for: an `strace -c` / `strace -f -c` summary, a
     /// JSON `{"syscall": count}` object or a `secopt record` capture (whose argument values

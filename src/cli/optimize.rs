@@ -63,7 +63,7 @@ pub struct OptimizeArgs {
     pub format: Format,
     /// Skip the proof that the output decides every input like the input does (and the check
     /// that no cacheable syscall became uncacheable).
-    #[arg(long, conflicts_with = "self_check_budget")]
+    #[arg(long)]
     pub no_verify: bool,
     /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary, JSON
     /// `{"syscall": count}` or a `secopt record` capture (whose argument values also order the

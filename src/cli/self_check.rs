@@ -11,33 +11,35 @@ use crate::verify::{Budget, UnknownReason};
 use std::time::Duration;
 
 /// The `--self-check-*` flags: one per limit of [`Budget`], with the self-check's defaults.
+/// Each conflicts with `--no-verify` on its own, so the error names the flag given (the
+/// command that flattens them must have a `no_verify` argument).
 #[derive(clap::Args, Debug, Clone)]
 #[group(id = "self_check_budget", multiple = true)]
 pub struct SelfCheckArgs {
     /// Seconds the self-check may spend proving one candidate before it is dropped (0: no
     /// limit). The node and step limits below give the same result on every machine; the
     /// clock is a backstop, so raise it (or use 0) on a slow or loaded machine.
-    #[arg(long, value_name = "SECS", help_heading = "Self-check",
+    #[arg(long, value_name = "SECS", help_heading = "Self-check", conflicts_with = "no_verify",
           default_value_t = SELF_CHECK_BUDGET.time_limit.map_or(0.0, |t| t.as_secs_f64()),
           value_parser = super::parse_time_limit)]
     pub self_check_timeout: f64,
     /// Most decision-diagram steps (operations the cache did not answer) one proof may take.
-    #[arg(long, value_name = "N", help_heading = "Self-check",
+    #[arg(long, value_name = "N", help_heading = "Self-check", conflicts_with = "no_verify",
           default_value_t = SELF_CHECK_BUDGET.max_bdd_steps,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub self_check_max_steps: u64,
     /// Most decision-diagram nodes one proof may build (at least 3).
-    #[arg(long, value_name = "N", help_heading = "Self-check",
+    #[arg(long, value_name = "N", help_heading = "Self-check", conflicts_with = "no_verify",
           default_value_t = SELF_CHECK_BUDGET.max_bdd_nodes,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(3..))]
     pub self_check_max_nodes: usize,
     /// Most memory for one proof's tables, in MiB (an estimate).
-    #[arg(long, value_name = "MIB", help_heading = "Self-check",
+    #[arg(long, value_name = "MIB", help_heading = "Self-check", conflicts_with = "no_verify",
           default_value_t = SELF_CHECK_BUDGET.max_memory_bytes >> 20,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub self_check_max_memory: usize,
     /// Most symbolic states per filter in one proof.
-    #[arg(long, value_name = "N", help_heading = "Self-check",
+    #[arg(long, value_name = "N", help_heading = "Self-check", conflicts_with = "no_verify",
           default_value_t = SELF_CHECK_BUDGET.max_states,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub self_check_max_states: usize,
