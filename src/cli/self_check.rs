@@ -72,10 +72,14 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    /// A command with the flags, as `compile` and `optimize` have them: beside `--no-verify`,
+    /// which they conflict with (clap checks in debug builds that it exists).
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
         self_check: SelfCheckArgs,
+        #[arg(long)]
+        no_verify: bool,
     }
 
     /// The flag a note names for each limit is one the command line takes, and it sets that

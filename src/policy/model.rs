@@ -270,9 +270,11 @@ impl FilterFlag {
 }
 
 /// Which tool's conventions define the meaning of the policy beyond its rules; the
-/// lowering must reproduce them.
+/// lowering must reproduce them. Non-exhaustive: a compiler may be added (Firecracker 1.10
+/// was, in the thirty-third session).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Dialect {
     /// libseccomp, as runc/crun/Docker/podman and Firecracker's in-tree seccompiler drive it:
     /// x32 told apart by bit 30, nr `-1` reaching the rules, 32-bit arches comparing low
