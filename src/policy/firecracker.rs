@@ -63,8 +63,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct FirecrackerOptions {
     /// The target architecture (a Firecracker filter file is per target).
     pub arch: Arch,
-    /// Whose semantics: Firecracker's in-tree compiler ([`Dialect::Libseccomp`]) or rust-vmm
-    /// seccompiler's ([`Dialect::RustVmmSeccompiler`]).
+    /// Whose semantics: Firecracker's in-tree compiler since 1.11 ([`Dialect::Libseccomp`]),
+    /// up to 1.10 ([`Dialect::Firecracker110`]), or the rust-vmm seccompiler crate's
+    /// ([`Dialect::RustVmmSeccompiler`]).
     pub dialect: Dialect,
 }
 
