@@ -256,13 +256,6 @@ fn read_filter(
             }
         }
         let mut conditions = Vec::new();
-        let bare = match e.get("args") {
-            None => true,
-            Some((av, _)) => matches!(av, Json::Arr(a) if a.is_empty()),
-        };
-        if dialect == Dialect::Firecracker110 {
-            conflicting_rules(r, &mut seen, name, bare, &ep)?;
-        }
         match e.get("args") {
             None => {}
             Some((av, ap)) => {
@@ -295,6 +288,11 @@ fn read_filter(
             }
         }
         unknown_keys(r, &e, dialect)?;
+        // After the entry is read, as 1.10 checks conflicts after parsing: no `args` and
+        // `"args": []` both leave no conditions.
+        if dialect == Dialect::Firecracker110 {
+            conflicting_rules(r, &mut seen, name, conditions.is_empty(), &ep)?;
+        }
         rules.push(Rule {
             syscall: name.to_owned(),
             action: filter_action,
