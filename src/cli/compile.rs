@@ -111,11 +111,10 @@ pub struct CompileArgs {
     pub go_package: Option<String>,
     /// Write the plain reference lowering (libseccomp-style per-arch chains, the program the
     /// optimizer's output is proved equal to) instead of the optimized filter.
-    #[arg(
-        long,
-        help_heading = "Optimization",
-        conflicts_with = "self_check_budget"
-    )]
+    #[arg(long, help_heading = "Optimization", conflicts_with_all = [
+        "self_check_timeout", "self_check_max_steps", "self_check_max_nodes",
+        "self_check_max_memory", "self_check_max_states",
+    ])]
     pub no_optimize: bool,
     /// Skip the optimizer's self-check (the proof that the output decides every input like
     /// the reference lowering, and that no cacheable syscall became uncacheable).
