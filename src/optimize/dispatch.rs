@@ -739,8 +739,8 @@ pub struct BoundedTrees {
 /// bound is laid out again with one instruction less room at a time (`optimize::JUMP_ROOM`),
 /// and each time the same dispatch asked for the same tables one bound lower, which a table
 /// already answers (it holds every bound up to its own). One table of a few hundred ranges
-/// takes about a second (`cargo bench --bench compile -- "within a bound"`: 512 ranges), and
-/// a bound may take up to eight retries.
+/// takes a few tenths of a second (`cargo bench --bench compile -- "within a bound"`: 512
+/// ranges), one of 779 several seconds, and a bound may take up to eight retries.
 ///
 /// A table is reused only where one built afresh would be the same: the same leaves, hot
 /// values, longest paths of the leaves' bodies and tuning, and the same `jeq` candidates
@@ -1051,6 +1051,28 @@ fn candidates_below(m: usize, candidates: &[JeqCandidate]) -> Vec<u32> {
     below
 }
 
+/// Columns of ranges [`BoundedTrees`] fills together (see [`fill_order`]).
+const FILL_BLOCK: usize = 8;
+
+/// The ranges `(i, j)` of `m` leaves in the order [`BoundedTrees::fill`] fills them: each
+/// after the ranges its splits read, `(i, k - 1)` and `(k, j)` for `i < k ≤ j`, and laid out
+/// for the memory those reads touch. The tables hold a range's states by `i`, then `j`
+/// (`offset`), a row of bounds each, and the splits of `(i, j)` read every row `(i, i..j)`
+/// and `(i+1..=j, j)`: hundreds of kilobytes for a few hundred leaves. Filled `FILL_BLOCK`
+/// columns `j` at a time, each block from the last `i` up, the rows `(i, ·)` are read for the
+/// block's columns together and the rows `(·, j)` of its columns were written moments before.
+/// On the 779 ranges of the profile near the kernel's limit (docs/optimizer.md, `--max-path`)
+/// this fills the table in well under half the time that filling by increasing span took,
+/// from the same values in every cell.
+fn fill_order(m: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..m).step_by(FILL_BLOCK).flat_map(move |j0| {
+        let j1 = (j0 + FILL_BLOCK).min(m) - 1;
+        (0..=j1)
+            .rev()
+            .flat_map(move |i| (i.max(j0)..=j1).map(move |j| (i, j)))
+    })
+}
+
 impl BoundedTrees {
     /// The tables for `leaves` (and `hot` values inside them, see `jeq_candidates`) up to
     /// `max_bound`.
@@ -1180,44 +1202,42 @@ impl BoundedTrees {
         }
         let mut best = vec![INFEASIBLE; nb];
         let mut arg = vec![LEAF; nb];
-        for span in 1..=m {
-            for i in 0..=m - span {
-                let j = i + span - 1;
-                let range = self.inside(i, j);
-                // Every subset of the range's candidates, supersets first (a `jeq` reads the
-                // state with one more candidate tested).
-                let mut set = range;
-                loop {
-                    let cell = self.state(i, j, set);
-                    let last = if self.tested_away(j, set) {
-                        NO_TARGET
-                    } else {
-                        self.leaves[j].target
-                    };
-                    self.target[cell] = if span == 1 {
-                        last
-                    } else {
-                        match (self.target[self.state(i, j - 1, set)], last) {
-                            (t, NO_TARGET) | (NO_TARGET, t) => t,
-                            (t, u) if t == u => t,
-                            _ => MIXED,
-                        }
-                    };
-                    let least = match self.body(i, cell) {
-                        Some(body) => {
-                            for b in len(body).min(nb)..nb {
-                                self.cost[cell * nb + b] = Cost::ZERO;
-                            }
-                            len(body)
-                        }
-                        None => self.fill_mixed((i, j, set), &prefix, len, (&mut best, &mut arg)),
-                    };
-                    self.least[cell] = least.min(u32::MAX as usize) as u32;
-                    if set == 0 {
-                        break;
+        for (i, j) in fill_order(m) {
+            let span = j - i + 1;
+            let range = self.inside(i, j);
+            // Every subset of the range's candidates, supersets first (a `jeq` reads the
+            // state with one more candidate tested).
+            let mut set = range;
+            loop {
+                let cell = self.state(i, j, set);
+                let last = if self.tested_away(j, set) {
+                    NO_TARGET
+                } else {
+                    self.leaves[j].target
+                };
+                self.target[cell] = if span == 1 {
+                    last
+                } else {
+                    match (self.target[self.state(i, j - 1, set)], last) {
+                        (t, NO_TARGET) | (NO_TARGET, t) => t,
+                        (t, u) if t == u => t,
+                        _ => MIXED,
                     }
-                    set = (set - 1) & range;
+                };
+                let least = match self.body(i, cell) {
+                    Some(body) => {
+                        for b in len(body).min(nb)..nb {
+                            self.cost[cell * nb + b] = Cost::ZERO;
+                        }
+                        len(body)
+                    }
+                    None => self.fill_mixed((i, j, set), &prefix, len, (&mut best, &mut arg)),
+                };
+                self.least[cell] = least.min(u32::MAX as usize) as u32;
+                if set == 0 {
+                    break;
                 }
+                set = (set - 1) & range;
             }
         }
     }
@@ -2300,6 +2320,31 @@ mod tests {
             .filter(|t| t.1 <= bound)
             .map(|t| t.0)
             .min_by(f64::total_cmp)
+    }
+
+    /// Every range is filled once, after every range its splits read (`(i, k - 1)` and
+    /// `(k, j)`), for sizes on both sides of a block of columns and well past it.
+    #[test]
+    fn the_fill_order_fills_each_range_after_the_ranges_it_reads() {
+        for m in 0..=3 * FILL_BLOCK + 3 {
+            let mut filled = vec![false; m * m];
+            let mut count = 0;
+            for (i, j) in fill_order(m) {
+                assert!(i <= j && j < m, "m {m}: ({i}, {j})");
+                assert!(!filled[i * m + j], "m {m}: ({i}, {j}) twice");
+                for k in i + 1..=j {
+                    assert!(
+                        filled[i * m + k - 1],
+                        "m {m}: ({i}, {j}) before ({i}, {})",
+                        k - 1
+                    );
+                    assert!(filled[k * m + j], "m {m}: ({i}, {j}) before ({k}, {j})");
+                }
+                filled[i * m + j] = true;
+                count += 1;
+            }
+            assert_eq!(count, m * (m + 1) / 2, "m {m}");
+        }
     }
 
     #[test]
