@@ -31,7 +31,8 @@
 //!     the conditional entries alone) — reproduced here, with a warning;
 //!   - bad architecture: KILL_PROCESS; `user_notif` is accepted.
 //! - [`Dialect::Firecracker110`]: Firecracker's own `seccompiler-bin` up to 1.10 (its
-//!   src/seccompiler/src/{compiler,backend}.rs at tag v1.10.1), a copy of the rust-vmm backend
+//!   src/seccompiler/src/{compiler,backend}.rs at tag v1.10.1; from v1.0.0 on they differ only
+//!   in refactoring, and their syscall tables not at all), a copy of the rust-vmm backend
 //!   that lowers every file both take to the same program, but reads the file differently:
 //!   - only `default_action` and `filter_action` (the aliases are unknown fields, refused);
 //!     no `user_notif`; x86_64 and aarch64 only;
