@@ -1059,8 +1059,10 @@ const FILL_BLOCK: usize = 8;
 /// for the memory those reads touch. The tables hold a range's states by `i`, then `j`
 /// (`offset`), a row of bounds each, and the splits of `(i, j)` read every row `(i, i..j)`
 /// and `(i+1..=j, j)`: hundreds of kilobytes for a few hundred leaves. Filled `FILL_BLOCK`
-/// columns `j` at a time, each block from the last `i` up, the rows `(i, ·)` are read for the
-/// block's columns together and the rows `(·, j)` of its columns were written moments before.
+/// columns `j` at a time, `i` running down from the block's last column to 0, a row `(i, ·)`
+/// is read for the block's columns together, and the rows `(·, j)` of its columns were
+/// written moments before. (By increasing span, each split read a row last touched a whole
+/// diagonal earlier, from main memory.)
 /// On the 779 ranges of the profile near the kernel's limit (docs/optimizer.md, `--max-path`)
 /// this fills the table in well under half the time that filling by increasing span took,
 /// from the same values in every cell.
