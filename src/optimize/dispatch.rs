@@ -1172,7 +1172,7 @@ impl BoundedTrees {
             plain: None,
             least: vec![0; total],
         };
-        tables.fill(len);
+        tables.fill(len, fill_order(m));
         tables
     }
 
@@ -1195,7 +1195,9 @@ impl BoundedTrees {
             .any(|b| set & (1 << b) != 0 && self.candidates[b as usize].whole_leaf)
     }
 
-    fn fill(&mut self, len: &dyn Fn(NodeId) -> usize) {
+    /// Fills the tables, range by range in `order` (each range after those its splits read:
+    /// [`fill_order`]).
+    fn fill(&mut self, len: &dyn Fn(NodeId) -> usize, order: impl Iterator<Item = (usize, usize)>) {
         let m = self.leaves.len();
         let nb = self.max_bound + 1;
         let mut prefix = vec![Cost::ZERO; m + 1];
@@ -1204,7 +1206,7 @@ impl BoundedTrees {
         }
         let mut best = vec![INFEASIBLE; nb];
         let mut arg = vec![LEAF; nb];
-        for (i, j) in fill_order(m) {
+        for (i, j) in order {
             let span = j - i + 1;
             let range = self.inside(i, j);
             // Every subset of the range's candidates, supersets first (a `jeq` reads the
@@ -1295,6 +1297,10 @@ impl BoundedTrees {
         let cell = self.state(i, j, set);
         let mut least = usize::MAX;
         best.fill(INFEASIBLE);
+        // A bound no split reaches keeps `LEAF`, not the previous state's choice: never read
+        // (no tree is built where the cost is infinite), but the tables then depend on nothing
+        // but the ranges' own states, whatever order fills them.
+        arg.fill(LEAF);
         for k in i + 1..=j {
             let (l, r) = (self.state(i, k - 1, set), self.state(k, j, set));
             // Bounds below either side's least feasible one stay infeasible: skipped.
@@ -2425,6 +2431,65 @@ mod tests {
         }
         // The searched trees are often beaten (the premise of the replacement).
         assert!(found > 40, "{found}");
+    }
+
+    /// The tables filled in [`fill_order`] hold what they held when they were filled by
+    /// increasing span (every cost, choice, least path and target, with and without `jeq`
+    /// candidates), on random dispatches of up to 40 leaves: several blocks of columns.
+    #[test]
+    fn tables_filled_in_blocks_hold_what_filling_by_span_gave() {
+        let mut rng = Rng::new(34);
+        let by_span =
+            |m: usize| (1..=m).flat_map(move |span| (0..=m - span).map(move |i| (i, i + span - 1)));
+        let mut with_candidates = 0;
+        for round in 0..120 {
+            let m = 1 + rng.below(40);
+            let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(50) as f64, 1.0]));
+            let mut hot = Vec::new();
+            for l in &leaves {
+                if l.hi > l.lo && rng.chance(1, 3) {
+                    hot.push((l.lo + 1, Cost([rng.below(40) as f64, 0.0])));
+                }
+            }
+            let len = |t: NodeId| 1 + (t as usize * 7) % 4;
+            let tuning = [Tuning::BALANCED, Tuning::SPEED, Tuning::SIZE][round % 3];
+            let bound = 4 + rng.below(14);
+            let blocks = BoundedTrees::new(&leaves, &hot, &len, bound, &tuning);
+            let mut span = BoundedTrees::new(&leaves, &hot, &len, bound, &tuning);
+            let refill = |t: &mut BoundedTrees| {
+                // As `with_candidates` leaves them for `fill`.
+                t.cost.fill(INFEASIBLE);
+                t.choice.fill(LEAF);
+                t.least.fill(0);
+                t.target.fill(NO_TARGET);
+                t.fill(&len, by_span(m));
+            };
+            if let Some(plain) = span.plain.as_deref_mut() {
+                refill(plain);
+            }
+            refill(&mut span);
+            let pairs = std::iter::once((&blocks, &span))
+                .chain(blocks.plain.as_deref().zip(span.plain.as_deref()));
+            for (a, b) in pairs {
+                let context = format!(
+                    "round {round}: {m} leaves, {} candidates",
+                    a.candidates.len()
+                );
+                // Bit for bit: the same sums in the same order.
+                let bits = |t: &BoundedTrees| -> Vec<[u64; 2]> {
+                    t.cost
+                        .iter()
+                        .map(|c| [c.0[0].to_bits(), c.0[1].to_bits()])
+                        .collect()
+                };
+                assert!(bits(a) == bits(b), "{context}: costs");
+                assert!(a.choice == b.choice, "{context}: choices");
+                assert!(a.least == b.least, "{context}: least paths");
+                assert!(a.target == b.target, "{context}: targets");
+            }
+            with_candidates += usize::from(!blocks.candidates.is_empty());
+        }
+        assert!(with_candidates > 30, "{with_candidates}");
     }
 
     #[test]
