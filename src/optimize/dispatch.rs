@@ -2111,6 +2111,18 @@ mod tests {
 
     /// `m` sorted leaves covering the word: half single values, the rest short ranges, the last
     /// running to the end; neighbours never share a target.
+    /// `hot` values inside about a third of the wider `leaves` (the value after each one's
+    /// first), weighing up to 39 calls.
+    fn random_hot(rng: &mut Rng, leaves: &[Leaf]) -> Vec<(u32, Cost)> {
+        let mut hot = Vec::new();
+        for l in leaves {
+            if l.hi > l.lo && rng.chance(1, 3) {
+                hot.push((l.lo + 1, Cost([rng.below(40) as f64, 0.0])));
+            }
+        }
+        hot
+    }
+
     fn random_leaves(
         rng: &mut Rng,
         m: usize,
@@ -2445,12 +2457,7 @@ mod tests {
         for round in 0..120 {
             let m = 1 + rng.below(40);
             let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(50) as f64, 1.0]));
-            let mut hot = Vec::new();
-            for l in &leaves {
-                if l.hi > l.lo && rng.chance(1, 3) {
-                    hot.push((l.lo + 1, Cost([rng.below(40) as f64, 0.0])));
-                }
-            }
+            let hot = random_hot(&mut rng, &leaves);
             let len = |t: NodeId| 1 + (t as usize * 7) % 4;
             let tuning = [Tuning::BALANCED, Tuning::SPEED, Tuning::SIZE][round % 3];
             let bound = 4 + rng.below(14);
@@ -2499,12 +2506,7 @@ mod tests {
         for round in 0..200 {
             let m = 2 + rng.below(30);
             let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(50) as f64, 1.0]));
-            let mut hot = Vec::new();
-            for l in &leaves {
-                if l.hi > l.lo && rng.chance(1, 3) {
-                    hot.push((l.lo + 1, Cost([rng.below(40) as f64, 0.0])));
-                }
-            }
+            let hot = random_hot(&mut rng, &leaves);
             let hot = (round % 2 == 0).then_some(hot.as_slice());
             let short = |t: NodeId| 1 + (t as usize * 7) % 4;
             let long = |t: NodeId| 2 + (t as usize * 5) % 3;
