@@ -443,3 +443,64 @@ fn a_profile_on_stdin_is_read_as_a_profile() {
         "{err}"
     );
 }
+
+/// `--progress always` logs each stage of the comparison on stderr (for a CI log: the files
+/// compared, thread by thread for Firecracker's, with the decision diagrams' nodes and steps
+/// against the budgets) and its last line says what the comparison took; the report on
+/// stdout and the exit code are the same with `never` and with the default, which on a pipe
+/// (not a terminal) says nothing.
+#[test]
+fn progress_is_logged_on_stderr_when_asked_and_changes_nothing_else() {
+    let (a, b) = (
+        temp_file("progress-a.s", A.as_bytes()),
+        temp_file("progress-b.s", B.as_bytes()),
+    );
+    for verb in ["verify", "diff"] {
+        let run = |progress: Option<&str>| {
+            let mut args = vec![verb, &a, &b, "--max-nodes", "100000"];
+            if let Some(p) = progress {
+                args.extend(["--progress", p]);
+            }
+            secopt(&args)
+        };
+        let (code, stdout, stderr) = run(Some("always"));
+        assert_eq!(code, 1, "{verb}: {stdout}{stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 4, "{verb}: {stderr}");
+        for (line, stage) in lines
+            .iter()
+            .zip(["exploring A", "exploring B", "comparing A and B"])
+        {
+            assert!(
+                line.starts_with(&format!("secopt: {stage}: ")),
+                "{verb}: {stderr}"
+            );
+            assert!(line.contains("/100.0k nodes, "), "{verb}: {stderr}");
+        }
+        assert!(lines[3].starts_with("secopt: done: "), "{verb}: {stderr}");
+        assert!(lines[3].contains("/100.0k nodes, "), "{verb}: {stderr}");
+        for quiet in [Some("never"), None] {
+            assert_eq!(
+                run(quiet),
+                (1, stdout.clone(), String::new()),
+                "{verb} {quiet:?}"
+            );
+        }
+    }
+    // Firecracker's file: each thread's comparison is labelled with its thread.
+    let fc = common::libseccomp_profiles::profile_path(
+        "firecracker/firecracker-x86_64-unknown-linux-musl.json",
+    );
+    let fc = fc.to_str().unwrap();
+    let compiled = temp_file("progress-fc.out", b"");
+    let (code, _, stderr) = secopt(&["compile", fc, "--emit", "firecracker", "-o", &compiled]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = secopt(&["verify", fc, &compiled, "--progress", "always"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    for thread in ["api", "vcpu", "vmm"] {
+        for stage in ["exploring A", "exploring B", "comparing A and B", "done"] {
+            let line = format!("secopt: {thread}: {stage}: ");
+            assert_eq!(stderr.matches(&line).count(), 1, "{line}: {stderr}");
+        }
+    }
+}

@@ -1,18 +1,22 @@
-//! What `compile` and `optimize` say on stderr while the optimizer works (`--progress`).
+//! What `compile` and `optimize` say on stderr while the optimizer works, and `verify` and
+//! `diff` while they compare (`--progress`).
 //!
-//! Most filters optimize in milliseconds, and a line that flashes by is noise; one with
-//! thousands of argument values can take seconds, more under `--max-path`, and a silent
-//! terminal then looks hung. So by default a terminal hears each layout and proof once the
-//! optimization has run for [`QUIET_FOR`], on one line redrawn in place and cleared at the
-//! end; `--progress always` logs every stage as a line of its own (for a CI log), `never`
-//! says nothing.
+//! Most filters optimize and compare in milliseconds, and a line that flashes by is noise;
+//! one with thousands of argument values can take seconds, more under `--max-path`, a
+//! comparison the decision diagrams cannot finish runs until a budget stops it, and a silent
+//! terminal then looks hung. So by default a terminal hears each stage once the work has run
+//! for [`QUIET_FOR`], on one line redrawn in place and cleared at the end (a comparison's
+//! line also counts its nodes and steps against their budgets); `--progress always` logs
+//! every stage as a line of its own (for a CI log), `never` says nothing.
 
+use crate::bpf::symbolic::bdd::Meter;
 use crate::optimize::{Progress, Stage};
+use crate::verify::{Budget, Phase};
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// When `compile` and `optimize` say what the optimizer is doing.
+/// When `compile`, `optimize`, `verify` and `diff` say what they are doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ProgressMode {
     /// On a terminal (and without --quiet), one line redrawn in place once the work has
@@ -28,11 +32,12 @@ pub enum ProgressMode {
 /// How long an optimization runs before a terminal hears of it.
 pub const QUIET_FOR: Duration = Duration::from_millis(500);
 
-/// The status of one optimization on stderr; the line it drew is cleared when it is dropped.
+/// The status of one optimization or comparison on stderr; the line it drew is cleared when
+/// it is dropped.
 ///
-/// On a terminal a ticker thread redraws the stage under way with the time so far, so a
-/// single long layout (a table of hundreds of ranges under `--max-path` takes seconds) does
-/// not look hung.
+/// On a terminal a ticker thread redraws the stage under way with the time so far (and a
+/// comparison's counts), so a single long layout (a table of hundreds of ranges under
+/// `--max-path` takes seconds) or proof does not look hung.
 pub struct StatusLine {
     state: Arc<(Mutex<State>, Condvar)>,
     ticker: Option<std::thread::JoinHandle<()>>,
@@ -66,8 +71,10 @@ struct State {
     label: String,
     sink: Sink,
     start: Instant,
-    /// The stage under way, as last heard.
-    stage: Option<Stage>,
+    /// The stage under way, as last heard, in words.
+    stage: Option<String>,
+    /// A comparison's meter, with the budgets its counts are shown against.
+    meter: Option<(Meter, Budget)>,
     /// Whether a redrawn line is on the terminal now.
     drawn: bool,
     /// Set when the optimization is over: the ticker stops.
@@ -79,16 +86,58 @@ impl State {
     /// for [`QUIET_FOR`].
     fn redraw(&mut self) {
         let elapsed = self.start.elapsed();
-        let Some(stage) = self.stage.filter(|_| elapsed >= self.sink.quiet_for) else {
+        if elapsed < self.sink.quiet_for {
             return;
-        };
+        }
+        let Some(text) = self.line() else { return };
         // A line wider than the terminal would wrap, and the next one be drawn below it.
-        let text: String = line(&self.label, &stage, elapsed)
+        let text: String = text
             .chars()
             .take((self.sink.width)().saturating_sub(1))
             .collect();
         self.sink.write(format_args!("\r\x1b[K{text}"));
         self.drawn = true;
+    }
+
+    /// The stage under way as the line says it, with a comparison's counts.
+    fn line(&self) -> Option<String> {
+        let stage = self.stage.as_deref()?;
+        let stage = match &self.meter {
+            Some((meter, budget)) => format!("{stage}: {}", counts(meter, budget)),
+            None => stage.to_string(),
+        };
+        Some(line(&self.label, &stage, self.start.elapsed()))
+    }
+
+    /// A comparison's last line in a log: its counts at the end, and the time it took.
+    fn summary(&self) -> Option<String> {
+        let (meter, budget) = self.meter.as_ref()?;
+        let label = if self.label.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.label)
+        };
+        Some(format!(
+            "secopt: {label}done: {} ({:.1} s)",
+            counts(meter, budget),
+            self.start.elapsed().as_secs_f64()
+        ))
+    }
+
+    /// A new stage: logged as a line of its own, or drawn on the terminal's line.
+    fn hear(&mut self, stage: String, log: bool) {
+        // Once the line is cleared, a stage heard late must not draw it again.
+        if self.done {
+            return;
+        }
+        self.stage = Some(stage);
+        if log {
+            if let Some(text) = self.line() {
+                self.sink.write(format_args!("{text}\n"));
+            }
+        } else {
+            self.redraw();
+        }
     }
 }
 
@@ -108,8 +157,52 @@ impl StatusLine {
         Some(StatusLine::start(label, log, Sink::stderr()))
     }
 
-    /// The status of the optimization of `label` on `sink`: a line per stage where `log`,
-    /// else one line redrawn by a ticker thread.
+    /// The status of the comparison of `label` (the two files' names) under `budget`, or
+    /// `None` as for [`StatusLine::new`]; the [`Meter`] is for
+    /// [`crate::verify::VerifyOptions::meter`].
+    pub fn comparison(
+        label: &str,
+        mode: ProgressMode,
+        budget: &Budget,
+    ) -> Option<(StatusLine, Meter)> {
+        let log = match mode {
+            ProgressMode::Never => return None,
+            ProgressMode::Auto if !std::io::stderr().is_terminal() => return None,
+            ProgressMode::Auto => false,
+            ProgressMode::Always => true,
+        };
+        Some(StatusLine::start_comparison(
+            label,
+            log,
+            Sink::stderr(),
+            budget,
+        ))
+    }
+
+    fn start_comparison(
+        label: &str,
+        log: bool,
+        sink: Sink,
+        budget: &Budget,
+    ) -> (StatusLine, Meter) {
+        let status = StatusLine::start(label, log, sink);
+        // The listener holds the state weakly: the state holds the meter, which holds it.
+        let state = Arc::downgrade(&status.state);
+        let meter = Meter::with_listener(Box::new(move |n| {
+            let (Some(phase), Some(state)) = (Phase::from_number(n), state.upgrade()) else {
+                return;
+            };
+            let Ok(mut s) = state.0.lock() else { return };
+            s.hear(phase.to_string(), log);
+        }));
+        if let Ok(mut s) = status.state.0.lock() {
+            s.meter = Some((meter.clone(), budget.clone()));
+        }
+        (status, meter)
+    }
+
+    /// The status of the work on `label` on `sink`: a line per stage where `log`, else one
+    /// line redrawn by a ticker thread.
     fn start(label: &str, log: bool, sink: Sink) -> StatusLine {
         let state = Arc::new((
             Mutex::new(State {
@@ -117,6 +210,7 @@ impl StatusLine {
                 sink,
                 start: Instant::now(),
                 stage: None,
+                meter: None,
                 drawn: false,
                 done: false,
             }),
@@ -145,17 +239,8 @@ impl StatusLine {
         let state = Arc::clone(&self.state);
         let log = self.ticker.is_none();
         Progress(Arc::new(move |stage: &Stage| {
-            let Ok(mut s) = state.0.lock() else { return };
-            // Once the line is cleared, a stage heard late must not draw it again.
-            if s.done {
-                return;
-            }
-            if log {
-                let text = line(&s.label, stage, s.start.elapsed());
-                s.sink.write(format_args!("{text}\n"));
-            } else {
-                s.stage = Some(*stage);
-                s.redraw();
+            if let Ok(mut s) = state.0.lock() {
+                s.hear(stage.to_string(), log);
             }
         }))
     }
@@ -163,6 +248,7 @@ impl StatusLine {
 
 impl Drop for StatusLine {
     fn drop(&mut self) {
+        let log = self.ticker.is_none();
         let (lock, wake) = &*self.state;
         if let Ok(mut s) = lock.lock() {
             s.done = true;
@@ -174,6 +260,13 @@ impl Drop for StatusLine {
         if let Ok(mut s) = lock.lock() {
             if s.drawn {
                 s.sink.write(format_args!("\r\x1b[K"));
+            }
+            // A log of a comparison ends with what it took: its stage lines were written as
+            // each stage began, when the counts had barely grown.
+            if log && s.stage.is_some() {
+                if let Some(text) = s.summary() {
+                    s.sink.write(format_args!("{text}\n"));
+                }
             }
         }
     }
@@ -192,12 +285,36 @@ fn terminal_width() -> usize {
     }
 }
 
-/// One stage as the status line says it: the file, the stage, and the time so far.
-fn line(label: &str, stage: &Stage, elapsed: Duration) -> String {
+/// A comparison's counts against its budgets: `1.2M/16.8M nodes, 3.4M/268.4M steps`.
+fn counts(meter: &Meter, budget: &Budget) -> String {
     format!(
-        "secopt: {label}: {stage}... ({:.1} s)",
-        elapsed.as_secs_f64()
+        "{}/{} nodes, {}/{} steps",
+        short(meter.nodes()),
+        short(budget.max_bdd_nodes as u64),
+        short(meter.steps()),
+        short(budget.max_bdd_steps)
     )
+}
+
+/// A count in three or four significant figures: `950`, `12.3k`, `268.4M`.
+fn short(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        _ => format!("{:.1}G", n as f64 / 1e9),
+    }
+}
+
+/// One stage as the status line says it: the file, the stage, and the time so far.
+/// An empty label is left out (a comparison of one pair: the command line names the files).
+fn line(label: &str, stage: &dyn std::fmt::Display, elapsed: Duration) -> String {
+    let label = if label.is_empty() {
+        String::new()
+    } else {
+        format!("{label}: ")
+    };
+    format!("secopt: {label}{stage}... ({:.1} s)", elapsed.as_secs_f64())
 }
 
 #[cfg(test)]
@@ -343,5 +460,107 @@ mod tests {
         assert!(StatusLine::new("x", ProgressMode::Never, false).is_none());
         assert!(StatusLine::new("x", ProgressMode::Auto, true).is_none());
         assert!(StatusLine::new("x", ProgressMode::Always, true).is_some());
+    }
+
+    /// What a comparison of `a` and `b` under `budget` draws on a screen (logged, or drawn
+    /// as a terminal's line with no quiet time), and its verdict.
+    fn watched(a: &str, b: &str, budget: &Budget, log: bool) -> (String, crate::verify::Verdict) {
+        use crate::bpf::asm::assemble;
+        let screen = Screen::default();
+        let (status, meter) =
+            StatusLine::start_comparison("vcpu", log, screen.sink(Duration::ZERO), budget);
+        let opts = crate::verify::VerifyOptions {
+            budget: budget.clone(),
+            meter: Some(meter),
+            ..Default::default()
+        };
+        let (a, b) = (assemble(a).unwrap(), assemble(b).unwrap());
+        let verdict = crate::verify::equivalent(&a, &b, &opts).unwrap();
+        drop(status);
+        (screen.text(), verdict)
+    }
+
+    /// A filter that multiplies two argument words and allows one value of the sum: its
+    /// decision diagrams grow past any small node budget.
+    fn product(k: u32) -> String {
+        format!(
+            "ld [args[0].lo]\nmul #2654435769\ntax\nld [args[1].lo]\nmul #40503\nadd x\n\
+             jeq #{k}, allow, next\nret ERRNO(1)\nallow:\nret ALLOW\n"
+        )
+    }
+
+    /// `--progress always` on a comparison logs each stage as it starts and ends with the
+    /// counts against the budgets; where the node budget ran out, the count has reached it.
+    #[test]
+    fn a_comparison_logs_its_stages_and_what_it_took() {
+        use crate::verify::{UnknownReason, Verdict};
+        let budget = Budget::default();
+        let (log, verdict) = watched(
+            "ld [args[0].lo]\njeq #1, next, deny\nret ALLOW\ndeny:\nret ERRNO(1)\n",
+            "ld [args[0].lo]\njgt #1, deny, next\njge #1, next, deny\nret ALLOW\ndeny:\nret ERRNO(1)\n",
+            &budget,
+            true,
+        );
+        assert_eq!(verdict, Verdict::Equal);
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 4, "{log:?}");
+        for (line, stage) in lines
+            .iter()
+            .zip(["exploring A", "exploring B", "comparing A and B"])
+        {
+            assert!(
+                line.starts_with(&format!("secopt: vcpu: {stage}: ")),
+                "{log:?}"
+            );
+            assert!(line.contains("/16.8M nodes, "), "{log:?}");
+            assert!(line.contains("/268.4M steps... ("), "{log:?}");
+        }
+        assert!(
+            lines[0].contains(": 2/16.8M nodes, 0/268.4M steps"),
+            "{log:?}"
+        );
+        assert!(lines[3].starts_with("secopt: vcpu: done: "), "{log:?}");
+        assert!(!log.contains('\r'), "{log:?}");
+
+        let budget = Budget {
+            max_bdd_nodes: 5000,
+            ..Budget::default()
+        };
+        let (log, verdict) = watched(&product(7), &product(8), &budget, true);
+        assert_eq!(
+            verdict,
+            Verdict::Unknown {
+                reason: UnknownReason::BddNodes { limit: 5000 }
+            }
+        );
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 2, "{log:?}");
+        assert!(
+            lines[0].starts_with("secopt: vcpu: exploring A: 2/5.0k nodes"),
+            "{log:?}"
+        );
+        assert!(
+            lines[1].starts_with("secopt: vcpu: done: 5.0k/5.0k nodes, "),
+            "{log:?}"
+        );
+    }
+
+    /// On a terminal the comparison's stages are drawn on one line, with its counts, and the
+    /// line is cleared at the end.
+    #[test]
+    fn a_terminal_sees_a_comparison_drawn_with_its_counts_and_cleared() {
+        let budget = Budget {
+            max_bdd_nodes: 50_000,
+            ..Budget::default()
+        };
+        let (screen, _) = watched(&product(7), &product(8), &budget, false);
+        let draws: Vec<&str> = screen.split("\r\x1b[K").collect();
+        assert_eq!(draws[0], "", "{screen:?}");
+        assert!(
+            draws[1].starts_with("secopt: vcpu: exploring A: 2/50.0k n"),
+            "{screen:?}"
+        );
+        assert_eq!(draws.last(), Some(&""), "{screen:?}");
+        assert!(!screen.contains('\n'), "{screen:?}");
     }
 }

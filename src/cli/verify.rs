@@ -10,6 +10,7 @@
 use super::compile::{FirecrackerDialect, SyscallTable};
 use super::hints;
 use super::io::{display_name, Input, InputFormat};
+use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, AUDIT_ARCH_LE};
 use crate::bpf::action::parse_u32;
@@ -136,6 +137,11 @@ pub struct PairArgs {
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// When to say on stderr how the comparison is going (the stage, and the decision
+    /// diagrams' nodes and steps against --max-nodes and --max-steps): `auto` on a terminal
+    /// once it has taken half a second, `always` as a line per stage, `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
 }
 
 #[derive(clap::Args, Debug)]
@@ -246,6 +252,7 @@ fn options(p: &PairArgs) -> Result<VerifyOptions, Failure> {
             max_states: p.max_states,
             time_limit: (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout)),
         },
+        meter: None,
     })
 }
 
@@ -940,6 +947,29 @@ fn verdict_word(code: i32) -> &'static str {
     }
 }
 
+/// [`PairOutcome::compare`] with the comparison's status on stderr as `--progress` says.
+/// The status line names a pair's thread, if it is one (a single pair's files are on the
+/// command line).
+fn compare_watched<R: PairOutcome>(
+    p: &PairArgs,
+    (a, b): (&Program, &Program),
+    names: (&str, &str),
+    thread: Option<&str>,
+    opts: &VerifyOptions,
+) -> Result<R, Failure> {
+    let label = thread.unwrap_or_default();
+    let Some((status, meter)) = StatusLine::comparison(label, p.progress, &opts.budget) else {
+        return R::compare(a, b, names, opts);
+    };
+    let opts = VerifyOptions {
+        meter: Some(meter),
+        ..opts.clone()
+    };
+    let outcome = R::compare(a, b, names, &opts);
+    drop(status);
+    outcome
+}
+
 /// Loads the inputs, compares them (one pair, or thread by thread) and prints the report.
 fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failure> {
     let opts = options(p)?;
@@ -949,7 +979,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
     let mut out = String::new();
     let code = match pairs(p, a, b)? {
         Pairs::One(a, b) => {
-            let r = R::compare(&a, &b, (&name_a, &name_b), &opts)?;
+            let r = compare_watched::<R>(p, (&a, &b), (&name_a, &name_b), None, &opts)?;
             match p.format {
                 Format::Json => {
                     let mut v = r.json(&name_a, &name_b);
@@ -971,7 +1001,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                 let (ta, tb) = (thread_name(&name_a, thread), thread_name(&name_b, thread));
                 let code = match (a, b) {
                     (Some(a), Some(b)) => {
-                        let r = R::compare(a, b, (&ta, &tb), &opts)?;
+                        let r = compare_watched::<R>(p, (a, b), (&ta, &tb), Some(thread), &opts)?;
                         let mut v = r.json(&ta, &tb);
                         v["thread"] = thread.as_str().into();
                         json_threads.push(v);

@@ -85,6 +85,7 @@ pub fn sample_difference(a: &Program, b: &Program, domain: &Domain) -> Option<Co
 pub use diff::{diff, ArchDiff, ArchGroup, Change, Diff, DiffEntry, DiffOutcome, Ret, MAX_ENTRIES};
 pub use domain::{ArchSel, Domain, DomainError, NrSel};
 
+pub use crate::bpf::symbolic::bdd::Meter;
 use crate::bpf::symbolic::bdd::{Bdd, FxMap, Limit, Limits as BddLimits, Node, OutOfNodes, FALSE};
 use crate::bpf::symbolic::{self, Limits, Machine, Observer, State, Stopped, Val};
 use crate::bpf::validate::{validate_structure, ValidationError};
@@ -150,6 +151,50 @@ pub struct VerifyOptions {
     /// The inputs compared (default: all of `seccomp_data`).
     pub domain: Domain,
     pub budget: Budget,
+    /// Where a caller on another thread can watch the work: the decision diagrams' nodes and
+    /// steps against [`Budget::max_bdd_nodes`] and [`Budget::max_bdd_steps`], and the
+    /// [`Phase`] (`secopt verify` and `diff` draw it on a terminal).
+    pub meter: Option<Meter>,
+}
+
+/// What [`equivalent`] and [`diff()`] are doing, as their [`VerifyOptions::meter`] says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Running the first program (A) on every input at once, symbolically.
+    ExploringA,
+    /// Running the second (B).
+    ExploringB,
+    /// Comparing what they return.
+    Comparing,
+}
+
+impl Phase {
+    /// The phase a [`Meter`] of a comparison says by this number ([`Meter::phase`], or what
+    /// its listener hears), if any.
+    pub fn from_number(n: u8) -> Option<Phase> {
+        match n {
+            1 => Some(Phase::ExploringA),
+            2 => Some(Phase::ExploringB),
+            3 => Some(Phase::Comparing),
+            _ => None,
+        }
+    }
+
+    fn set(self, meter: Option<&Meter>) {
+        if let Some(m) = meter {
+            m.set_phase(self as u8 + 1);
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::ExploringA => "exploring A",
+            Phase::ExploringB => "exploring B",
+            Phase::Comparing => "comparing A and B",
+        })
+    }
 }
 
 /// An input on which the two programs return different values (both confirmed by the
@@ -384,12 +429,15 @@ impl<'p> Pair<'p> {
         opts.domain.check()?;
         let budget = &opts.budget;
         let deadline = budget.time_limit.map(|t| Instant::now() + t);
-        let bdd = Bdd::with_limits(BddLimits {
+        let mut bdd = Bdd::with_limits(BddLimits {
             max_nodes: budget.max_bdd_nodes,
             max_bytes: Some(budget.max_memory_bytes),
             max_steps: Some(budget.max_bdd_steps),
             deadline,
         });
+        if let Some(meter) = &opts.meter {
+            bdd.set_meter(meter.clone());
+        }
         let mut pair = Pair {
             progs: [a, b],
             m: Machine::new(bdd),
@@ -409,6 +457,8 @@ impl<'p> Pair<'p> {
             deadline,
         };
         for side in 0..2 {
+            pair.m.bdd.publish();
+            [Phase::ExploringA, Phase::ExploringB][side].set(opts.meter.as_ref());
             let mut classes = Classes::default();
             if domain != FALSE {
                 if let Err(stop) = symbolic::explore(
@@ -444,6 +494,8 @@ impl<'p> Pair<'p> {
             }
             pair.classes[side] = classes.list;
         }
+        pair.m.bdd.publish();
+        Phase::Comparing.set(opts.meter.as_ref());
         Ok(Ok(pair))
     }
 

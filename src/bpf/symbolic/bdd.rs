@@ -8,6 +8,8 @@
 //! out: callers turn [`OutOfNodes`] into an over-approximation (analysis) or an `unknown`
 //! verdict (verify), never into a wrong answer.
 
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A `HashMap` with rustc's Fx hash: the keys are small integer tuples from our own tables,
@@ -68,6 +70,84 @@ pub struct Limits {
     pub deadline: Option<Instant>,
 }
 
+/// How far a long computation has got, readable from another thread while it runs: the node
+/// count and steps of the [`Bdd`] it is attached to ([`Bdd::set_meter`]), refreshed every
+/// 16 384 nodes or steps (so a caller can show them against the budgets without
+/// slowing the hot path), and the phase the computation says it is in (a number whose
+/// meaning is the computation's), which a listener hears as it changes.
+///
+/// Clones share the counts; two meters are equal when they are the same meter.
+#[derive(Clone, Default)]
+pub struct Meter(Arc<MeterState>);
+
+/// Called with each new phase, on the computation's thread.
+pub type PhaseListener = Box<dyn Fn(u8) + Send + Sync>;
+
+#[derive(Default)]
+struct MeterState {
+    nodes: AtomicU64,
+    steps: AtomicU64,
+    phase: AtomicU8,
+    listener: Option<PhaseListener>,
+}
+
+impl Meter {
+    /// A meter whose phase changes are told to `listener`.
+    pub fn with_listener(listener: PhaseListener) -> Meter {
+        Meter(Arc::new(MeterState {
+            listener: Some(listener),
+            ..MeterState::default()
+        }))
+    }
+
+    /// Nodes of the attached manager when it last looked (the two leaves included).
+    pub fn nodes(&self) -> u64 {
+        self.0.nodes.load(Ordering::Relaxed)
+    }
+
+    /// Steps of the attached manager when it last looked (see [`Limits::max_steps`]).
+    pub fn steps(&self) -> u64 {
+        self.0.steps.load(Ordering::Relaxed)
+    }
+
+    /// The phase last set (0 until one is).
+    pub fn phase(&self) -> u8 {
+        self.0.phase.load(Ordering::Relaxed)
+    }
+
+    /// Says which phase the computation is in; the listener hears it if it is new.
+    pub fn set_phase(&self, phase: u8) {
+        if self.0.phase.swap(phase, Ordering::Relaxed) != phase {
+            if let Some(listener) = &self.0.listener {
+                listener(phase);
+            }
+        }
+    }
+
+    fn publish(&self, nodes: usize, steps: u64) {
+        self.0.nodes.store(nodes as u64, Ordering::Relaxed);
+        self.0.steps.store(steps, Ordering::Relaxed);
+    }
+}
+
+impl PartialEq for Meter {
+    fn eq(&self, other: &Meter) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Meter {}
+
+impl std::fmt::Debug for Meter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meter")
+            .field("nodes", &self.nodes())
+            .field("steps", &self.steps())
+            .field("phase", &self.phase())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A BDD manager: every function built with it lives in one shared, hash-consed node table.
 pub struct Bdd {
     /// `(variable, low child, high child)`; variables increase from a node to its children.
@@ -82,6 +162,15 @@ pub struct Bdd {
     /// The step at which [`Bdd::step`] next looks at the step budget and the clock: one
     /// comparison per step on the hot path instead of two.
     next_check: u64,
+    /// Where the counts are published for another thread to read, if anywhere.
+    meter: Option<Meter>,
+}
+
+/// The meter's last counts are the final ones.
+impl Drop for Bdd {
+    fn drop(&mut self) {
+        self.publish();
+    }
 }
 
 /// Bytes one node costs in the node table.
@@ -238,6 +327,21 @@ impl Bdd {
             exhausted: None,
             steps: 0,
             next_check: Self::next_check_after(0, limits.max_steps),
+            meter: None,
+        }
+    }
+
+    /// Publishes the node count and steps on `meter` from now on, every 16 384
+    /// nodes or steps, when [`Bdd::publish`] is called, and when the manager is dropped.
+    pub fn set_meter(&mut self, meter: Meter) {
+        meter.publish(self.nodes.len(), self.steps);
+        self.meter = Some(meter);
+    }
+
+    /// Publishes the exact counts on the meter now (between phases of the work).
+    pub fn publish(&self) {
+        if let Some(meter) = &self.meter {
+            meter.publish(self.nodes.len(), self.steps);
         }
     }
 
@@ -302,6 +406,9 @@ impl Bdd {
             return Err(self.fail(Limit::Nodes(self.limits.max_nodes)));
         }
         if len.is_multiple_of(CHECK_EVERY) {
+            if let Some(meter) = &self.meter {
+                meter.publish(len, self.steps);
+            }
             if let Some(max) = self.limits.max_bytes {
                 if self.memory_estimate() >= max {
                     return Err(self.fail(Limit::Memory(max)));
@@ -381,6 +488,9 @@ impl Bdd {
 
     #[cold]
     fn check_steps(&mut self) -> Result<(), OutOfNodes> {
+        if let Some(meter) = &self.meter {
+            meter.publish(self.nodes.len(), self.steps);
+        }
         if let Some(max) = self.limits.max_steps {
             if self.steps > max {
                 return Err(self.fail(Limit::Steps(max)));
@@ -667,5 +777,60 @@ mod tests {
         // Existing nodes are still found; new work fails at once.
         assert_eq!(b.var(15), Ok(vars[15]));
         assert_eq!(b.and(vars[14], vars[15]), Err(OutOfNodes));
+    }
+
+    /// A meter shows the counts another thread may read: refreshed as the work grows by
+    /// [`CHECK_EVERY`], exact when asked between phases and when the manager is dropped; its
+    /// listener hears each new phase once.
+    #[test]
+    fn a_meter_follows_the_counts_and_tells_each_new_phase_once() {
+        use std::sync::Mutex;
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let meter = {
+            let heard = Arc::clone(&heard);
+            Meter::with_listener(Box::new(move |p| heard.lock().unwrap().push(p)))
+        };
+        let mut b = Bdd::new(1 << 20);
+        b.set_meter(meter.clone());
+        assert_eq!((meter.nodes(), meter.steps()), (2, 0));
+        meter.set_phase(1);
+        // The parity of 20 variables built as a chain of `xor`s: a few hundred nodes and
+        // steps, fewer than CHECK_EVERY, so nothing is published while it is built.
+        let mut parity = FALSE;
+        for v in 0..20 {
+            let x = b.var(v).unwrap();
+            parity = b.xor(parity, x).unwrap();
+        }
+        assert!(b.len() > 2 && b.steps() > 0);
+        assert_eq!((meter.nodes(), meter.steps()), (2, 0));
+        b.publish();
+        assert_eq!(meter.nodes(), b.len() as u64);
+        assert_eq!(meter.steps(), b.steps());
+        meter.set_phase(1);
+        meter.set_phase(2);
+        // Enough work to pass CHECK_EVERY nodes: the meter follows without being asked.
+        // (Conjunctions of pairs of 40 variables, each pair a new function.)
+        let vars: Vec<Node> = (20..60).map(|v| b.var(v).unwrap()).collect();
+        let mut all = TRUE;
+        for (i, &x) in vars.iter().enumerate() {
+            for &y in &vars[i + 1..] {
+                let xy = b.or(x, y).unwrap();
+                all = b.and(all, xy).unwrap();
+                let z = b.xor(parity, xy).unwrap();
+                parity = b.xor(z, all).unwrap();
+            }
+        }
+        let grown = b.len() as u64;
+        assert!(grown > CHECK_EVERY as u64 * 2, "{grown}");
+        let seen = meter.nodes();
+        assert!(
+            seen >= CHECK_EVERY as u64 && seen <= grown,
+            "{seen} of {grown}"
+        );
+        let steps = b.steps();
+        drop(b);
+        assert_eq!((meter.nodes(), meter.steps()), (grown, steps));
+        assert_eq!(meter.phase(), 2);
+        assert_eq!(*heard.lock().unwrap(), vec![1, 2]);
     }
 }
