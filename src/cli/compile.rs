@@ -459,17 +459,19 @@ impl Optimizer<'_> {
             return Ok((filter, None));
         }
         let status = StatusLine::new(&resolved.source, self.args.progress, self.args.quiet);
+        let budget = self.args.self_check.budget();
         let opts = OptimizeOptions {
             weights: self.weights.clone(),
             native: self.args.arches.first().copied(),
             cost_model: self.args.cost_model,
             kernel: self.kernel.unwrap_or(KernelVersion::MODELLED),
             verify: !self.args.no_verify,
-            self_check_budget: self.args.self_check.budget(),
             report: self.args.wants_report(),
             max_path: self.args.max_path,
             favor: self.args.favor,
             progress: status.as_ref().map(StatusLine::progress),
+            proof_meter: status.as_ref().map(|s| s.proof_meter(&budget)),
+            self_check_budget: budget,
         };
         let built = compile::compile_optimized(resolved, options, &opts);
         drop(status);

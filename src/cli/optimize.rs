@@ -254,6 +254,7 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
         max_path: args.max_path,
         favor: args.favor,
         progress: None,
+        proof_meter: None,
     })
 }
 
@@ -267,6 +268,9 @@ fn with_status(
     let status = StatusLine::new(label, args.progress, false);
     let opts = OptimizeOptions {
         progress: status.as_ref().map(StatusLine::progress),
+        proof_meter: status
+            .as_ref()
+            .map(|s| s.proof_meter(&opts.self_check_budget)),
         ..opts.clone()
     };
     (opts, status)

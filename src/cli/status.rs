@@ -73,8 +73,12 @@ struct State {
     start: Instant,
     /// The stage under way, as last heard, in words.
     stage: Option<String>,
-    /// A comparison's meter, with the budgets its counts are shown against.
+    /// A comparison's or the optimizer's proofs' meter, with the budgets its counts are
+    /// shown against.
     meter: Option<(Meter, Budget)>,
+    /// Whether the stage under way is counted on the meter (a comparison's every stage, a
+    /// proof of the optimizer's; not a layout).
+    counted: bool,
     /// Whether a redrawn line is on the terminal now.
     drawn: bool,
     /// Set when the optimization is over: the ticker stops.
@@ -103,8 +107,8 @@ impl State {
     fn line(&self) -> Option<String> {
         let stage = self.stage.as_deref()?;
         let stage = match &self.meter {
-            Some((meter, budget)) => format!("{stage}: {}", counts(meter, budget)),
-            None => stage.to_string(),
+            Some((meter, budget)) if self.counted => format!("{stage}: {}", counts(meter, budget)),
+            _ => stage.to_string(),
         };
         Some(line(&self.label, &stage, self.start.elapsed()))
     }
@@ -125,12 +129,13 @@ impl State {
     }
 
     /// A new stage: logged as a line of its own, or drawn on the terminal's line.
-    fn hear(&mut self, stage: String, log: bool) {
+    fn hear(&mut self, stage: String, counted: bool, log: bool) {
         // Once the line is cleared, a stage heard late must not draw it again.
         if self.done {
             return;
         }
         self.stage = Some(stage);
+        self.counted = counted;
         if log {
             if let Some(text) = self.line() {
                 self.sink.write(format_args!("{text}\n"));
@@ -193,7 +198,7 @@ impl StatusLine {
                 return;
             };
             let Ok(mut s) = state.0.lock() else { return };
-            s.hear(phase.to_string(), log);
+            s.hear(phase.to_string(), true, log);
         }));
         if let Ok(mut s) = status.state.0.lock() {
             s.meter = Some((meter.clone(), budget.clone()));
@@ -211,6 +216,7 @@ impl StatusLine {
                 start: Instant::now(),
                 stage: None,
                 meter: None,
+                counted: false,
                 drawn: false,
                 done: false,
             }),
@@ -233,6 +239,16 @@ impl StatusLine {
         StatusLine { state, ticker }
     }
 
+    /// The meter for [`crate::optimize::OptimizeOptions::proof_meter`]: a terminal's line
+    /// shows a proof's counts against `budget` (the self-check's) while it runs.
+    pub fn proof_meter(&self, budget: &Budget) -> Meter {
+        let meter = Meter::default();
+        if let Ok(mut s) = self.state.0.lock() {
+            s.meter = Some((meter.clone(), budget.clone()));
+        }
+        meter
+    }
+
     /// The callback for [`crate::optimize::OptimizeOptions::progress`]: on a terminal it
     /// records the stage and redraws the line; otherwise it logs the stage as a line.
     pub fn progress(&self) -> Progress {
@@ -240,7 +256,10 @@ impl StatusLine {
         let log = self.ticker.is_none();
         Progress(Arc::new(move |stage: &Stage| {
             if let Ok(mut s) = state.0.lock() {
-                s.hear(stage.to_string(), log);
+                // A proof's counts are drawn as it runs; a log line, written as it starts,
+                // would only ever say it had not begun.
+                let counted = !log && matches!(stage, Stage::Proof { .. });
+                s.hear(stage.to_string(), counted, log);
             }
         }))
     }
@@ -263,7 +282,7 @@ impl Drop for StatusLine {
             }
             // A log of a comparison ends with what it took: its stage lines were written as
             // each stage began, when the counts had barely grown.
-            if log && s.stage.is_some() {
+            if log && s.counted {
                 if let Some(text) = s.summary() {
                     s.sink.write(format_args!("{text}\n"));
                 }
@@ -368,6 +387,13 @@ mod tests {
                 quiet_for,
             }
         }
+        /// A terminal wide enough for any line of these tests.
+        fn wide_sink(&self, quiet_for: Duration) -> Sink {
+            Sink {
+                width: || 200,
+                ..self.sink(quiet_for)
+            }
+        }
     }
 
     const LAYOUT: Stage = Stage::Layout {
@@ -468,7 +494,7 @@ mod tests {
         use crate::bpf::asm::assemble;
         let screen = Screen::default();
         let (status, meter) =
-            StatusLine::start_comparison("vcpu", log, screen.sink(Duration::ZERO), budget);
+            StatusLine::start_comparison("vcpu", log, screen.wide_sink(Duration::ZERO), budget);
         let opts = crate::verify::VerifyOptions {
             budget: budget.clone(),
             meter: Some(meter),
@@ -562,5 +588,52 @@ mod tests {
         );
         assert_eq!(draws.last(), Some(&""), "{screen:?}");
         assert!(!screen.contains('\n'), "{screen:?}");
+    }
+
+    /// Compile's line counts a proof's nodes and steps against the self-check's budget as it
+    /// runs (the optimizer's own proof, through `proof_meter`), and a layout without them;
+    /// a log says neither.
+    #[test]
+    fn a_proof_is_drawn_with_its_counts_and_a_layout_without() {
+        use crate::optimize::{self, OptimizeOptions};
+        let budget = Budget {
+            max_bdd_nodes: 300_000,
+            ..crate::optimize::SELF_CHECK_BUDGET
+        };
+        for log in [false, true] {
+            let screen = Screen::default();
+            let status = StatusLine::start("p.bpf", log, screen.wide_sink(Duration::ZERO));
+            let opts = OptimizeOptions {
+                progress: Some(status.progress()),
+                proof_meter: Some(status.proof_meter(&budget)),
+                self_check_budget: budget.clone(),
+                ..OptimizeOptions::default()
+            };
+            let prog = crate::bpf::asm::assemble(
+                "ld [nr]\njeq #1, allow, next\njeq #2, allow, next\njeq #3, next, deny\n\
+                 ld [args[0].lo]\njeq #5, allow, deny\ndeny:\nret ERRNO(1)\nallow:\nret ALLOW\n",
+            )
+            .unwrap();
+            let out = optimize::optimize(&prog, &opts).unwrap();
+            assert_eq!(out.verification, optimize::Verification::Equal);
+            drop(status);
+            let text = screen.text();
+            let layouts = text
+                .matches("secopt: p.bpf: laying out favouring balanced... (")
+                .count();
+            assert!(layouts >= 1, "{text:?}");
+            let counted = "secopt: p.bpf: proving the re-emitted program equal: ";
+            let plain = "secopt: p.bpf: proving the re-emitted program equal... (";
+            if log {
+                assert_eq!(text.matches(plain).count(), 1, "{text:?}");
+                assert!(!text.contains("nodes"), "{text:?}");
+            } else {
+                assert!(
+                    text.contains(&format!("{counted}0/300.0k nodes, 0/16.8M steps... (")),
+                    "{text:?}"
+                );
+                assert!(text.ends_with("\r\x1b[K"), "{text:?}");
+            }
+        }
     }
 }

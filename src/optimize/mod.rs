@@ -134,6 +134,11 @@ pub struct OptimizeOptions {
     /// programs take milliseconds, but one with thousands of argument values can take
     /// seconds, more under `max_path` (default: none).
     pub progress: Option<Progress>,
+    /// Where each self-check proof publishes its decision diagrams' node count and steps as
+    /// it runs ([`crate::verify::VerifyOptions::meter`]; they start again at each proof), for
+    /// a caller that shows progress against [`OptimizeOptions::self_check_budget`] (default:
+    /// none).
+    pub proof_meter: Option<crate::verify::Meter>,
 }
 
 /// A callback that hears what the optimizer is doing ([`OptimizeOptions::progress`]).
@@ -259,6 +264,7 @@ impl Default for OptimizeOptions {
             max_path: None,
             favor: Favor::Balanced,
             progress: None,
+            proof_meter: None,
         }
     }
 }
@@ -904,7 +910,7 @@ fn optimize_favoring(
                 continue;
             }
             tell(Stage::Proof { method });
-            match check_equal(prog, &candidate, &opts.self_check_budget) {
+            match check_equal(prog, &candidate, opts) {
                 Ok(()) => verification = Verification::Equal,
                 Err((kind, why)) => {
                     drop(
@@ -1097,14 +1103,11 @@ fn single_body(lifted: &mut Lifted) -> Result<Program, layout::LayoutError> {
 }
 
 /// The self-check's proof obligation: `a` and `b` decide every input the same.
-fn check_equal(
-    a: &Program,
-    b: &Program,
-    budget: &crate::verify::Budget,
-) -> Result<(), (NoteKind, String)> {
+fn check_equal(a: &Program, b: &Program, opts: &OptimizeOptions) -> Result<(), (NoteKind, String)> {
     use crate::verify::{equivalent, Verdict, VerifyOptions};
     let opts = VerifyOptions {
-        budget: budget.clone(),
+        budget: opts.self_check_budget.clone(),
+        meter: opts.proof_meter.clone(),
         ..VerifyOptions::default()
     };
     match equivalent(a, b, &opts) {
