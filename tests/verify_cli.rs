@@ -503,4 +503,63 @@ fn progress_is_logged_on_stderr_when_asked_and_changes_nothing_else() {
             assert_eq!(stderr.matches(&line).count(), 1, "{line}: {stderr}");
         }
     }
+    // And the JSON report gives each thread's work.
+    let (code, stdout, _) = secopt(&["verify", fc, &compiled, "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 3, "{v}");
+    for t in threads {
+        assert!(t["work"]["bdd_nodes"].as_u64().unwrap() > 2, "{t}");
+    }
+}
+
+/// The JSON report says what the proof took: the decision diagrams' nodes and steps, which
+/// reach `--max-nodes` exactly where that budget ran out, and are 0 for the same
+/// instructions on both sides (nothing explored).
+#[test]
+fn the_json_report_gives_the_work_the_proof_took() {
+    // Products of argument words: more nodes than any small budget.
+    let product = |k: u32| {
+        format!(
+            "ld [args[0].lo]\nmul #2654435769\ntax\nld [args[1].lo]\nmul #40503\nadd x\n\
+             jeq #{k}, allow, next\nret ERRNO(1)\nallow:\nret ALLOW\n"
+        )
+    };
+    let (p7, p8) = (
+        temp_file("work-7.s", product(7).as_bytes()),
+        temp_file("work-8.s", product(8).as_bytes()),
+    );
+    let work = |args: &[&str]| {
+        let (code, stdout, stderr) = secopt(args);
+        let v: Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        let n = |k: &str| v["work"][k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
+        (code, n("bdd_nodes"), n("bdd_steps"))
+    };
+    let (code, nodes, steps) = work(&[
+        "verify",
+        &p7,
+        &p8,
+        "--max-nodes",
+        "5000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!((code, nodes), (3, 5000));
+    assert!(steps > 0);
+    assert_eq!(work(&["verify", &p7, &p7, "--format", "json"]), (0, 0, 0));
+    // Filters that differ only in how they test: explored, within the budgets.
+    let (a, b) = (
+        temp_file("work-a.s", A.as_bytes()),
+        temp_file("work-b.s", B.as_bytes()),
+    );
+    for verb in ["verify", "diff"] {
+        let (code, nodes, steps) = work(&[verb, &a, &b, "--format", "json"]);
+        assert_eq!(code, 1);
+        assert!(
+            nodes > 2 && nodes < 1 << 24 && steps > 0,
+            "{verb}: {nodes} {steps}"
+        );
+    }
 }

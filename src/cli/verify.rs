@@ -18,8 +18,8 @@ use crate::bpf::action::SECCOMP_RET_ALLOW;
 use crate::bpf::{Insn, Program, RetVal, SeccompData};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::verify::{
-    self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, DomainError, NrSel, Verdict,
-    VerifyError, VerifyOptions,
+    self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, DomainError, Meter, NrSel,
+    Verdict, VerifyError, VerifyOptions,
 };
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -949,25 +949,30 @@ fn verdict_word(code: i32) -> &'static str {
 
 /// [`PairOutcome::compare`] with the comparison's status on stderr as `--progress` says.
 /// The status line names a pair's thread, if it is one (a single pair's files are on the
-/// command line).
+/// command line). Also gives the work the proof took, for the JSON report's `work`: the
+/// decision diagrams' nodes and steps (both 0 when the filters are the same instructions and
+/// nothing was explored), which say how near a proof is to `--max-nodes` and `--max-steps`
+/// on any machine.
 fn compare_watched<R: PairOutcome>(
     p: &PairArgs,
     (a, b): (&Program, &Program),
     names: (&str, &str),
     thread: Option<&str>,
     opts: &VerifyOptions,
-) -> Result<R, Failure> {
+) -> Result<(R, Value), Failure> {
     let label = thread.unwrap_or_default();
-    let Some((status, meter)) = StatusLine::comparison(label, p.progress, &opts.budget) else {
-        return R::compare(a, b, names, opts);
+    let (status, meter) = match StatusLine::comparison(label, p.progress, &opts.budget) {
+        Some((status, meter)) => (Some(status), meter),
+        None => (None, Meter::default()),
     };
     let opts = VerifyOptions {
-        meter: Some(meter),
+        meter: Some(meter.clone()),
         ..opts.clone()
     };
     let outcome = R::compare(a, b, names, &opts);
     drop(status);
-    outcome
+    let work = json!({"bdd_nodes": meter.nodes(), "bdd_steps": meter.steps()});
+    Ok((outcome?, work))
 }
 
 /// Loads the inputs, compares them (one pair, or thread by thread) and prints the report.
@@ -979,11 +984,12 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
     let mut out = String::new();
     let code = match pairs(p, a, b)? {
         Pairs::One(a, b) => {
-            let r = compare_watched::<R>(p, (&a, &b), (&name_a, &name_b), None, &opts)?;
+            let (r, work) = compare_watched::<R>(p, (&a, &b), (&name_a, &name_b), None, &opts)?;
             match p.format {
                 Format::Json => {
                     let mut v = r.json(&name_a, &name_b);
                     v["domain"] = domain.as_str().into();
+                    v["work"] = work;
                     emit_json(&mut out, &v)?;
                 }
                 Format::Text => {
@@ -1001,9 +1007,11 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                 let (ta, tb) = (thread_name(&name_a, thread), thread_name(&name_b, thread));
                 let code = match (a, b) {
                     (Some(a), Some(b)) => {
-                        let r = compare_watched::<R>(p, (a, b), (&ta, &tb), Some(thread), &opts)?;
+                        let (r, work) =
+                            compare_watched::<R>(p, (a, b), (&ta, &tb), Some(thread), &opts)?;
                         let mut v = r.json(&ta, &tb);
                         v["thread"] = thread.as_str().into();
+                        v["work"] = work;
                         json_threads.push(v);
                         r.text(&mut text, Some(thread), (&ta, &tb), examples);
                         r.exit_code()
