@@ -19,11 +19,12 @@ use std::time::{Duration, Instant};
 /// When `compile`, `optimize`, `verify` and `diff` say what they are doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ProgressMode {
-    /// On a terminal (and without --quiet), one line redrawn in place once the work has
-    /// taken half a second
+    /// On a terminal (and without --quiet, where the command has it), one line redrawn in
+    /// place once the work has taken half a second
     #[default]
     Auto,
-    /// Every layout and proof as a line of its own, from the start, terminal or not
+    /// Every stage as a line of its own (each layout and proof; a comparison's phases and
+    /// what it took), from the start, terminal or not
     Always,
     /// Nothing
     Never,
