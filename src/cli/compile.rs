@@ -13,7 +13,9 @@ use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
-use crate::compile::{self, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo};
+use crate::compile::{
+    self, CompileError, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo,
+};
 use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
@@ -454,8 +456,15 @@ impl Optimizer<'_> {
 
     fn build(&self, resolved: &Resolved, options: &CompileOptions) -> Result<Built, Failure> {
         if self.args.no_optimize {
-            let filter = compile::compile(resolved, options)
-                .map_err(|e| Failure::input(hints::compile_error(&e)))?;
+            let filter = compile::compile(resolved, options).map_err(|e| {
+                let mut message = hints::compile_error(&e);
+                // The plain lowering is what is over the limit: the optimized filter, which
+                // `--no-optimize` turned off, may fit.
+                if matches!(e, CompileError::TooLarge { .. }) {
+                    message.push_str("; without --no-optimize the optimizer may make it fit");
+                }
+                Failure::input(message)
+            })?;
             return Ok((filter, None));
         }
         let status = StatusLine::new(&resolved.source, self.args.progress, self.args.quiet);
