@@ -117,13 +117,9 @@ impl State {
     /// A comparison's last line in a log: its counts at the end, and the time it took.
     fn summary(&self) -> Option<String> {
         let (meter, budget) = self.meter.as_ref()?;
-        let label = if self.label.is_empty() {
-            String::new()
-        } else {
-            format!("{}: ", self.label)
-        };
         Some(format!(
-            "secopt: {label}done: {} ({:.1} s)",
+            "secopt: {}done: {} ({:.1} s)",
+            labelled(&self.label),
             counts(meter, budget),
             self.start.elapsed().as_secs_f64()
         ))
@@ -163,8 +159,9 @@ impl StatusLine {
         Some(StatusLine::start(label, log, Sink::stderr()))
     }
 
-    /// The status of the comparison of `label` (the two files' names) under `budget`, or
-    /// `None` as for [`StatusLine::new`]; the [`Meter`] is for
+    /// The status of a comparison under `budget`, labelled `label` (a Firecracker thread's
+    /// name; empty for a single pair, whose files are on the command line), or `None` as for
+    /// [`StatusLine::new`] (there is no `--quiet` to heed); the [`Meter`] is for
     /// [`crate::verify::VerifyOptions::meter`].
     pub fn comparison(
         label: &str,
@@ -305,7 +302,8 @@ fn terminal_width() -> usize {
     }
 }
 
-/// A comparison's counts against its budgets: `1.2M/16.8M nodes, 3.4M/268.4M steps`.
+/// A comparison's or a proof's counts against its budgets: `1.2M/16.8M nodes, 3.4M/268.4M
+/// steps`.
 fn counts(meter: &Meter, budget: &Budget) -> String {
     format!(
         "{}/{} nodes, {}/{} steps",
@@ -318,11 +316,21 @@ fn counts(meter: &Meter, budget: &Budget) -> String {
 
 /// A count in three or four significant figures: `950`, `12.3k`, `268.4M`.
 fn short(n: u64) -> String {
+    // Each unit up to where its one decimal would round to 1000.0.
     match n {
         0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
+        999_950..999_950_000 => format!("{:.1}M", n as f64 / 1e6),
         _ => format!("{:.1}G", n as f64 / 1e9),
+    }
+}
+
+/// `label: `, or nothing for an empty label.
+fn labelled(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!("{label}: ")
     }
 }
 
@@ -480,6 +488,22 @@ mod tests {
         assert!(lines[0].starts_with("secopt: f.bpf: laying out favouring balanced... ("));
         assert!(lines[1].starts_with("secopt: f.bpf: proving the re-emitted program equal... ("));
         assert!(!log.contains('\r'), "{log:?}");
+    }
+
+    #[test]
+    fn counts_are_said_in_three_or_four_figures() {
+        let said: Vec<String> = [0, 999, 1_000, 12_345, 999_949, 999_950, 16_777_216]
+            .into_iter()
+            .chain([268_435_456, 999_949_999, 999_950_000, 4_294_967_296])
+            .map(short)
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "0", "999", "1.0k", "12.3k", "999.9k", "1.0M", "16.8M", "268.4M", "999.9M", "1.0G",
+                "4.3G"
+            ]
+        );
     }
 
     #[test]
