@@ -1186,3 +1186,55 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
     assert_eq!(std::fs::read(own).unwrap(), std::fs::read(example).unwrap());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The report says what the self-check's proof took, against the budget it ran under
+/// (`--self-check-max-nodes`, `--self-check-max-steps`): as text, and as JSON `proof`; a
+/// budget of exactly that work writes the same filter.
+#[test]
+fn the_report_gives_the_proofs_work_against_its_budget() {
+    let d = tmpdir("proof-work");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let compile = |out: &str, extra: &[&str]| {
+        let path = d.join(out);
+        let mut args = vec!["compile", example, "-o", path.to_str().unwrap(), "--report"];
+        args.extend_from_slice(extra);
+        let run = secopt(&args);
+        ok(&run);
+        (run, std::fs::read(&path).unwrap())
+    };
+    let (run, filter) = compile(
+        "a.bpf",
+        &[
+            "--report-format",
+            "json",
+            "--self-check-max-steps",
+            "9000000",
+        ],
+    );
+    let docs: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let proof = &docs[0]["proof"];
+    let n = |k: &str| proof[k].as_u64().unwrap_or_else(|| panic!("{k}: {docs}"));
+    assert_eq!(
+        (n("max_bdd_nodes"), n("max_bdd_steps")),
+        (1 << 22, 9_000_000)
+    );
+    let (nodes, steps) = (n("bdd_nodes"), n("bdd_steps"));
+    assert!(nodes > 2 && nodes < 1 << 22 && steps > 0, "{proof}");
+    let (nodes, steps) = (nodes.to_string(), steps.to_string());
+    let (run, again) = compile(
+        "b.bpf",
+        &[
+            "--self-check-max-nodes",
+            &nodes,
+            "--self-check-max-steps",
+            &steps,
+        ],
+    );
+    assert_eq!(again, filter);
+    let text = String::from_utf8_lossy(&run.stdout);
+    let line = format!(
+        "  proof: {nodes} of {nodes} decision-diagram nodes, {steps} of {steps} steps \
+         (the self-check's budget)\n"
+    );
+    assert!(text.contains(&line), "{text}");
+}

@@ -425,6 +425,7 @@ fn report_doc(
         "thread": thread,
         "method": out.method,
         "verification": out.verification,
+        "proof": out.proof,
         "notes": out.notes.iter().map(hints::note).collect::<Vec<_>>(),
         "report": report,
     })
@@ -601,6 +602,12 @@ pub(super) fn report_text(
         s += &format!(
             "  {label:<20}{:>8} -> {:<8} syscall numbers\n",
             cb.count, ca.count
+        );
+    }
+    if let Some(p) = &out.proof {
+        s += &format!(
+            "  proof: {} of {} decision-diagram nodes, {} of {} steps (the self-check's budget)\n",
+            p.bdd_nodes, p.max_bdd_nodes, p.bdd_steps, p.max_bdd_steps
         );
     }
     s += &format!("  weights: {}\n", r.weights);

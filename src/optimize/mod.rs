@@ -299,10 +299,23 @@ pub struct Optimized {
     pub program: Program,
     pub method: Method,
     pub verification: Verification,
+    /// What the self-check's proof of the output took ([`Verification::Equal`] only): how
+    /// near it came to [`OptimizeOptions::self_check_budget`], the same on every machine.
+    pub proof: Option<ProofWork>,
     /// Candidates that were rejected and why, and choices the options left to the optimizer
     /// (never silent).
     pub notes: Vec<Note>,
     pub report: Option<Report>,
+}
+
+/// The work of one proof: the decision diagrams' nodes and steps, and the budget's limits on
+/// them it ran under (see [`crate::verify::Budget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ProofWork {
+    pub bdd_nodes: u64,
+    pub bdd_steps: u64,
+    pub max_bdd_nodes: u64,
+    pub max_bdd_steps: u64,
 }
 
 /// Numbers about one program.
@@ -896,6 +909,7 @@ fn optimize_favoring(
             continue;
         }
         let mut verification = Verification::Skipped;
+        let mut proof = None;
         if let Some(before) = &before_caches {
             let after = Caches::new(&candidate, &arches, opts.kernel);
             if let Some(lost) = lost_cacheable(before, &after) {
@@ -911,7 +925,10 @@ fn optimize_favoring(
             }
             tell(Stage::Proof { method });
             match check_equal(prog, &candidate, opts) {
-                Ok(()) => verification = Verification::Equal,
+                Ok(work) => {
+                    verification = Verification::Equal;
+                    proof = Some(work);
+                }
                 Err((kind, why)) => {
                     drop(
                         &candidate,
@@ -930,6 +947,7 @@ fn optimize_favoring(
             program: candidate,
             method,
             verification,
+            proof,
             notes,
             report,
         });
@@ -973,6 +991,7 @@ fn optimize_favoring(
         program: prog.clone(),
         method: Method::Unchanged,
         verification: Verification::Skipped,
+        proof: None,
         notes,
         report,
     })
@@ -1102,16 +1121,30 @@ fn single_body(lifted: &mut Lifted) -> Result<Program, layout::LayoutError> {
     layout::layout(&lifted.dag, body)
 }
 
-/// The self-check's proof obligation: `a` and `b` decide every input the same.
-fn check_equal(a: &Program, b: &Program, opts: &OptimizeOptions) -> Result<(), (NoteKind, String)> {
+/// The self-check's proof obligation: `a` and `b` decide every input the same; what the
+/// proof took when they do.
+fn check_equal(
+    a: &Program,
+    b: &Program,
+    opts: &OptimizeOptions,
+) -> Result<ProofWork, (NoteKind, String)> {
     use crate::verify::{equivalent, Verdict, VerifyOptions};
+    // The caller's meter when it watches (its counts start again with each proof).
+    let meter = opts.proof_meter.clone().unwrap_or_default();
+    // Identical programs are equal without a proof: no counts of an earlier one.
+    meter.reset();
     let opts = VerifyOptions {
         budget: opts.self_check_budget.clone(),
-        meter: opts.proof_meter.clone(),
+        meter: Some(meter.clone()),
         ..VerifyOptions::default()
     };
     match equivalent(a, b, &opts) {
-        Ok(Verdict::Equal) => Ok(()),
+        Ok(Verdict::Equal) => Ok(ProofWork {
+            bdd_nodes: meter.nodes(),
+            bdd_steps: meter.steps(),
+            max_bdd_nodes: opts.budget.max_bdd_nodes as u64,
+            max_bdd_steps: opts.budget.max_bdd_steps,
+        }),
         Ok(Verdict::Different(cx)) => Err((
             NoteKind::CandidateRejected,
             format!(
@@ -1391,6 +1424,89 @@ mod tests {
 
     fn asm(text: &str) -> Program {
         assemble(text).unwrap()
+    }
+
+    /// The proof's work is what the self-check's budget measures: a budget of exactly the
+    /// nodes and steps it reports proves the output again, one node or one step fewer runs
+    /// out (and the candidate is dropped, never kept unproved); without the self-check there
+    /// is none.
+    #[test]
+    fn the_proofs_work_is_the_least_budget_that_proves_it() {
+        let input = asm("ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\n\
+             jeq #x86_64.read, allow\njeq #x86_64.write, allow\njeq #x86_64.close, allow\n\
+             jeq #x86_64.socket, next, deny\nld [args[0].lo]\njeq #2, allow\njeq #10, allow\n\
+             jeq #16, allow, deny\ndeny: ret ERRNO(1)\nallow: ret ALLOW\nkill: ret KILL_PROCESS\n");
+        let out = optimize(&input, &OptimizeOptions::default()).unwrap();
+        assert_eq!(out.verification, Verification::Equal);
+        let work = out.proof.expect("the proof's work");
+        assert_eq!(
+            (work.max_bdd_nodes, work.max_bdd_steps),
+            (
+                SELF_CHECK_BUDGET.max_bdd_nodes as u64,
+                SELF_CHECK_BUDGET.max_bdd_steps
+            )
+        );
+        assert!(work.bdd_nodes > 2 && work.bdd_steps > 0, "{work:?}");
+        let within = |nodes: u64, steps: u64| {
+            let opts = OptimizeOptions {
+                self_check_budget: crate::verify::Budget {
+                    max_bdd_nodes: nodes as usize,
+                    max_bdd_steps: steps,
+                    ..SELF_CHECK_BUDGET.without_clock()
+                },
+                ..OptimizeOptions::default()
+            };
+            optimize(&input, &opts).unwrap()
+        };
+        let again = within(work.bdd_nodes, work.bdd_steps);
+        assert_eq!(
+            (again.program, again.verification),
+            (out.program.clone(), Verification::Equal)
+        );
+        assert_eq!(
+            again.proof.map(|w| (w.bdd_nodes, w.bdd_steps)),
+            Some((work.bdd_nodes, work.bdd_steps))
+        );
+        for (nodes, steps) in [
+            (work.bdd_nodes - 1, work.bdd_steps),
+            (work.bdd_nodes, work.bdd_steps - 1),
+        ] {
+            let short = within(nodes, steps);
+            assert_ne!(short.program, out.program, "{nodes} {steps}");
+            assert!(
+                short
+                    .notes
+                    .iter()
+                    .any(|n| matches!(n.kind, NoteKind::NotProved(_))),
+                "{:?}",
+                short.notes
+            );
+        }
+        let unchecked = optimize(
+            &input,
+            &OptimizeOptions {
+                verify: false,
+                ..OptimizeOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (unchecked.verification, unchecked.proof),
+            (Verification::Skipped, None)
+        );
+        // A caller's meter follows each proof from its start: the same instructions on both
+        // sides need none, and do not report the last one's work.
+        let watched = OptimizeOptions {
+            proof_meter: Some(crate::verify::Meter::default()),
+            ..OptimizeOptions::default()
+        };
+        let first = check_equal(&input, &out.program, &watched).unwrap();
+        assert_eq!(
+            (first.bdd_nodes, first.bdd_steps),
+            (work.bdd_nodes, work.bdd_steps)
+        );
+        let same = check_equal(&input, &input, &watched).unwrap();
+        assert_eq!((same.bdd_nodes, same.bdd_steps), (0, 0));
     }
 
     /// Of candidates that dominate the lifted program and cost the same, the smallest comes

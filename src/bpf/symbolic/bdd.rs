@@ -124,6 +124,12 @@ impl Meter {
         }
     }
 
+    /// Sets the counts to 0, for a meter that is to follow another computation (which
+    /// publishes its own when it starts, unless it does no work at all).
+    pub fn reset(&self) {
+        self.publish(0, 0);
+    }
+
     fn publish(&self, nodes: usize, steps: u64) {
         self.0.nodes.store(nodes as u64, Ordering::Relaxed);
         self.0.steps.store(steps, Ordering::Relaxed);
