@@ -1189,7 +1189,8 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
 
 /// The report says what the self-check's proof took, against the budget it ran under
 /// (`--self-check-max-nodes`, `--self-check-max-steps`): as text, and as JSON `proof`; a
-/// budget of exactly that work writes the same filter.
+/// budget of exactly that work writes the same filter; `--emit json` records it with the
+/// filter (`optimization.proof`).
 #[test]
 fn the_report_gives_the_proofs_work_against_its_budget() {
     let d = tmpdir("proof-work");
@@ -1237,4 +1238,11 @@ fn the_report_gives_the_proofs_work_against_its_budget() {
          (the self-check's budget)\n"
     );
     assert!(text.contains(&line), "{text}");
+    // The filter's JSON document records the same proof with the filter.
+    let (_, document) = compile(
+        "c.json",
+        &["--emit", "json", "--self-check-max-steps", "9000000"],
+    );
+    let document: serde_json::Value = serde_json::from_slice(&document).unwrap();
+    assert_eq!(document["optimization"]["proof"], *proof, "{document}");
 }

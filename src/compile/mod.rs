@@ -114,6 +114,8 @@ pub struct OptimizationInfo {
     /// Whether the output was proved equal to the reference (`false` only when the
     /// self-check was turned off, or the reference itself is the output).
     pub verified: bool,
+    /// What that proof took, against its budget (see [`crate::optimize::Optimized::proof`]).
+    pub proof: Option<crate::optimize::ProofWork>,
     /// Candidates the optimizer rejected and why (normally none), and choices the options
     /// left to it. Serialized as their texts.
     pub notes: Vec<Note>,
@@ -416,6 +418,7 @@ fn optimize_reference(
         reference_instructions: reference.len(),
         method: out.method,
         verified: out.verification == Verification::Equal,
+        proof: out.proof,
         notes: out.notes.clone(),
     });
     let filter = CompiledFilter::new(out.program.clone(), info)?;
