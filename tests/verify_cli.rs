@@ -535,6 +535,16 @@ fn the_json_report_gives_the_work_the_proof_took() {
         let v: Value =
             serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
         let n = |k: &str| v["work"][k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
+        // The budget the work is measured against, as the flags gave it.
+        let max_nodes = args
+            .iter()
+            .position(|&a| a == "--max-nodes")
+            .map_or(1 << 24, |i| args[i + 1].parse().unwrap());
+        assert_eq!(
+            (n("max_bdd_nodes"), n("max_bdd_steps")),
+            (max_nodes, 1 << 28),
+            "{v}"
+        );
         (code, n("bdd_nodes"), n("bdd_steps"))
     };
     let (code, nodes, steps) = work(&[

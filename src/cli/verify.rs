@@ -971,7 +971,13 @@ fn compare_watched<R: PairOutcome>(
     };
     let outcome = R::compare(a, b, names, &opts);
     drop(status);
-    let work = json!({"bdd_nodes": meter.nodes(), "bdd_steps": meter.steps()});
+    // The shape of compile's `proof` (`optimize::ProofWork`).
+    let work = json!({
+        "bdd_nodes": meter.nodes(),
+        "bdd_steps": meter.steps(),
+        "max_bdd_nodes": opts.budget.max_bdd_nodes,
+        "max_bdd_steps": opts.budget.max_bdd_steps,
+    });
     Ok((outcome?, work))
 }
 
