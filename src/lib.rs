@@ -37,7 +37,12 @@
 //!
 //! // The optimizer's self-check proved it equal to the reference lowering (the program
 //! // libseccomp would decide like), which is also what `CompileOptions::default()` gives.
-//! assert!(filter.info().optimization.as_ref().is_some_and(|o| o.verified));
+//! let optimization = filter.info().optimization.as_ref().unwrap();
+//! assert!(optimization.verified);
+//! // What that proof took against the self-check's budget (`OptimizeOptions::
+//! // self_check_budget`): room to spare for a runtime that lowers it to bound its start-up.
+//! let proof = optimization.proof.unwrap();
+//! assert!(proof.bdd_nodes < proof.max_bdd_nodes && proof.bdd_steps < proof.max_bdd_steps);
 //! let reference = compile_oci(profile, "web.json", &resolve, &CompileOptions::default())?;
 //! assert!(filter.program().len() < reference.program().len());
 //! let verdict = equivalent(reference.program(), filter.program(), &VerifyOptions::default())?;
