@@ -68,6 +68,13 @@
 //! wall-clock time are bounded by [`Budget`]; when one runs out the answer is
 //! [`Verdict::Unknown`] with the reason, never a guess. There is no approximation anywhere
 //! else: a verdict of `Equal` is a proof over the whole [`Domain`].
+//!
+//! The work is measured in the budget's own units: a [`Meter`] in [`VerifyOptions::meter`]
+//! follows the nodes and steps while the programs are explored and compared ([`Phase`]), for a
+//! caller on another thread (`secopt verify --progress` draws them against the budget), and
+//! holds what a verdict took once it returns (JSON `work`; the optimizer's self-check reports
+//! its proof's as [`crate::optimize::Optimized::proof`]). The counts are the same on every
+//! machine, and a budget of exactly them reaches the same verdict.
 
 mod diff;
 mod domain;
