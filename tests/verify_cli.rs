@@ -573,3 +573,61 @@ fn the_json_report_gives_the_work_the_proof_took() {
         );
     }
 }
+
+/// On a terminal (a pseudo-terminal `script` gives, 60 columns), `verify` draws one status
+/// line while a comparison the decision diagrams cannot finish runs (products of argument
+/// words, until 5 million steps: over a second here), redrawn in place with the nodes and
+/// steps against the budgets, never wider than the terminal, and cleared before the verdict
+/// prints. The line appears only once the work has run half a second, so a machine that
+/// finishes sooner shows none: the test insists on it when the run took a second.
+#[test]
+fn a_terminal_sees_a_long_comparison_drawn_with_its_counts_and_cleared() {
+    let Some(script) = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("SKIPPED: no `script` (util-linux) to give secopt a terminal");
+        return;
+    };
+    let product = |k: u32| {
+        format!(
+            "ld [args[0].lo]\nmul #2654435769\ntax\nld [args[1].lo]\nmul #40503\nadd x\n\
+             jeq #{k}, allow, next\nret ERRNO(1)\nallow:\nret ALLOW\n"
+        )
+    };
+    let (a, b) = (
+        temp_file("tty-7.s", product(7).as_bytes()),
+        temp_file("tty-8.s", product(8).as_bytes()),
+    );
+    let command = format!(
+        "stty cols 60; exec {} verify {a} {b} --max-steps 5000000",
+        env!("CARGO_BIN_EXE_secopt")
+    );
+    let started = std::time::Instant::now();
+    let run = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    let screen = String::from_utf8_lossy(&run.stdout).into_owned();
+    const DRAW: &str = "\r\x1b[K";
+    let draws: Vec<&str> = screen.split(DRAW).skip(1).collect();
+    if took >= std::time::Duration::from_secs(1) {
+        assert!(draws.len() >= 2, "{took:?}: {screen:?}");
+    }
+    if let Some((last, drawn)) = draws.split_last() {
+        for line in drawn {
+            assert!(line.starts_with("secopt: exploring A: "), "{line:?}");
+            assert!(line.contains("/16.8M nodes, "), "{line:?}");
+            assert!(line.chars().count() <= 59, "{line:?}");
+            assert!(!line.contains('\n'), "{line:?}");
+        }
+        // The last one cleared the line: the verdict follows.
+        assert!(
+            last.starts_with("unknown: the decision diagrams needed more than 5000000 steps"),
+            "{last:?}"
+        );
+    }
+}
