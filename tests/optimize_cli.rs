@@ -1228,41 +1228,27 @@ fn request_chain(n: usize, seed: u64) -> (Program, Vec<u32>) {
 /// that finishes sooner shows none: the test insists on it when the run took a second.
 #[test]
 fn a_terminal_sees_the_status_line_drawn_and_cleared() {
-    let Some(script) = ["/usr/bin/script", "/bin/script"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!("SKIPPED: no `script` (util-linux) to give secopt a terminal");
-        return;
-    };
+    use common::terminal::{run_on_a_terminal, DRAW};
     let (long, _) = request_chain(3000, 11);
     let inp = temp_file("tty-long.bpf", &long.to_raw());
     let out = temp_dir().join("tty-long.opt.bpf");
     let on_a_terminal = |progress: &str| {
-        let command = format!(
-            "stty cols 60; exec {} optimize {} -o {} --self-check-timeout 0 --progress {progress}",
-            env!("CARGO_BIN_EXE_secopt"),
+        let args = format!(
+            "optimize {} -o {} --self-check-timeout 0 --progress {progress}",
             s(&inp),
             s(&out)
         );
-        let started = std::time::Instant::now();
-        let run = Command::new(script)
-            .args(["-qec", &command, "/dev/null"])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "{run:?}");
-        (
-            String::from_utf8_lossy(&run.stdout).into_owned(),
-            started.elapsed(),
-        )
+        let (screen, code, took) = run_on_a_terminal(&args)?;
+        assert_eq!(code, Some(0), "{screen:?}");
+        Some((screen, took))
     };
-    let (screen, took) = on_a_terminal("auto");
+    let Some((screen, took)) = on_a_terminal("auto") else {
+        return;
+    };
     assert!(
         screen.contains("4046 instructions, optimized from 6011"),
         "{screen:?}"
     );
-    const DRAW: &str = "\r\x1b[K";
     let draws: Vec<&str> = screen.split(DRAW).skip(1).collect();
     if took >= std::time::Duration::from_secs(1) {
         assert!(draws.len() >= 2, "{took:?}: {screen:?}");
@@ -1277,7 +1263,7 @@ fn a_terminal_sees_the_status_line_drawn_and_cleared() {
         assert!(last.starts_with("secopt: warning: "), "{last:?}");
         assert!(last.contains("the layout needs"), "{last:?}");
     }
-    let (screen, _) = on_a_terminal("never");
+    let (screen, _) = on_a_terminal("never").unwrap();
     assert!(!screen.contains('\x1b'), "{screen:?}");
     assert!(screen.starts_with("secopt: warning: "), "{screen:?}");
 }

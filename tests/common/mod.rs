@@ -7,4 +7,5 @@ pub mod libseccomp_firecracker;
 pub mod libseccomp_names;
 pub mod libseccomp_profiles;
 pub mod sweep;
+pub mod terminal;
 pub mod workloads;
