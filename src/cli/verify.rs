@@ -19,7 +19,7 @@ use crate::bpf::{Insn, Program, RetVal, SeccompData};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::verify::{
     self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, DomainError, Meter, NrSel,
-    Verdict, VerifyError, VerifyOptions,
+    ProofWork, Verdict, VerifyError, VerifyOptions,
 };
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -971,13 +971,7 @@ fn compare_watched<R: PairOutcome>(
     };
     let outcome = R::compare(a, b, names, &opts);
     drop(status);
-    // The shape of compile's `proof` (`optimize::ProofWork`).
-    let work = json!({
-        "bdd_nodes": meter.nodes(),
-        "bdd_steps": meter.steps(),
-        "max_bdd_nodes": opts.budget.max_bdd_nodes,
-        "max_bdd_steps": opts.budget.max_bdd_steps,
-    });
+    let work = json!(ProofWork::measured(&meter, &opts.budget));
     Ok((outcome?, work))
 }
 

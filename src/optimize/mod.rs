@@ -308,15 +308,7 @@ pub struct Optimized {
     pub report: Option<Report>,
 }
 
-/// The work of one proof: the decision diagrams' nodes and steps, and the budget's limits on
-/// them it ran under (see [`crate::verify::Budget`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ProofWork {
-    pub bdd_nodes: u64,
-    pub bdd_steps: u64,
-    pub max_bdd_nodes: u64,
-    pub max_bdd_steps: u64,
-}
+pub use crate::verify::ProofWork;
 
 /// Numbers about one program.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1139,12 +1131,7 @@ fn check_equal(
         ..VerifyOptions::default()
     };
     match equivalent(a, b, &opts) {
-        Ok(Verdict::Equal) => Ok(ProofWork {
-            bdd_nodes: meter.nodes(),
-            bdd_steps: meter.steps(),
-            max_bdd_nodes: opts.budget.max_bdd_nodes as u64,
-            max_bdd_steps: opts.budget.max_bdd_steps,
-        }),
+        Ok(Verdict::Equal) => Ok(ProofWork::measured(&meter, &opts.budget)),
         Ok(Verdict::Different(cx)) => Err((
             NoteKind::CandidateRejected,
             format!(

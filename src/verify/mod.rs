@@ -164,6 +164,29 @@ pub struct VerifyOptions {
     pub meter: Option<Meter>,
 }
 
+/// The work of one proof: the decision diagrams' nodes and steps, and the budget's limits on
+/// them it ran under (`secopt verify`'s JSON `work`, the optimizer's
+/// [`crate::optimize::Optimized::proof`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ProofWork {
+    pub bdd_nodes: u64,
+    pub bdd_steps: u64,
+    pub max_bdd_nodes: u64,
+    pub max_bdd_steps: u64,
+}
+
+impl ProofWork {
+    /// What `meter` counted, once the comparison it followed has returned, under `budget`.
+    pub fn measured(meter: &Meter, budget: &Budget) -> ProofWork {
+        ProofWork {
+            bdd_nodes: meter.nodes(),
+            bdd_steps: meter.steps(),
+            max_bdd_nodes: budget.max_bdd_nodes as u64,
+            max_bdd_steps: budget.max_bdd_steps,
+        }
+    }
+}
+
 /// What [`equivalent`] and [`diff()`] are doing, as their [`VerifyOptions::meter`] says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -187,8 +210,10 @@ impl Phase {
         }
     }
 
-    fn set(self, meter: Option<&Meter>) {
+    /// Publishes the exact counts so far and says the comparison is now in this phase.
+    fn enter(self, bdd: &Bdd, meter: Option<&Meter>) {
         if let Some(m) = meter {
+            bdd.publish();
             m.set_phase(self as u8 + 1);
         }
     }
@@ -464,8 +489,7 @@ impl<'p> Pair<'p> {
             deadline,
         };
         for side in 0..2 {
-            pair.m.bdd.publish();
-            [Phase::ExploringA, Phase::ExploringB][side].set(opts.meter.as_ref());
+            [Phase::ExploringA, Phase::ExploringB][side].enter(&pair.m.bdd, opts.meter.as_ref());
             let mut classes = Classes::default();
             if domain != FALSE {
                 if let Err(stop) = symbolic::explore(
@@ -501,8 +525,7 @@ impl<'p> Pair<'p> {
             }
             pair.classes[side] = classes.list;
         }
-        pair.m.bdd.publish();
-        Phase::Comparing.set(opts.meter.as_ref());
+        Phase::Comparing.enter(&pair.m.bdd, opts.meter.as_ref());
         Ok(Ok(pair))
     }
 
