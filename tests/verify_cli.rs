@@ -571,7 +571,8 @@ fn the_json_report_gives_the_work_the_proof_took() {
 /// On a terminal (a pseudo-terminal `script` gives, 60 columns), `verify` draws one status
 /// line while a comparison the decision diagrams cannot finish runs (products of argument
 /// words, until 5 million steps: over a second here), redrawn in place with the nodes and
-/// steps against the budgets, never wider than the terminal, and cleared before the verdict
+/// steps against the budgets, never wider than the terminal (the time left out to keep
+/// both counts), and cleared before the verdict
 /// prints. The line appears only once the work has run half a second, so a machine that
 /// finishes sooner shows none: the test insists on it when the run took a second.
 #[test]
@@ -594,7 +595,9 @@ fn a_terminal_sees_a_long_comparison_drawn_with_its_counts_and_cleared() {
     if let Some((last, drawn)) = draws.split_last() {
         for line in drawn {
             assert!(line.starts_with("secopt: exploring A: "), "{line:?}");
+            // Both counts, though the whole line is wider than the terminal: the time gives way.
             assert!(line.contains("/16.8M nodes, "), "{line:?}");
+            assert!(line.contains("/5.0M steps"), "{line:?}");
             assert!(line.chars().count() <= 59, "{line:?}");
             assert!(!line.contains('\n'), "{line:?}");
         }

@@ -74,6 +74,9 @@ struct State {
     start: Instant,
     /// The stage under way, as last heard, in words.
     stage: Option<String>,
+    /// How far the stage under way has come, where it says (a layout's table of trees
+    /// filling), drawn after it on a terminal.
+    detail: Option<String>,
     /// A comparison's or the optimizer's proofs' meter, with the budgets its counts are
     /// shown against.
     meter: Option<(Meter, Budget)>,
@@ -94,24 +97,32 @@ impl State {
         if elapsed < self.sink.quiet_for {
             return;
         }
-        let Some(text) = self.line() else { return };
+        let Some(parts) = self.parts() else { return };
         // A line wider than the terminal would wrap, and the next one be drawn below it.
-        let text: String = text
-            .chars()
-            .take((self.sink.width)().saturating_sub(1))
-            .collect();
+        let text = parts.fit((self.sink.width)().saturating_sub(1));
         self.sink.write(format_args!("\r\x1b[K{text}"));
         self.drawn = true;
     }
 
-    /// The stage under way as the line says it, with a comparison's counts.
+    /// The stage under way as the line says it, with a comparison's counts or how far it has
+    /// come.
     fn line(&self) -> Option<String> {
+        self.parts().map(|p| p.whole())
+    }
+
+    /// The line in its parts.
+    fn parts(&self) -> Option<Parts> {
         let stage = self.stage.as_deref()?;
-        let stage = match &self.meter {
-            Some((meter, budget)) if self.counted => format!("{stage}: {}", counts(meter, budget)),
-            _ => stage.to_string(),
+        let progress = match (&self.meter, &self.detail) {
+            (Some((meter, budget)), _) if self.counted => format!(": {}", counts(meter, budget)),
+            (_, Some(detail)) => format!(": {detail}"),
+            _ => String::new(),
         };
-        Some(line(&self.label, &stage, self.start.elapsed()))
+        Some(Parts {
+            head: format!("secopt: {}{stage}", labelled(&self.label)),
+            progress,
+            time: elapsed(self.start.elapsed()),
+        })
     }
 
     /// A comparison's last line in a log: its counts at the end, and the time it took.
@@ -132,6 +143,7 @@ impl State {
             return;
         }
         self.stage = Some(stage);
+        self.detail = None;
         self.counted = counted;
         if log {
             if let Some(text) = self.line() {
@@ -213,6 +225,7 @@ impl StatusLine {
                 sink,
                 start: Instant::now(),
                 stage: None,
+                detail: None,
                 meter: None,
                 counted: false,
                 drawn: false,
@@ -253,6 +266,16 @@ impl StatusLine {
         let state = Arc::clone(&self.state);
         let log = self.ticker.is_none();
         Progress(Arc::new(move |stage: &Stage| {
+            if let Stage::Table(fill) = stage {
+                // Part of the layout under way: a terminal's next redraw shows how far it
+                // is filled (until it is full); a log, a line per stage, leaves it out.
+                if !log {
+                    if let Ok(mut s) = state.0.lock() {
+                        s.detail = (fill.percent < 100).then(|| fill.to_string());
+                    }
+                }
+                return;
+            }
             if let Ok(mut s) = state.0.lock() {
                 // A proof's counts are drawn as it runs; a log line, written as it starts,
                 // would only ever say it had not begun.
@@ -334,21 +357,67 @@ fn labelled(label: &str) -> String {
     }
 }
 
-/// One stage as the status line says it: the file, the stage, and the time so far.
-/// An empty label is left out (a comparison of one pair: the command line names the files).
-fn line(label: &str, stage: &dyn std::fmt::Display, elapsed: Duration) -> String {
-    let label = if label.is_empty() {
-        String::new()
-    } else {
-        format!("{label}: ")
-    };
-    format!("secopt: {label}{stage}... ({:.1} s)", elapsed.as_secs_f64())
+/// The end of a status line: `... (2.3 s)`.
+fn elapsed(time: Duration) -> String {
+    format!("... ({:.1} s)", time.as_secs_f64())
+}
+
+/// A status line in its parts, which a narrow terminal keeps in order of what they say.
+struct Parts {
+    /// `secopt: `, the file and the stage.
+    head: String,
+    /// How far the stage has come (`: 1.2M/16.8M nodes, …`, `: table of 779 ranges 45%`),
+    /// or empty.
+    progress: String,
+    /// `... (2.3 s)`.
+    time: String,
+}
+
+impl Parts {
+    fn whole(&self) -> String {
+        format!("{}{}{}", self.head, self.progress, self.time)
+    }
+
+    /// The line in at most `width` columns (characters). What it says of its progress stays
+    /// in view longest: the time goes first where that is enough (it is only the sign of life
+    /// that the progress also gives), then the stage is cut short, marked `...`, and on a
+    /// terminal too narrow even for that, the line's start is what shows.
+    fn fit(&self, width: usize) -> String {
+        /// The least of the head worth keeping before its cut: `secopt: ` and a few more.
+        const LEAST_HEAD: usize = 16;
+        let whole = self.whole();
+        let (head, progress) = (self.head.as_str(), self.progress.as_str());
+        let without_time = format!("{progress}...");
+        if whole.chars().count() <= width {
+            return whole;
+        }
+        if !progress.is_empty() && head.chars().count() + without_time.chars().count() <= width {
+            return format!("{head}{without_time}");
+        }
+        for tail in [format!("{progress}{}", self.time), without_time] {
+            // The cut is marked `...`, unless the tail starts with them (only the time).
+            let mark = if tail.starts_with("...") { "" } else { "..." };
+            match width.checked_sub(tail.chars().count() + mark.len()) {
+                Some(room) if room >= LEAST_HEAD => {
+                    let cut: String = head.chars().take(room).collect();
+                    return format!("{cut}{mark}{tail}");
+                }
+                _ => {}
+            }
+        }
+        whole.chars().take(width).collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::optimize::{Favor, Method};
+
+    /// One stage as the status line says it, as [`State::parts`] puts it together.
+    fn line(label: &str, stage: &dyn std::fmt::Display, time: Duration) -> String {
+        format!("secopt: {}{stage}{}", labelled(label), elapsed(time))
+    }
 
     #[test]
     fn a_stage_is_said_with_its_file_and_the_time_so_far() {
@@ -439,22 +508,18 @@ mod tests {
         assert_eq!(lines[0], "", "{drawn:?}");
         assert!(lines.len() >= 3, "{drawn:?}");
         for line in &lines[1..] {
-            // Cut to the terminal's width less one column, so it never wraps.
+            // Cut to the terminal's width less one column, so it never wraps, the stage
+            // cut short to keep the time in view.
             assert_eq!(line.chars().count(), 39, "{line:?}");
-            assert!(
-                line.starts_with("secopt: p.json: laying out favouring"),
-                "{line:?}"
-            );
+            assert!(line.starts_with("secopt: p.json: laying out"), "{line:?}");
+            assert!(line.ends_with(" s)"), "{line:?}");
             assert!(!line.contains('\n'));
         }
         // A new stage is drawn at once.
         (progress.0)(&PROOF);
         let drawn = screen.text();
         let last = drawn.rsplit("\r\x1b[K").next().unwrap();
-        assert!(
-            last.starts_with("secopt: p.json: proving the re-"),
-            "{last:?}"
-        );
+        assert!(last.starts_with("secopt: p.json: proving the "), "{last:?}");
         // At the end the line is cleared, and nothing is drawn after.
         drop(status);
         let end = screen.text();
@@ -462,6 +527,118 @@ mod tests {
         std::thread::sleep(Duration::from_millis(300));
         (progress.0)(&LAYOUT);
         assert_eq!(screen.text(), end);
+    }
+
+    /// A line too wide for the terminal keeps what it says of its progress: it drops the time
+    /// where that is enough, else cuts the stage short; a terminal too narrow for that shows
+    /// the line's start.
+    #[test]
+    fn a_long_line_is_cut_in_its_stage_not_its_progress() {
+        let parts = |head: &str, progress: &str| Parts {
+            head: head.to_string(),
+            progress: progress.to_string(),
+            time: "... (2.3 s)".to_string(),
+        };
+        let compile = parts(
+            "secopt: near.json: laying out favouring size within 44 instructions per path",
+            ": table of 779 ranges 45%",
+        );
+        let whole = compile.whole();
+        assert_eq!(compile.fit(200), whole);
+        assert_eq!(
+            compile.fit(59),
+            "secopt: near.json: l...: table of 779 ranges 45%... (2.3 s)"
+        );
+        for width in [
+            20,
+            40,
+            59,
+            79,
+            whole.len() - 1,
+            whole.len(),
+            whole.len() + 1,
+        ] {
+            let line = compile.fit(width);
+            assert!(line.chars().count() <= width, "{line:?}");
+            assert!(
+                line.contains("ranges 45%") || whole.starts_with(&line),
+                "{line:?}"
+            );
+        }
+        assert_eq!(compile.fit(40), "secopt: near.json: laying out favouring ");
+        // Where dropping the time is enough, the stage stays whole.
+        let verify = parts("secopt: exploring A", ": 1.2M/16.8M nodes, 3.4M/5.0M steps");
+        assert_eq!(
+            verify.fit(59),
+            "secopt: exploring A: 1.2M/16.8M nodes, 3.4M/5.0M steps..."
+        );
+        // With only the time after the stage, its dots mark the cut, and the time stays.
+        assert_eq!(
+            parts("secopt: near.json: laying out favouring size", "").fit(40),
+            "secopt: near.json: laying out... (2.3 s)"
+        );
+    }
+
+    /// The share of a layout's table filled follows the stage on a terminal, until the table
+    /// is full or the next stage begins; a log, a line per stage, does not mention it.
+    #[test]
+    fn a_tables_filling_is_drawn_after_its_layout_and_never_logged() {
+        let fill = |percent| {
+            Stage::Table(crate::optimize::dispatch::TableFill {
+                ranges: 779,
+                within: 41,
+                percent,
+            })
+        };
+        let screen = Screen::default();
+        let status = StatusLine::start("p.json", false, screen.wide_sink(Duration::ZERO));
+        let progress = status.progress();
+        let state = Arc::clone(&status.state);
+        let line = || state.0.lock().unwrap().line().unwrap();
+        (progress.0)(&LAYOUT);
+        (progress.0)(&fill(0));
+        (progress.0)(&fill(45));
+        assert!(
+            line().starts_with(
+                "secopt: p.json: laying out favouring balanced: table of 779 ranges 45%... ("
+            ),
+            "{}",
+            line()
+        );
+        (progress.0)(&fill(100));
+        assert!(
+            line().starts_with("secopt: p.json: laying out favouring balanced... ("),
+            "{}",
+            line()
+        );
+        (progress.0)(&fill(7));
+        (progress.0)(&PROOF);
+        assert!(
+            line().starts_with("secopt: p.json: proving the re-emitted program equal... ("),
+            "{}",
+            line()
+        );
+        // The ticker draws what the line says.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        (progress.0)(&LAYOUT);
+        (progress.0)(&fill(45));
+        while !screen.text().contains("ranges 45%") && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(screen
+            .text()
+            .contains("balanced: table of 779 ranges 45%... ("));
+        drop(status);
+
+        let log = Screen::default();
+        let status = StatusLine::start("p.json", true, log.sink(Duration::from_secs(60)));
+        for stage in [LAYOUT, fill(0), fill(45), fill(100), PROOF] {
+            (status.progress().0)(&stage);
+        }
+        drop(status);
+        let lines: Vec<String> = log.text().lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(!log.text().contains('%'), "{lines:?}");
     }
 
     #[test]

@@ -965,6 +965,15 @@ impl NearTheLimit {
     }
 
     fn compile(&self, max_path: Option<usize>) -> Result<CompiledFilter, CompileError> {
+        self.compile_heard(max_path, None)
+    }
+
+    /// [`NearTheLimit::compile`], telling `progress` the optimizer's stages.
+    fn compile_heard(
+        &self,
+        max_path: Option<usize>,
+        progress: Option<crate::optimize::Progress>,
+    ) -> Result<CompiledFilter, CompileError> {
         let arches = ResolveOptions {
             native: Some(Arch::X86_64),
             arches: Some(vec![Arch::X86_64, Arch::X86, Arch::X32]),
@@ -975,6 +984,7 @@ impl NearTheLimit {
                 report: false,
                 max_path,
                 self_check_budget: WITHOUT_CLOCK,
+                progress,
                 ..Default::default()
             }),
             ..Default::default()
@@ -1029,15 +1039,46 @@ fn favouring_size_is_tried_when_the_layout_asked_for_is_too_long() {
 /// less (laid out within 39); with two less at most (before the thirtieth session) it was
 /// refused. (The bound was 67 until the thirty-first session's layout gave the unbounded
 /// layout a path of 67.)
+///
+/// The layouts fill tables of exact trees, the x86_64 dispatch's of 779 ranges among them
+/// (seconds of work): a caller watching the progress hears each new table filled from 0% to
+/// 100%, inside a layout.
 #[test]
 fn max_path_leaves_room_for_a_long_programs_jumps() {
+    use crate::optimize::{Progress, Stage};
     let near = NearTheLimit::new();
-    let f = near.compile(Some(44)).unwrap();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let progress = Progress(std::sync::Arc::new({
+        let heard = std::sync::Arc::clone(&heard);
+        move |stage: &Stage| heard.lock().unwrap().push(*stage)
+    }));
+    let f = near.compile_heard(Some(44), Some(progress)).unwrap();
     assert!(f.program().len() <= 4096);
     let worst = crate::optimize::cost::worst_case_path(f.program());
     assert!(worst <= 44, "{worst}");
     assert!(f.info().optimization.as_ref().unwrap().verified);
     near.check_decisions(&f);
+
+    let heard = heard.lock().unwrap();
+    assert!(matches!(heard[0], Stage::Layout { .. }), "{:?}", heard[0]);
+    // Each table's fill: from 0, rising, to 100, before the next stage or table.
+    let mut largest = 0;
+    for (k, stage) in heard.iter().enumerate() {
+        let Stage::Table(fill) = stage else { continue };
+        largest = largest.max(fill.ranges);
+        let next = heard.get(k + 1);
+        match next {
+            Some(Stage::Table(after)) if after.percent > 0 => {
+                assert!(after.percent > fill.percent, "{fill:?} then {after:?}");
+                assert_eq!((after.ranges, after.within), (fill.ranges, fill.within));
+            }
+            _ => assert_eq!(fill.percent, 100, "{fill:?} then {next:?}"),
+        }
+        if fill.percent == 0 {
+            assert!(k > 0 && !matches!(heard[k - 1], Stage::Proof { .. }));
+        }
+    }
+    assert!(largest >= 700, "{largest}");
 }
 
 /// 3 800 scattered `ioctl` requests (near the most a filter can hold): laid out as balanced

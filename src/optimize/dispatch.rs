@@ -749,6 +749,55 @@ pub struct BoundedTrees {
 #[derive(Default)]
 pub struct TablesCache {
     kept: RefCell<Vec<(TablesKey, Rc<BoundedTrees>)>>,
+    /// Hears how far each table it builds is filled ([`TablesCache::watched`]).
+    watch: Option<Box<dyn Fn(TableFill)>>,
+}
+
+/// How far a table of [`BoundedTrees`] is filled, for a caller that shows progress
+/// ([`TablesCache::watched`]): one of 779 ranges takes seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableFill {
+    /// The dispatch's ranges (leaves).
+    pub ranges: usize,
+    /// The largest bound on the longest path the table answers, in instructions.
+    pub within: usize,
+    /// The share of its work done, in percent: the splits priced so far among all it
+    /// prices (a range of `n` leaves has `n - 1` splits per set of tested candidates).
+    pub percent: u8,
+}
+
+impl std::fmt::Display for TableFill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "table of {} ranges {}%", self.ranges, self.percent)
+    }
+}
+
+/// Counts the work of filling one table (with its tables without candidates) and tells its
+/// watcher each time another percent of it is done.
+struct FillProgress<'a> {
+    tell: &'a dyn Fn(TableFill),
+    ranges: usize,
+    within: usize,
+    done: u64,
+    total: u64,
+    told: Option<u8>,
+}
+
+impl FillProgress<'_> {
+    /// `work` more done (told as it starts too, with `work` 0).
+    fn advance(&mut self, work: u64) {
+        self.done += work;
+        debug_assert!(self.done <= self.total, "{} of {}", self.done, self.total);
+        let percent = (self.done * 100 / self.total.max(1)).min(100) as u8;
+        if self.told.is_none_or(|t| percent > t) {
+            self.told = Some(percent);
+            (self.tell)(TableFill {
+                ranges: self.ranges,
+                within: self.within,
+                percent,
+            });
+        }
+    }
 }
 
 /// What [`BoundedTrees`] are built from, but the bound.
@@ -773,6 +822,15 @@ impl std::fmt::Debug for TablesCache {
 }
 
 impl TablesCache {
+    /// A cache that tells `watch` how far each table it builds is filled, as it fills it (at
+    /// each percent, from 0 to 100; a kept table answers without a word).
+    pub fn watched(watch: Box<dyn Fn(TableFill)>) -> TablesCache {
+        TablesCache {
+            kept: RefCell::default(),
+            watch: Some(watch),
+        }
+    }
+
     /// The tables for `leaves` (with `hot` values, else without `jeq` candidates) up to at
     /// least `max_bound`: kept ones where they answer the same, else new ones.
     fn tables(
@@ -800,12 +858,28 @@ impl TablesCache {
         if let Some((_, tables)) = kept.iter().find(same) {
             return Rc::clone(tables);
         }
-        let tables = Rc::new(match candidates {
-            Some(candidates) => {
-                BoundedTrees::new_with_candidates(leaves, candidates, len, max_bound, tuning)
-            }
-            None => BoundedTrees::with_candidates(leaves, Vec::new(), len, max_bound, tuning),
+        let mut tables =
+            BoundedTrees::unfilled(leaves, candidates.unwrap_or_default(), max_bound, tuning);
+        // Filled as `BoundedTrees::new_with_candidates` does, telling the watcher.
+        let mut plain = (!tables.candidates.is_empty())
+            .then(|| BoundedTrees::unfilled(leaves, Vec::new(), max_bound, tuning));
+        let mut progress = self.watch.as_deref().map(|tell| FillProgress {
+            tell,
+            ranges: leaves.len(),
+            within: max_bound,
+            done: 0,
+            total: tables.work() + plain.as_ref().map_or(0, BoundedTrees::work),
+            told: None,
         });
+        if let Some(p) = &mut progress {
+            p.advance(0);
+        }
+        if let Some(plain) = &mut plain {
+            plain.fill(len, fill_order(leaves.len()), progress.as_mut());
+        }
+        tables.fill(len, fill_order(leaves.len()), progress.as_mut());
+        tables.plain = plain.map(Box::new);
+        let tables = Rc::new(tables);
         let cells = tables.cells();
         if cells <= TABLES_CACHE_MAX_CELLS {
             let mut total: usize = kept.iter().map(|(_, t)| t.cells()).sum::<usize>() + cells;
@@ -1140,6 +1214,19 @@ impl BoundedTrees {
         max_bound: usize,
         tuning: &Tuning,
     ) -> Self {
+        let mut tables = Self::unfilled(leaves, candidates, max_bound, tuning);
+        tables.fill(len, fill_order(leaves.len()), None);
+        tables
+    }
+
+    /// The tables with these `jeq` candidates, every cell still to be filled
+    /// ([`BoundedTrees::fill`]).
+    fn unfilled(
+        leaves: &[Leaf],
+        candidates: Vec<JeqCandidate>,
+        max_bound: usize,
+        tuning: &Tuning,
+    ) -> Self {
         let m = leaves.len();
         let nb = max_bound + 1;
         let chains = if has_exception_pattern(leaves) {
@@ -1157,7 +1244,7 @@ impl BoundedTrees {
             }
         }
         let calls: f64 = leaves.iter().map(|l| l.weight.0[0]).sum();
-        let mut tables = BoundedTrees {
+        BoundedTrees {
             leaves: leaves.to_vec(),
             chains,
             max_bound,
@@ -1171,9 +1258,22 @@ impl BoundedTrees {
             choice: vec![LEAF; total * nb],
             plain: None,
             least: vec![0; total],
-        };
-        tables.fill(len, fill_order(m));
-        tables
+        }
+    }
+
+    /// The work [`BoundedTrees::fill`] does, as [`TableFill::percent`] counts it: per range,
+    /// its states times its leaves (the splits it prices, and one).
+    fn work(&self) -> u64 {
+        let m = self.leaves.len();
+        (0..m)
+            .flat_map(|i| (i..m).map(move |j| (i, j)))
+            .map(|(i, j)| self.states(i, j) as u64 * (j - i + 1) as u64)
+            .sum()
+    }
+
+    /// How many states range `i..=j` has: one per subset of its candidates.
+    fn states(&self, i: usize, j: usize) -> usize {
+        1 << (self.below[j + 1] - self.below[i])
     }
 
     /// The state of range `i..=j` with the candidates of `set` (a set of all candidates) that
@@ -1196,8 +1296,13 @@ impl BoundedTrees {
     }
 
     /// Fills the tables, range by range in `order` (each range after those its splits read:
-    /// [`fill_order`]).
-    fn fill(&mut self, len: &dyn Fn(NodeId) -> usize, order: impl Iterator<Item = (usize, usize)>) {
+    /// [`fill_order`]), telling `progress` the work of each range as it is done.
+    fn fill(
+        &mut self,
+        len: &dyn Fn(NodeId) -> usize,
+        order: impl Iterator<Item = (usize, usize)>,
+        mut progress: Option<&mut FillProgress>,
+    ) {
         let m = self.leaves.len();
         let nb = self.max_bound + 1;
         let mut prefix = vec![Cost::ZERO; m + 1];
@@ -1242,6 +1347,9 @@ impl BoundedTrees {
                     break;
                 }
                 set = (set - 1) & range;
+            }
+            if let Some(p) = progress.as_deref_mut() {
+                p.advance(self.states(i, j) as u64 * span as u64);
             }
         }
     }
@@ -2469,7 +2577,7 @@ mod tests {
                 t.choice.fill(LEAF);
                 t.least.fill(0);
                 t.target.fill(NO_TARGET);
-                t.fill(&len, by_span(m));
+                t.fill(&len, by_span(m), None);
             };
             if let Some(plain) = span.plain.as_deref_mut() {
                 refill(plain);
@@ -2541,6 +2649,49 @@ mod tests {
             }
         }
         assert!(reused > 200, "{reused}");
+    }
+
+    /// A watched cache tells each new table's filling from 0% to 100% (every percent in
+    /// between, once, in order, on tables with more than a hundred times the work of their
+    /// largest range), says nothing of a table it already keeps, and fills the same tables as
+    /// an unwatched one. The work a percent counts is each range's states times its leaves:
+    /// without `jeq` candidates, a table of `m` leaves has `m(m+1)(m+2)/6` of it.
+    #[test]
+    fn a_watched_cache_tells_each_percent_of_a_new_table_once() {
+        let mut rng = Rng::new(11);
+        for round in 0..40 {
+            let m = 40 + rng.below(60);
+            let leaves = random_leaves(&mut rng, m, |rng| Cost([rng.below(50) as f64, 1.0]));
+            let hot = random_hot(&mut rng, &leaves);
+            let hot = (round % 2 == 0).then_some(hot.as_slice());
+            let len = |t: NodeId| 1 + (t as usize * 7) % 4;
+            let tuning = [Tuning::BALANCED, Tuning::SPEED, Tuning::SIZE][round % 3];
+            let heard = Rc::new(RefCell::new(Vec::new()));
+            let cache = TablesCache::watched(Box::new({
+                let heard = Rc::clone(&heard);
+                move |fill| heard.borrow_mut().push(fill)
+            }));
+            let watched = cache.tables(&leaves, hot, &len, 14, &tuning);
+            let percents: Vec<u8> = heard.borrow().iter().map(|f| f.percent).collect();
+            assert_eq!(percents, (0..=100).collect::<Vec<_>>(), "round {round}");
+            for fill in heard.borrow().iter() {
+                assert_eq!((fill.ranges, fill.within), (m, 14), "round {round}");
+            }
+            let plain = watched.plain.as_deref().unwrap_or(&watched);
+            assert!(plain.candidates.is_empty());
+            assert_eq!(plain.work(), (m * (m + 1) * (m + 2) / 6) as u64);
+            // A table it keeps answers without a word.
+            let kept = cache.tables(&leaves, hot, &len, 14, &tuning);
+            assert!(Rc::ptr_eq(&kept, &watched));
+            assert_eq!(heard.borrow().len(), 101, "round {round}");
+            let new = BoundedTrees::for_hot(&leaves, hot, &len, 14, &tuning);
+            for b in 0..=14 {
+                let tree = |t: Option<(Tree, Cost)>| t.map(|t| t.0);
+                assert_eq!(tree(watched.best(b)), tree(new.best(b)), "round {round}");
+                let plain = (tree(watched.best_plain(b)), tree(new.best_plain(b)));
+                assert_eq!(plain.0, plain.1, "round {round}");
+            }
+        }
     }
 
     #[test]

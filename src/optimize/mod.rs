@@ -166,6 +166,10 @@ pub enum Stage {
     /// Proving the candidate `method` made equal to the input (the reference lowering of a
     /// profile, for `compile`).
     Proof { method: Method },
+    /// Inside a layout under [`OptimizeOptions::max_path`], filling a table of exact trees
+    /// ([`dispatch::BoundedTrees`]): heard as it starts and at each percent of its work (one of
+    /// hundreds of ranges takes seconds; a table the layouts already built is not heard).
+    Table(dispatch::TableFill),
 }
 
 impl std::fmt::Display for Stage {
@@ -195,6 +199,7 @@ impl std::fmt::Display for Stage {
                     Method::Unchanged => "input",
                 }
             ),
+            Stage::Table(fill) => write!(f, "filling a {fill}"),
         }
     }
 }
@@ -493,7 +498,13 @@ fn optimize_input(
 ) -> Result<Optimized, OptimizeError> {
     // Under `max_path` layouts are tried again with less room, and again favouring size
     // below: the dispatch's tables are kept across all of them.
-    let tables = dispatch::TablesCache::default();
+    let tables = match &opts.progress {
+        Some(Progress(tell)) => {
+            let tell = std::sync::Arc::clone(tell);
+            dispatch::TablesCache::watched(Box::new(move |fill| tell(&Stage::Table(fill))))
+        }
+        None => dispatch::TablesCache::default(),
+    };
     let asked = optimize_favoring(prog, stack, opts, &tables);
     let favor = opts.favor_in_effect();
     let Err(OptimizeError::TooLarge { input, reached }) = asked else {
