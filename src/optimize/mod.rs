@@ -379,7 +379,7 @@ pub enum OptimizeError {
         reasons: Vec<Note>,
     },
     /// No program found keeps every path within [`OptimizeOptions::max_path`].
-    #[error("no equivalent program found keeps every path within {bound} instructions: the shortest worst-case path reached is {shortest} (the input's is {input})")]
+    #[error("no equivalent filter keeps every path within {bound} instructions: the shortest worst-case path secopt reached is {shortest} (the input's is {input})")]
     PathBound {
         bound: usize,
         /// The shortest worst-case path of the candidates that fit the kernel's limit (or the
