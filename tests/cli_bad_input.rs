@@ -337,3 +337,162 @@ fn time_limits_and_budgets_that_cannot_be_used_are_refused() {
         assert_eq!(ok.status.code(), Some(0), "{value}: {:?}", ok);
     }
 }
+
+/// An output that is one of the command's own input files (by its name, through a link, as a
+/// member of a stack, a workload, or a `{thread}` pattern that expands to it) is refused
+/// before it is written: the file read stays as it was, byte for byte. (Found by an audit:
+/// `asm in.s -o in.s` replaced the source with raw bytes, `compile … --weights w.json -o
+/// w.json` the workload with a filter.)
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let d = tmpdir("in-place");
+    let filter = raw(&[
+        (0x20, 0, 0, 0),
+        (0x15, 0, 1, 39),
+        RET_ALLOW,
+        (0x06, 0, 0, 0),
+    ]);
+    let f = write(&d, "f.bpf", &filter);
+    let g = write(&d, "g.bpf", &filter);
+    let asm = write(&d, "f.s", b"ld [nr]\nret ALLOW\n");
+    let weights = write(&d, "w.json", br#"{"read": 5, "write": 3}"#);
+    let link = d.join("link.bpf");
+    std::os::unix::fs::symlink(&f, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let profile = "examples/web-server.json";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["asm", &asm, "-o", &asm], &asm),
+        (vec!["disasm", &f, "-o", &f], &f),
+        (vec!["optimize", &f, "-o", &f], &f),
+        (vec!["optimize", &f, "-o", link], &f),
+        (vec!["optimize", &f, &g, "-o", &g], &g),
+        (
+            vec!["compile", profile, "--weights", &weights, "-o", &weights],
+            &weights,
+        ),
+        (
+            vec!["optimize", &f, "--weights", &weights, "-o", &weights],
+            &weights,
+        ),
+    ];
+    for (args, kept) in cases {
+        let before = std::fs::read(kept).unwrap();
+        let out = secopt(&args);
+        assert_bad_input(&out, &["an input of this command", "choose another file"]);
+        assert_eq!(std::fs::read(kept).unwrap(), before, "{args:?}");
+    }
+    // A pattern that expands to the profile's own name: refused before any thread is written.
+    let fc = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json");
+    let Ok(text) = std::fs::read(&fc) else {
+        eprintln!("SKIPPED: no ../shared/profiles");
+        return;
+    };
+    let vcpu = write(&d, "vcpu.json", &text);
+    let pattern = d.join("{thread}.json");
+    let out = secopt(&[
+        "compile",
+        &vcpu,
+        "-o",
+        pattern.to_str().unwrap(),
+        "--emit",
+        "raw",
+    ]);
+    assert_bad_input(
+        &out,
+        &[
+            "vcpu.json",
+            "an input of this command",
+            "nothing was written",
+        ],
+    );
+    assert_eq!(std::fs::read(&vcpu).unwrap(), text);
+    for thread in ["api", "vmm"] {
+        assert!(!d.join(format!("{thread}.json")).exists(), "{thread}");
+    }
+}
+
+/// A Firecracker profile's thread names become file names under `-o DIR/` and in a
+/// `{thread}` pattern; a name that would leave the directory (`../x`), an absolute one, an
+/// empty one or `..` is refused and nothing is written anywhere. (Found by an audit: a thread
+/// named `../escaped` wrote `DIR/../escaped.bpf`.)
+#[test]
+fn a_thread_name_cannot_write_outside_the_output_directory() {
+    let fc = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json");
+    let Ok(text) = std::fs::read_to_string(&fc) else {
+        eprintln!("SKIPPED: no ../shared/profiles");
+        return;
+    };
+    let d = tmpdir("thread-names");
+    let out_dir = d.join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    for name in ["../escaped", "/tmp/secopt-abs", "", "..", "a\u{1b}[31m"] {
+        let renamed = text.replacen("\"vmm\"", &serde_json::to_string(name).unwrap(), 1);
+        assert_ne!(renamed, text);
+        let profile = write(&d, "fc.json", renamed.as_bytes());
+        for target in [
+            format!("{}/", out_dir.display()),
+            format!("{}/fc-{{thread}}.bpf", out_dir.display()),
+        ] {
+            let out = secopt(&["compile", &profile, "-o", &target]);
+            assert_bad_input(
+                &out,
+                &["fc.json", "cannot name a file", "nothing was written"],
+            );
+            assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "{name:?}");
+            assert!(!d.join("escaped.bpf").exists() && !d.join("fc-..bpf").exists());
+        }
+    }
+    assert!(!Path::new("/tmp/secopt-abs.bpf").exists());
+}
+
+/// Names read from an input reach stderr with their control characters escaped: a workload
+/// key or a profile's syscall name holding `ESC [31m` cannot recolour or move the cursor of
+/// the terminal that shows the message (found by an audit: the bytes went out raw).
+#[test]
+fn control_characters_from_an_input_are_escaped_in_messages() {
+    let d = tmpdir("control");
+    let weights = write(&d, "w.json", br#"{"re\u001b[31mad": 5, "write": 3}"#);
+    let profile = "examples/web-server.json";
+    let out_file = d.join("o.bpf");
+    let o = out_file.to_str().unwrap();
+    let out = secopt(&["compile", profile, "--weights", &weights, "-o", o]);
+    assert_bad_input(&out, &["unknown syscalls: re\\u{1b}[31mad"]);
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = secopt(&[
+        "compile",
+        profile,
+        "--weights",
+        &weights,
+        "--skip-unknown",
+        "-o",
+        o,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("skipped re\\u{1b}[31mad"), "{stderr}");
+    assert!(!out.stderr.contains(&0x1b), "{stderr:?}");
+
+    let named = write(
+        &d,
+        "p.json",
+        br#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+             {"names": ["read", "fr\u001b]0;title\u0007ob"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    );
+    let out = secopt(&["compile", &named, "--arch", "x86_64", "-o", o]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("fr\\u{1b}]0;title\\u{7}ob"), "{stderr}");
+    assert!(
+        !out.stderr.iter().any(|&b| b == 0x1b || b == 0x07),
+        "{stderr:?}"
+    );
+    let out = secopt(&["compile", &named, "--arch", "x86_64", "--strict", "-o", o]);
+    assert_bad_input(&out, &["fr\\u{1b}]0;title\\u{7}ob"]);
+    assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07));
+}

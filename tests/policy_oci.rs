@@ -671,8 +671,19 @@ fn bad_input_is_reported_with_its_path() {
             r#"{"names":["read"],"action":"SCMP_ACT_ALLOW","args":[{"index":0,"value":18446744073709551616,"op":"SCMP_CMP_EQ"}]}"#,
         ),
         "$.syscalls[0].args[0].value",
-        "expected an integer",
+        "expected an integer that fits in 64 bits, found a larger one",
     );
+    // Whole numbers written as runc's Go decoder refuses for an integer: said as such, not
+    // as numbers too large (which they were called until the thirty-sixth session).
+    for (value, found) in [("1.0", "1.0"), ("1e2", "100.0"), ("-0", "-0.0")] {
+        invalid(
+            &entry(&format!(
+                r#"{{"names":["read"],"action":"SCMP_ACT_ALLOW","args":[{{"index":0,"value":{value},"op":"SCMP_CMP_EQ"}}]}}"#
+            )),
+            "$.syscalls[0].args[0].value",
+            &format!("expected an integer, found {found} (a number written with a decimal point"),
+        );
+    }
     invalid(
         &entry(
             r#"{"names":["read"],"action":"SCMP_ACT_ALLOW","args":[{"value":1,"op":"SCMP_CMP_EQ"}]}"#,

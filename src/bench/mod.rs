@@ -65,7 +65,10 @@ pub enum BenchError {
     },
     /// A workload names syscalls the architecture does not have
     /// ([`workload::WorkloadOptions::skip_unknown`] leaves them out instead).
-    #[error("{source_name}: unknown syscalls: {}", names.join(", "))]
+    #[error(
+        "{source_name}: unknown syscalls: {}",
+        crate::policy::name_listing(names, usize::MAX, "")
+    )]
     UnknownSyscalls {
         source_name: String,
         names: Vec<String>,

@@ -448,7 +448,9 @@ fn finish(
         for u in &unknown {
             notes.push(format!(
                 "{}: skipped {}: no such syscall on {}",
-                u.origin, u.name, u.arch
+                crate::policy::printable(&u.origin),
+                crate::policy::printable(&u.name),
+                u.arch
             ));
         }
     }

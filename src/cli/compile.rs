@@ -4,8 +4,8 @@
 use super::asm_cmd::parse_arch;
 use super::hints;
 use super::io::{
-    check_output_dir, display_name, looks_like_firecracker, read_input, write_binary_output,
-    write_output,
+    check_not_an_input, check_output_dir, display_name, looks_like_firecracker, read_input,
+    write_binary_output, write_output,
 };
 use super::optimize::{print_report_list, read_weights, Reference};
 use super::self_check::SelfCheckArgs;
@@ -714,6 +714,27 @@ fn format_for(args: &CompileArgs, path: &Path) -> EmitFormat {
     }
 }
 
+/// Refuses a thread name that cannot stand as one file name in `-o DIR/` or a `{thread}`
+/// pattern: a name is the profile's own text, and `../x`, `/etc/x` or an empty name would put
+/// a filter outside the directory the user chose (or make a hidden `.bpf`).
+fn check_thread_file_name(profile: &Path, thread: &str) -> Result<(), Failure> {
+    let plain = !thread.is_empty()
+        && thread != "."
+        && thread != ".."
+        && !thread.contains(['/', '\0'])
+        && !thread.chars().any(char::is_control);
+    if plain {
+        return Ok(());
+    }
+    Err(Failure::input(format!(
+        "{}: thread {:?} cannot name a file in -o DIR/ or a {{thread}} pattern (it is \
+         empty, `.` or `..`, or holds `/` or a control character); write that thread with \
+         --thread and -o FILE; nothing was written",
+        display_name(profile),
+        thread
+    )))
+}
+
 /// Where each filter goes: one output, a directory, or a `{thread}` pattern. Returns whether
 /// a filter went to stdout.
 fn write_all(
@@ -743,6 +764,9 @@ fn write_all(
     // none behind (files that existed before are replaced one by one, each atomically).
     let mut planned = Vec::with_capacity(filters.len());
     for (thread, (filter, _)) in filters {
+        if let Some(t) = thread.as_deref().filter(|_| is_pattern || is_dir) {
+            check_thread_file_name(&args.profile, t)?;
+        }
         let path = match thread {
             Some(t) if is_pattern => PathBuf::from(out_text.replace("{thread}", t)),
             Some(t) if is_dir => {
@@ -769,6 +793,7 @@ fn write_all(
         }
         if filters.len() > 1 {
             check_output_dir(&path)
+                .and_then(|()| check_not_an_input(&path))
                 .map_err(|e| Failure::input(format!("{}; nothing was written", e.message)))?;
         }
         let name = match thread {

@@ -38,6 +38,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
     if let Some(raw) = read_thread_filter(path)? {
         return Ok(raw);
     }
+    remember_input(path);
     let mut buf = Vec::new();
     if path == Path::new("-") {
         std::io::stdin()
@@ -78,9 +79,56 @@ fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
     let Ok(filters) = thread_filters::decode(&bytes) else {
         return Ok(None);
     };
+    remember_input(Path::new(file));
     match filters.program(thread) {
         Ok(prog) => Ok(Some(prog.to_raw())),
         Err(e) => Err(Failure::input(format!("{file}: {e}"))),
+    }
+}
+
+/// The regular files this run reads (device and inode number, with the name it was given),
+/// so that no output replaces one: `secopt asm in.s -o in.s`, a workload named as `-o`, a
+/// member of a stack, a `{thread}` pattern that expands to the profile's own name.
+static INPUTS: std::sync::Mutex<Vec<(u64, u64, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `path` as one of this run's inputs when it is a regular file.
+fn remember_input(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    if meta.is_file() {
+        if let Ok(mut inputs) = INPUTS.lock() {
+            inputs.push((meta.dev(), meta.ino(), path.to_path_buf()));
+        }
+    }
+}
+
+/// Refuses an output `path` that is one of this run's input files (through any name or
+/// link): writing it would replace what was read, and the user's file would be lost.
+pub fn check_not_an_input(path: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let Ok(inputs) = INPUTS.lock() else {
+        return Ok(());
+    };
+    match inputs
+        .iter()
+        .find(|(dev, ino, _)| meta.is_file() && (*dev, *ino) == (meta.dev(), meta.ino()))
+    {
+        Some((_, _, read)) => Err(Failure::input(format!(
+            "{}: that is {}, an input of this command; writing there would replace it: choose \
+             another file",
+            path.display(),
+            if read == path {
+                "the file read".to_string()
+            } else {
+                read.display().to_string()
+            }
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -357,6 +405,7 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
             path.display()
         )));
     }
+    check_not_an_input(path)?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {
             let file = std::fs::canonicalize(path).map_err(cannot_write)?;

@@ -292,9 +292,19 @@ impl<'f> Reader<'f> {
                 Err(self.error(path, format!("expected a non-negative integer, found {n}")))
             }
             // An integer beyond 64 bits parses as a float: say so, not its rounded value.
+            Json::Float(x) if x.fract() == 0.0 && x.abs() >= 18446744073709551616.0 => Err(self
+                .error(
+                    path,
+                    "expected an integer that fits in 64 bits, found a larger one",
+                )),
+            // `1.0`, `1e2`, `-0`: whole, but written as runc's Go decoder refuses for an
+            // integer field.
             Json::Float(x) if x.fract() == 0.0 => Err(self.error(
                 path,
-                "expected an integer that fits in 64 bits, found a larger one",
+                format!(
+                    "expected an integer, found {x:?} (a number written with a decimal point, \
+                     an exponent or a minus sign)"
+                ),
             )),
             Json::Float(x) => Err(self.error(path, format!("expected an integer, found {x}"))),
             other => Err(self.type_error(path, "a non-negative integer", other)),

@@ -99,14 +99,16 @@ fn format_unknown(unknown: &BTreeMap<Arch, Vec<String>>) -> String {
 
 /// Names for a message: the first `shown`, each cut to 64 characters, then "and N more"
 /// and `more_suffix`. A profile may name thousands of unknown syscalls, or one name of
-/// megabytes, and messages echo what they list.
+/// megabytes, and messages echo what they list; its control characters are written as
+/// escapes (`\u{1b}`), so that a name cannot move the cursor or recolour the terminal that
+/// shows the message.
 pub fn name_listing<S: AsRef<str>>(names: &[S], shown: usize, more_suffix: &str) -> String {
     const LONGEST: usize = 64;
     let parts: Vec<String> = names
         .iter()
         .take(shown)
         .map(|n| {
-            let n = n.as_ref();
+            let n = printable(n.as_ref());
             match n.char_indices().nth(LONGEST) {
                 Some((cut, _)) => format!("{}… ({} bytes)", &n[..cut], n.len()),
                 None => n.to_string(),
@@ -118,6 +120,21 @@ pub fn name_listing<S: AsRef<str>>(names: &[S], shown: usize, more_suffix: &str)
         text += &format!(" and {} more{more_suffix}", names.len() - shown);
     }
     text
+}
+
+/// `text` (a name read from an input) as a message shows it: its control characters
+/// written as escapes (`\u{1b}`), so that it cannot move the cursor or recolour the terminal.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
 }
 
 impl PolicyError {
