@@ -71,6 +71,11 @@ impl Dag {
         Dag::default()
     }
 
+    /// How many distinct nodes the graph holds.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
     fn intern(&mut self, node: Node) -> NodeId {
         if let Some(&id) = self.interned.get(&node) {
             return id;

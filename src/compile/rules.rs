@@ -30,6 +30,7 @@ use crate::arch::{Arch, Endian};
 use crate::bpf::data::OFF_ARGS;
 use crate::bpf::RetVal;
 use crate::policy::{ArgCondition, ArgWidth, CmpOp, Dialect, ResolvedRule};
+use rustc_hash::FxHashMap as HashMap;
 
 /// Whether libseccomp treats `arch` as a 32-bit ABI (`ARCH_SIZE_32`), comparing only the
 /// low word of each argument. Note x32 and the MIPS n32 ABIs share a 64-bit audit token
@@ -215,10 +216,32 @@ fn libseccomp_syscall(
                 });
             }
             let fall = dag.ret(fallback);
-            level(&db, dag, head, fall)
+            let mut walk = LevelWalk {
+                db: &db,
+                done: HashMap::default(),
+                grown_to: dag.len() + LOWERED_TREE_MAX_NODES,
+            };
+            walk.level(dag, head, fall).ok_or_else(|| Refused {
+                origin: rules
+                    .last()
+                    .map_or_else(|| "$".into(), |r| r.origin.clone()),
+                // Met when the filter is generated, after every rule is added.
+                seq: usize::MAX,
+                reason: "libseccomp's filter generator lays its rule tree out as more than \
+                         a million tests (it repeats a subtree once for each way out of it; \
+                         libseccomp itself takes minutes on such rules, long before that)",
+                gave_up: true,
+            })?
         }
     })
 }
+
+/// Most nodes one syscall's rule tree may add to the reference graph ([`LevelWalk`]). Real
+/// profiles add hundreds (a few thousand for thousands of argument values); overlapping
+/// ranges on several arguments grow libseccomp's layout exponentially: 40 `ioctl` rules of
+/// three such comparisons lower to 200 000 instructions, 100 to 3 million, 300 past 4 GB of
+/// memory (and libseccomp 2.5.4 takes 87 s on 20 of them).
+const LOWERED_TREE_MAX_NODES: usize = 1 << 20;
 
 /// Whether libseccomp takes `rules` for a syscall number that never reaches the filter (a
 /// pseudo-syscall: another arch's name, or a multiplexed name this arch has no direct
@@ -269,50 +292,73 @@ fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallD
     Ok(db)
 }
 
-/// The graph for the tree level `start` is on, falling through to `fall` when nothing in
-/// it decides (libseccomp src/gen_bpf.c `_gen_bpf_chain`).
-fn level(db: &SyscallDb, dag: &mut Dag, start: usize, fall: NodeId) -> NodeId {
-    let mut ids = Vec::new();
-    let mut next = Some(db.level_start(start));
-    while let Some(id) = next {
-        ids.push(id);
-        next = db.level_next(id);
-    }
-    let mut cont = fall;
-    for &id in ids.iter().rev() {
-        let node = db.node(id);
-        let t = match (node.nxt_t, node.act_t.get()) {
-            (Some(sub), _) => level(db, dag, sub, cont),
-            (None, Some(a)) => dag.ret(RetVal(a)),
-            (None, None) => cont,
-        };
-        let f = match (node.nxt_f, node.act_f.get()) {
-            (Some(sub), _) => level(db, dag, sub, cont),
-            (None, Some(a)) => dag.ret(RetVal(a)),
-            (None, None) => cont,
-        };
-        let cmp = match node.op {
-            NodeOp::Eq | NodeOp::MaskedEq => Cmp::Eq,
-            NodeOp::Gt => Cmp::Gt,
-            NodeOp::Ge => Cmp::Ge,
-        };
-        cont = if node.mask == 0 {
-            // The masked word is 0 whatever the argument.
-            let holds = match cmp {
-                Cmp::Eq => node.datum == 0,
-                Cmp::Gt => false,
-                Cmp::Ge => true,
+/// The walk of a syscall's rule tree into the reference graph.
+struct LevelWalk<'a> {
+    db: &'a SyscallDb,
+    /// The graph of each level already walked, by the level's first node and where it falls
+    /// through: a subtree shared by several parents, or reached again with the same
+    /// continuation, is walked once (the graph would intern the same nodes again).
+    done: HashMap<(usize, NodeId), NodeId>,
+    /// The graph's size at which the walk gives up ([`LOWERED_TREE_MAX_NODES`]).
+    grown_to: usize,
+}
+
+impl LevelWalk<'_> {
+    /// The graph for the tree level `start` is on, falling through to `fall` when nothing in
+    /// it decides (libseccomp src/gen_bpf.c `_gen_bpf_chain`); `None` once the graph has
+    /// grown past [`LevelWalk::grown_to`].
+    fn level(&mut self, dag: &mut Dag, start: usize, fall: NodeId) -> Option<NodeId> {
+        let db = self.db;
+        let start = db.level_start(start);
+        if let Some(&done) = self.done.get(&(start, fall)) {
+            return Some(done);
+        }
+        if dag.len() > self.grown_to {
+            return None;
+        }
+        let mut ids = Vec::new();
+        let mut next = Some(start);
+        while let Some(id) = next {
+            ids.push(id);
+            next = db.level_next(id);
+        }
+        let mut cont = fall;
+        for &id in ids.iter().rev() {
+            let node = db.node(id);
+            let t = match (node.nxt_t, node.act_t.get()) {
+                (Some(sub), _) => self.level(dag, sub, cont)?,
+                (None, Some(a)) => dag.ret(RetVal(a)),
+                (None, None) => cont,
             };
-            if holds {
-                t
+            let f = match (node.nxt_f, node.act_f.get()) {
+                (Some(sub), _) => self.level(dag, sub, cont)?,
+                (None, Some(a)) => dag.ret(RetVal(a)),
+                (None, None) => cont,
+            };
+            let cmp = match node.op {
+                NodeOp::Eq | NodeOp::MaskedEq => Cmp::Eq,
+                NodeOp::Gt => Cmp::Gt,
+                NodeOp::Ge => Cmp::Ge,
+            };
+            cont = if node.mask == 0 {
+                // The masked word is 0 whatever the argument.
+                let holds = match cmp {
+                    Cmp::Eq => node.datum == 0,
+                    Cmp::Gt => false,
+                    Cmp::Ge => true,
+                };
+                if holds {
+                    t
+                } else {
+                    f
+                }
             } else {
-                f
-            }
-        } else {
-            dag.test(word_test(node.offset, node.mask, cmp, node.datum), t, f)
-        };
+                dag.test(word_test(node.offset, node.mask, cmp, node.datum), t, f)
+            };
+        }
+        self.done.insert((start, fall), cont);
+        Some(cont)
     }
-    cont
 }
 
 #[cfg(test)]

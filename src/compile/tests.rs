@@ -614,6 +614,66 @@ fn a_merge_that_is_only_slow_is_not_taken_for_a_cycle() {
     );
 }
 
+/// Rules of three overlapping range comparisons each, with different actions
+/// (`args[0] > i && args[1] <= 3i && args[2] != i`, ALLOW/LOG/TRAP in turn): libseccomp's
+/// generator repeats a shared subtree once for each way out of it, so the layout grows
+/// exponentially (libseccomp 2.5.4 takes 87 s on 20 such rules here). Forty are taken (a
+/// reference of 200 333 instructions, optimized to about a hundred); three hundred, which
+/// ran past 4 GB of memory before the graph had a limit, are refused at once as secopt
+/// giving up (`MergeTooLong`, naming the last rule), never as libseccomp refusing them.
+#[test]
+fn a_rule_tree_laid_out_past_a_million_tests_is_refused_not_run_out_of_memory() {
+    let profile = |n: usize| {
+        let actions = ["SCMP_ACT_ALLOW", "SCMP_ACT_LOG", "SCMP_ACT_TRAP"];
+        let rules: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"names": ["ioctl"], "action": "{}", "args": [
+                        {{"index": 0, "value": {i}, "op": "SCMP_CMP_GT"}},
+                        {{"index": 1, "value": {}, "op": "SCMP_CMP_LE"}},
+                        {{"index": 2, "value": {i}, "op": "SCMP_CMP_NE"}}]}}"#,
+                    actions[i % 3],
+                    3 * i
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+            rules.join(",")
+        )
+    };
+    let options = CompileOptions {
+        optimize: Some(OptimizeOptions {
+            self_check_budget: WITHOUT_CLOCK,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let forty = compile_oci(
+        profile(40).as_bytes(),
+        "ranges.json",
+        &only(Arch::X86_64),
+        &options,
+    )
+    .unwrap();
+    let info = forty.info().optimization.as_ref().unwrap();
+    assert!(info.reference_instructions > 100_000, "{info:?}");
+    assert!(forty.program().len() < 200 && info.verified);
+    let e = compile_oci(
+        profile(300).as_bytes(),
+        "ranges.json",
+        &only(Arch::X86_64),
+        &options,
+    )
+    .expect_err("laid out past the limit");
+    assert!(
+        matches!(&e, CompileError::MergeTooLong { syscall, origin, .. }
+            if syscall == "ioctl" && origin == "$.syscalls[299]"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("more than a million tests"), "{e}");
+}
+
 /// `includes`/`excludes` arches are compared as Docker compares them (moby/profiles
 /// `goToNative[runtime.GOARCH]`: `amd64` on x86_64, `x86` on i386, `arm64` on aarch64, one
 /// exact string per host; podman uses the same names): `x86_64`, `SCMP_ARCH_X86_64`, `386` or
