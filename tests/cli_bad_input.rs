@@ -496,3 +496,24 @@ fn control_characters_from_an_input_are_escaped_in_messages() {
     assert_bad_input(&out, &["fr\\u{1b}]0;title\\u{7}ob"]);
     assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07));
 }
+
+/// Options that cannot mean what they say are refused, not taken silently (found by an
+/// audit): an argument given two values, a `{}` pattern with `dump --join` (one file), and
+/// a bootstrap of no resamples, whose "95% intervals" would be single points.
+#[test]
+fn options_that_cannot_mean_what_they_say_are_refused() {
+    let d = tmpdir("options");
+    let f = write(&d, "f.bpf", &raw(&[RET_ALLOW]));
+    let out = secopt(&[
+        "emu", &f, "--arch", "x86_64", "--nr", "read", "--arg", "0=1", "--arg", "0=2",
+    ]);
+    assert_bad_input(&out, &["--arg 0= is given twice"]);
+    let pattern = d.join("f{}.bpf");
+    let out = secopt(&["dump", "1", "--join", "-o", pattern.to_str().unwrap()]);
+    assert_bad_input(&out, &["a {} pattern writes one file per filter"]);
+    assert!(!d.join("f{}.bpf").exists());
+    for bootstrap in ["0", "99"] {
+        let out = secopt(&["bench", "--probe", "getpid", "--bootstrap", bootstrap]);
+        assert_bad_input(&out, &["--bootstrap"]);
+    }
+}

@@ -103,8 +103,9 @@ pub struct BenchArgs {
     /// Do not pin the children to a CPU.
     #[arg(long)]
     pub no_pin: bool,
-    /// Bootstrap resamples for the 95% intervals.
-    #[arg(long, default_value_t = 2000)]
+    /// Bootstrap resamples for the 95% intervals (at least 100: fewer say nothing of them).
+    #[arg(long, default_value_t = 2000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(100..))]
     pub bootstrap: usize,
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 0x5ec0_9700)]

@@ -176,6 +176,17 @@ fn list(filters: &[Program]) -> String {
 }
 
 pub fn run(args: DumpArgs) -> Result<i32, Failure> {
+    let pattern = args
+        .output
+        .as_ref()
+        .filter(|o| o.to_string_lossy().contains("{}"));
+    if let (true, Some(out)) = (args.join, pattern) {
+        return Err(Failure::input(format!(
+            "-o {}: a {{}} pattern writes one file per filter; --join writes the stack as one \
+             program to one file",
+            out.display()
+        )));
+    }
     let pid = args.pid;
     if pid <= 0 {
         return Err(Failure::input(format!(

@@ -116,7 +116,12 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
     let nr = resolve_nr(&args.nr, arch)?;
     let mut data = SeccompData::new(token, nr, [0; 6]);
     data.instruction_pointer = args.ip;
-    for &(i, v) in &args.args {
+    for (k, &(i, v)) in args.args.iter().enumerate() {
+        if args.args[..k].iter().any(|&(j, _)| j == i) {
+            return Err(Failure::input(format!(
+                "--arg {i}= is given twice; an argument has one value per run"
+            )));
+        }
         data.args[i] = v;
     }
     let mut runs = Vec::new();
