@@ -151,8 +151,10 @@ impl std::fmt::Debug for Progress {
     }
 }
 
-/// What the optimizer starts, as [`OptimizeOptions::progress`] hears it.
+/// What the optimizer starts, as [`OptimizeOptions::progress`] hears it. New kinds of work
+/// may be reported in later versions (a caller's `match` keeps a `_` arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Stage {
     /// Laying out the lifted program with the dispatch favouring `favor`, within `within`
     /// instructions on every path (under [`OptimizeOptions::max_path`], less the room a
