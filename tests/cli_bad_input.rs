@@ -524,3 +524,27 @@ fn options_that_cannot_mean_what_they_say_are_refused() {
         assert_bad_input(&out, &["--bootstrap"]);
     }
 }
+
+/// `exec -p` takes an OCI profile; given Firecracker's, it says what the file is and how to
+/// run under one of its threads' filters, not that `$.defaultAction` is missing (found by an
+/// audit).
+#[test]
+fn exec_given_a_firecracker_profile_says_what_to_do_instead() {
+    let Some(text) = firecracker_profile() else {
+        return;
+    };
+    let d = tmpdir("exec-fc");
+    let fc = write(&d, "fc.json", &text);
+    let marker = d.join("ran");
+    let out = secopt(&["exec", "-p", &fc, "--", "touch", marker.to_str().unwrap()]);
+    assert_bad_input(
+        &out,
+        &[
+            "fc.json: a Firecracker profile",
+            "--thread vcpu",
+            "secopt exec --bpf",
+        ],
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("defaultAction"));
+    assert!(!marker.exists());
+}

@@ -190,7 +190,18 @@ pub fn run(args: ExecArgs) -> Result<i32, Failure> {
 fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     let name = display_name(path);
     let bytes = read_input(path)?;
-    let policy = policy::oci::parse(&bytes, &name).map_err(|e| Failure::input(e.to_string()))?;
+    let policy = policy::oci::parse(&bytes, &name).map_err(|e| {
+        if super::io::looks_like_firecracker(&bytes) {
+            // Its threads' filters are installed by Firecracker, one per thread: exec runs
+            // one of them as a raw filter.
+            return Failure::input(format!(
+                "{name}: a Firecracker profile, and -p takes an OCI profile; compile one \
+                 thread's filter and run under it: secopt compile {name} --thread vcpu -o f.bpf \
+                 && secopt exec --bpf f.bpf -- CMD"
+            ));
+        }
+        Failure::input(e.to_string())
+    })?;
     let host = Arch::host().ok_or_else(|| {
         Failure::input(format!(
             "secopt has no syscall table for this host's architecture ({})",
