@@ -1297,10 +1297,11 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
     let text = String::from_utf8(stdout).unwrap();
     assert!(text.contains("proved equal to the input"), "{text}");
     assert!(stderr.contains("long.bpf: the layout needs"), "{stderr}");
-    // `--progress always` logged the search for a layout that fits (value tests in chains)
-    // and the proof of the one kept.
+    // `--progress always` logged the lifting, the search for a layout that fits (value tests
+    // in chains) and the proof of the one kept.
     assert!(
-        stderr.contains("long.bpf: laying out favouring balanced...")
+        stderr.contains("long.bpf: lifting the decisions of the input...")
+            && stderr.contains("long.bpf: laying out favouring balanced...")
             && stderr.contains(", value chains of up to ")
             && stderr.contains("long.bpf: proving the re-emitted program equal..."),
         "{stderr}"

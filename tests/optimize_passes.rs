@@ -605,9 +605,9 @@ fn far_bodies_need_few_trampolines() {
     same_decisions(&p, &out.program);
 }
 
-/// A caller showing progress hears each layout as it starts, with the options it is laid
-/// out under, and each proof, the last one of the program handed back; without the
-/// self-check no proof at all.
+/// A caller showing progress hears the lifting, each layout as it starts, with the options it
+/// is laid out under, the passes on the input's own layout when they run, and each proof, the
+/// last one of the program handed back; without the self-check no proof at all.
 #[test]
 fn progress_hears_the_layouts_and_the_proofs() {
     use secopt::optimize::{Favor, Progress, Stage};
@@ -645,6 +645,7 @@ fn progress_hears_the_layouts_and_the_proofs() {
     assert_eq!(
         stages,
         vec![
+            Stage::Lift,
             Stage::Layout {
                 favor: Favor::Balanced,
                 within: None,
@@ -662,7 +663,9 @@ fn progress_hears_the_layouts_and_the_proofs() {
         ..default_opts()
     });
     assert!(
-        stages.iter().all(|s| matches!(s, Stage::Layout { .. })),
+        stages
+            .iter()
+            .all(|s| matches!(s, Stage::Lift | Stage::Layout { .. })),
         "{stages:?}"
     );
 
@@ -672,11 +675,18 @@ fn progress_hears_the_layouts_and_the_proofs() {
         ..default_opts()
     });
     assert_eq!(
-        stages.first(),
+        stages.get(1),
         Some(&Stage::Layout {
             favor: Favor::Size,
             within: Some(20),
             values_per_chain: None
+        }),
+        "{stages:?}"
+    );
+    // Favouring size, the input's own layout after the bytecode passes is always a rival.
+    assert!(
+        stages.contains(&Stage::Passes {
+            method: Method::BytecodePasses
         }),
         "{stages:?}"
     );

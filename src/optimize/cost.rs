@@ -13,17 +13,19 @@
 //! - **Expected cost with the cache** (5.11+): the same, but a syscall the kernel caches costs 0
 //!   (the kernel builds its bitmap when the filter is attached, by emulating the filter for
 //!   every number, and never runs the filter for a cached one: not even its first call).
-//! - **Worst-case path**: the longest path over every input, found by evaluating one input per
-//!   range of `(arch, nr)` values on which every comparison of `arch` and `nr` with a constant
-//!   goes the same way (so every input of the range runs the same instructions up to its
-//!   argument tests).
+//! - **Worst-case path**: the longest path over every input, found in one pass that keeps, for
+//!   each state, the values of `arch` and `nr` its inputs may have and splits them at every
+//!   comparison of either with a constant ([`worst_case_path`]). On filters that compare
+//!   `arch` and `nr` only with constants (every compiler's) this equals running one input per
+//!   range of values on which every such comparison goes the same way (`tests/worst_path.rs`
+//!   checks it on the corpus); after arithmetic on `nr` it follows both sides of a test.
 //! - **Workload samples** ([`workload_costs`]): a workload entry may carry argument values
 //!   (`"args": [null, "0xae80"]`). Known values become constants when the filter loads them
 //!   ([`evaluate`]), so a syscall whose arguments the workload gives is charged its exact path;
 //!   only the words still unknown are maximized over. Every sample says which of the three
 //!   cases it is ([`Assumption`]).
 
-use super::lift::word_cut_ranges;
+use super::intervals::{IntervalSet, Range};
 use super::weights::Weights;
 use crate::arch::Arch;
 use crate::bpf::cache::{CacheBitmap, CacheStatus, KernelCache, KernelVersion};
@@ -37,6 +39,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// (where everything is unknown, so both sides of later tests count: still an upper bound).
 const MAX_STATES_PER_PC: usize = 64;
 
+/// [`MAX_STATES_PER_PC`] for [`worst_case_path`], whose one pass carries every input's state
+/// where [`evaluate`] carries one syscall's.
+const WORST_PATH_MAX_STATES: usize = 1024;
+
 /// What the abstract state knows about a register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Val {
@@ -47,13 +53,16 @@ enum Val {
     /// for the high half of a 32-bit mask, the test always succeeds, and counting its other
     /// side would add a path no input takes.
     Bits(u32),
+    /// Input word 0 (`nr`) or 1 (`arch`), whose values are those of the state's [`Cell`]
+    /// (only [`worst_case_path`] makes these: [`evaluate`] knows both words).
+    Word(u8),
 }
 
 impl Val {
     /// The bits that may be set.
     fn possible(self) -> u32 {
         match self {
-            Val::Unknown => u32::MAX,
+            Val::Unknown | Val::Word(_) => u32::MAX,
             Val::Const(c) | Val::Bits(c) => c,
         }
     }
@@ -192,20 +201,159 @@ fn known_words(token: u32, nr: u32, args: &[Option<u64>; 6]) -> [Option<u32>; NU
 /// Runs `prog` (valid) for syscall `nr` of arch token `token` with the arguments that are
 /// `Some` known, over all values of the rest (see the module documentation).
 pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) -> PathEval {
-    let known = known_words(token, nr, args);
+    let cell = Cell {
+        nr: IntervalSet::range(nr, nr),
+        arch: IntervalSet::range(token, token),
+    };
+    explore(prog, cell, &known_words(token, nr, args), MAX_STATES_PER_PC)
+}
+
+/// The longest path of `prog` (valid) over every input (see the module documentation).
+///
+/// One pass over the program, not one per range of `(arch, nr)` values: a state carries the
+/// values of `nr` and `arch` its inputs may have (a `Cell`), and a comparison of a register
+/// holding one of them with a constant splits the state's cell between the jump's two sides.
+/// Instructions that do not look at `nr` or `arch` are run once for every input that reaches
+/// them with the same registers, so a filter is explored in time proportional to its states,
+/// where running it once per range (its `nr` tests times its `arch` tests) took minutes on a
+/// random 4,096-instruction program. Example: `ld [nr]; jge #100, a, b` explores `a` with
+/// `nr` in `100..=u32::MAX` and `b` with `0..=99`; a later `jeq #50` on the `a` side is
+/// decided (not taken) without splitting. States that reach one instruction with the same
+/// registers and the same length so far share one cell; past `WORST_PATH_MAX_STATES` (1024) distinct
+/// ones there (a chain of more than a thousand syscalls jumping into one block that tests `nr`
+/// again), they are merged and the figure becomes a bound (see `cap_states`).
+pub fn worst_case_path(prog: &Program) -> u32 {
+    let every = Cell {
+        nr: IntervalSet::full(),
+        arch: IntervalSet::full(),
+    };
+    explore(prog, every, &[None; NUM_WORDS], WORST_PATH_MAX_STATES).max
+}
+
+/// The values of `nr` and `arch` the inputs of one explored state may have.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Cell {
+    nr: IntervalSet,
+    arch: IntervalSet,
+}
+
+impl Cell {
+    /// The set of input word `word` (0: `nr`, 1: `arch`).
+    fn word(&self, word: u8) -> &IntervalSet {
+        if word == 0 {
+            &self.nr
+        } else {
+            &self.arch
+        }
+    }
+
+    fn with_word(&self, word: u8, set: IntervalSet) -> Cell {
+        let mut c = self.clone();
+        *(if word == 0 { &mut c.nr } else { &mut c.arch }) = set;
+        c
+    }
+
+    /// `v`, with an input word whose set holds one value made that constant, and one with more
+    /// values unknown (what an ALU operation, a `ret a` or a comparison with X sees).
+    fn resolve(&self, v: Val) -> Val {
+        match v {
+            Val::Word(w) => match self.word(w).ranges() {
+                [(lo, hi)] if lo == hi => Val::Const(*lo),
+                _ => Val::Unknown,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The cells of one exploration, each stored once: states name theirs by index, so a state
+/// is as cheap to hash and copy as its registers.
+#[derive(Default)]
+struct Cells {
+    all: Vec<Cell>,
+    index: HashMap<Cell, u32>,
+}
+
+impl Cells {
+    fn id(&mut self, cell: Cell) -> u32 {
+        if let Some(&i) = self.index.get(&cell) {
+            return i;
+        }
+        let i = self.all.len() as u32;
+        self.all.push(cell.clone());
+        self.index.insert(cell, i);
+        i
+    }
+}
+
+/// States waiting at one instruction: registers and cell, with the fewest and most
+/// instructions run to get there.
+type Waiting = HashMap<(Regs, u32), (u32, u32)>;
+
+/// Caps the states waiting at one instruction at `cap` ([`MAX_STATES_PER_PC`] for one
+/// syscall, [`WORST_PATH_MAX_STATES`] for every input at once). States with the same
+/// registers, the same longest path so far and the same `arch` values first become one whose
+/// `nr` values are both states' (the longest path from there is the longer of theirs, so the
+/// worst path does not change; the fewest instructions becomes the smaller, an under-estimate
+/// [`worst_case_path`] does not use, and [`evaluate`]'s states never share registers). Past
+/// the cap still, everything becomes one state where nothing is known: both sides of every
+/// later test count, so the figures stay bounds.
+fn cap_states(states: Waiting, cells: &mut Cells, cap: usize) -> Waiting {
+    if states.len() <= cap {
+        return states;
+    }
+    let mut joined: HashMap<(Regs, u32, IntervalSet), (Vec<Range>, u32)> = HashMap::default();
+    for ((regs, cell), (lo, hi)) in states {
+        let cell = &cells.all[cell as usize];
+        let e = joined
+            .entry((regs, hi, cell.arch.clone()))
+            .or_insert((Vec::new(), u32::MAX));
+        e.0.extend_from_slice(cell.nr.ranges());
+        e.1 = e.1.min(lo);
+    }
+    let mut out = Waiting::default();
+    if joined.len() <= cap {
+        for ((regs, hi, arch), (nr, lo)) in joined {
+            let nr = IntervalSet::from_ranges(nr);
+            out.insert((regs, cells.id(Cell { nr, arch })), (lo, hi));
+        }
+        return out;
+    }
+    let (mut nr, mut arch, mut lo, mut hi) = (Vec::new(), Vec::new(), u32::MAX, 0);
+    for ((_, h, a), (n, l)) in joined {
+        nr.extend(n);
+        arch.extend_from_slice(a.ranges());
+        lo = lo.min(l);
+        hi = hi.max(h);
+    }
+    let cell = Cell {
+        nr: IntervalSet::from_ranges(nr),
+        arch: IntervalSet::from_ranges(arch),
+    };
+    out.insert((UNKNOWN, cells.id(cell)), (lo, hi));
+    out
+}
+
+/// Runs `prog` (valid) from its first instruction for every input whose `nr` and `arch` are
+/// in `start` and whose other words are `known` where `Some` (words 0 and 1 come from the
+/// cell), exploring both sides of every test the known values do not decide.
+fn explore(prog: &Program, start: Cell, known: &[Option<u32>; NUM_WORDS], cap: usize) -> PathEval {
     let mut returns = BTreeSet::new();
     let mut returns_complete = true;
     let mut unknown_words_read = 0u16;
     let insns = &prog.insns;
     let n = insns.len();
-    // Pending states per instruction, with the fewest/most instructions run to get there.
-    let mut pending: BTreeMap<usize, HashMap<Regs, (u32, u32)>> = BTreeMap::new();
-    let start = Regs {
+    let mut cells = Cells::default();
+    let mut pending: BTreeMap<usize, Waiting> = BTreeMap::new();
+    let initial = Regs {
         a: Val::Const(0),
         x: Val::Const(0),
         ..UNKNOWN
     };
-    pending.entry(0).or_default().insert(start, (0, 0));
+    pending
+        .entry(0)
+        .or_default()
+        .insert((initial, cells.id(start)), (0, 0));
     let (mut lo, mut hi) = (u32::MAX, 0u32);
     let mut finish = |steps: (u32, u32), ret: Option<RetVal>, returns: &mut BTreeSet<RetVal>| {
         lo = lo.min(steps.0 + 1);
@@ -217,31 +365,26 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
             None => returns_complete = false,
         }
     };
-    while let Some((pc, mut states)) = pending.pop_first() {
+    while let Some((pc, states)) = pending.pop_first() {
         if pc >= n {
             continue;
         }
-        if states.len() > MAX_STATES_PER_PC {
-            let merged = states
-                .values()
-                .fold((u32::MAX, 0), |(a, b), &(c, d)| (a.min(c), b.max(d)));
-            states = std::iter::once((UNKNOWN, merged)).collect();
-        }
+        let states = cap_states(states, &mut cells, cap);
         let insn = insns[pc];
         let code = insn.code;
-        for (regs, steps) in states {
-            let go =
-                |to: usize, r: Regs, pending: &mut BTreeMap<usize, HashMap<Regs, (u32, u32)>>| {
-                    let e = pending
-                        .entry(to)
-                        .or_default()
-                        .entry(r)
-                        .or_insert((u32::MAX, 0));
-                    e.0 = e.0.min(steps.0 + 1);
-                    e.1 = e.1.max(steps.1 + 1);
-                };
+        for ((regs, cell_id), steps) in states {
+            let go = |to: usize, r: Regs, cell: u32, pending: &mut BTreeMap<usize, Waiting>| {
+                let e = pending
+                    .entry(to)
+                    .or_default()
+                    .entry((r, cell))
+                    .or_insert((u32::MAX, 0));
+                e.0 = e.0.min(steps.0 + 1);
+                e.1 = e.1.max(steps.1 + 1);
+            };
+            let cell = &cells.all[cell_id as usize];
             if insn.is_ret() {
-                let value = match (rval(code), regs.a) {
+                let value = match (rval(code), cell.resolve(regs.a)) {
                     (BPF_A, Val::Const(a)) => Some(RetVal(a)),
                     (BPF_A, _) => None,
                     _ => Some(RetVal(insn.k)),
@@ -250,21 +393,47 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
                 continue;
             }
             if insn.is_ja() {
-                go(pc + 1 + insn.k as usize, regs, &mut pending);
+                go(pc + 1 + insn.k as usize, regs, cell_id, &mut pending);
                 continue;
             }
             if insn.is_conditional_jump() {
+                let (t, f) = (pc + 1 + insn.jt as usize, pc + 1 + insn.jf as usize);
+                if let (Val::Word(w), BPF_K) = (regs.a, src(code)) {
+                    // A holds `nr` or `arch`: each side gets the values that take it.
+                    let set = cell.word(w);
+                    let sides = match set.split(op(code), insn.k) {
+                        Some((taken, not_taken)) => {
+                            [(t, Some(taken)), (f, Some(not_taken))].map(|(to, s)| {
+                                let s = s.filter(|s| !s.is_empty());
+                                (to, s.map(|s| cell.with_word(w, s)))
+                            })
+                        }
+                        // A `jset` that would cut the set into too many pieces: both sides
+                        // with every value, unless the set decides it.
+                        None => match set.decide(op(code), insn.k) {
+                            Some(true) => [(t, Some(cell.clone())), (f, None)],
+                            Some(false) => [(t, None), (f, Some(cell.clone()))],
+                            None => [(t, Some(cell.clone())), (f, Some(cell.clone()))],
+                        },
+                    };
+                    for (to, side) in sides {
+                        if let Some(c) = side {
+                            let id = cells.id(c);
+                            go(to, regs, id, &mut pending);
+                        }
+                    }
+                    continue;
+                }
                 let k = if src(code) == BPF_K {
                     Val::Const(insn.k)
                 } else {
-                    regs.x
+                    cell.resolve(regs.x)
                 };
-                let (t, f) = (pc + 1 + insn.jt as usize, pc + 1 + insn.jf as usize);
-                match decide_jump(op(code), regs.a, k) {
-                    Some(taken) => go(if taken { t } else { f }, regs, &mut pending),
+                match decide_jump(op(code), cell.resolve(regs.a), k) {
+                    Some(taken) => go(if taken { t } else { f }, regs, cell_id, &mut pending),
                     None => {
-                        go(t, regs, &mut pending);
-                        go(f, regs, &mut pending);
+                        go(t, regs, cell_id, &mut pending);
+                        go(f, regs, cell_id, &mut pending);
                     }
                 }
                 continue;
@@ -276,13 +445,21 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
                     r.a = match mode(code) {
                         BPF_ABS => {
                             let word = (insn.k / 4) as usize;
-                            match known.get(word).copied().flatten() {
-                                Some(v) if insn.k.is_multiple_of(4) => Val::Const(v),
-                                _ => {
-                                    if word < NUM_WORDS {
-                                        unknown_words_read |= 1 << word;
+                            if word < 2 && insn.k.is_multiple_of(4) {
+                                // `nr` or `arch`: a constant when the cell holds one value.
+                                match cell.resolve(Val::Word(word as u8)) {
+                                    Val::Const(v) => Val::Const(v),
+                                    _ => Val::Word(word as u8),
+                                }
+                            } else {
+                                match known.get(word).copied().flatten() {
+                                    Some(v) if insn.k.is_multiple_of(4) => Val::Const(v),
+                                    _ => {
+                                        if word < NUM_WORDS {
+                                            unknown_words_read |= 1 << word;
+                                        }
+                                        Val::Unknown
                                     }
-                                    Val::Unknown
                                 }
                             }
                         }
@@ -304,7 +481,7 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
                     let operand = if op(code) == BPF_NEG {
                         Val::Const(0)
                     } else if src(code) == BPF_X {
-                        r.x
+                        cell.resolve(r.x)
                     } else {
                         Val::Const(insn.k)
                     };
@@ -316,17 +493,15 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
                                 continue;
                             }
                             Val::Const(_) => {}
-                            Val::Unknown | Val::Bits(_) => {
-                                finish(steps, Some(RetVal(0)), &mut returns)
-                            }
+                            _ => finish(steps, Some(RetVal(0)), &mut returns),
                         }
                     }
-                    r.a = alu_abstract(op(code), r.a, operand);
+                    r.a = alu_abstract(op(code), cell.resolve(r.a), operand);
                 }
                 _ if miscop(code) == BPF_TAX => r.x = r.a,
                 _ => r.a = r.x,
             }
-            go(pc + 1, r, &mut pending);
+            go(pc + 1, r, cell_id, &mut pending);
         }
     }
     if lo == u32::MAX {
@@ -339,20 +514,6 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
         returns_complete,
         unknown_words_read,
     }
-}
-
-/// The longest path of `prog` over every input (see the module documentation).
-pub fn worst_case_path(prog: &Program) -> u32 {
-    let mut worst = 0;
-    for (alo, _) in word_cut_ranges(prog, 4, None) {
-        for (nlo, nhi) in word_cut_ranges(prog, 0, Some(alo)) {
-            worst = worst.max(path_lengths(prog, alo, nlo).1);
-            if nhi != nlo {
-                worst = worst.max(path_lengths(prog, alo, nhi).1);
-            }
-        }
-    }
-    worst
 }
 
 /// The kernel whose allow cache applies to syscalls of `arch` (64-bit kernels run the 32-bit
@@ -797,6 +958,55 @@ mod tests {
         assert!(w.samples(x86_64, 39).is_empty());
         let caches = Caches::new(&p, &[Arch::X86_64], KernelVersion::new(6, 18));
         assert_eq!(expected_costs(&p, &w, &caches), (4.5, 3.25));
+    }
+
+    /// `ld [nr]`, then for each of `n` numbers `jeq #i` to a `ja` into one shared block, which
+    /// loads `nr` again and runs 20 more instructions for `nr == 0` only. Every syscall's
+    /// path reaches the block after a different number of instructions, and the longest path
+    /// is number `n - 1`'s: the chain's end, then the block's short side.
+    fn chain_into_a_shared_block(n: u32) -> Program {
+        let mut insns = vec![Insn::ld_abs(0)];
+        let shared = 1 + 2 * n as usize + 1;
+        for i in 0..n {
+            insns.push(jeq(i, 0, 1));
+            let at = insns.len();
+            insns.push(Insn::ja((shared - at - 1) as u32));
+        }
+        insns.push(Insn::ret(RetVal::ALLOW.0));
+        insns.push(Insn::ld_abs(0));
+        insns.push(jeq(0, 0, 20));
+        insns.extend((0..20).map(|_| Insn::ld_abs(0)));
+        insns.push(Insn::ret(RetVal::errno(1).0));
+        Program::new(insns)
+    }
+
+    #[test]
+    fn the_worst_path_keeps_each_syscalls_own_way_into_a_shared_block() {
+        for n in [100, 1100] {
+            let p = chain_into_a_shared_block(n);
+            crate::bpf::validate::validate(&p).unwrap();
+            // The interpreter over every number that takes a different path (the program reads
+            // nothing else): number 0 runs the block's long side, n - 1 the chain's end.
+            let longest = (0..=n)
+                .map(|nr| {
+                    let d = crate::bpf::SeccompData::new(0xc000_003e, nr as i32, [0; 6]);
+                    crate::bpf::interp::trace(&p, &d).unwrap().steps as u32
+                })
+                .max()
+                .unwrap();
+            // `ld`, n - 1 tests not taken, the last taken and its `ja`, then `ld`, `jeq`, `ret`.
+            assert_eq!(longest, n + 5);
+            let worst = worst_case_path(&p);
+            if n == 100 {
+                // A hundred states wait at the block, one per syscall: each keeps its length.
+                assert_eq!(worst, longest, "n = {n}");
+            } else {
+                // Past the cap (`WORST_PATH_MAX_STATES`, 1024) they become one (the longest way in, then the longest way
+                // through): a bound, no longer the exact figure.
+                assert!(worst >= longest, "n = {n}: {worst} < {longest}");
+                assert_eq!(worst, (n + 2) + 23, "n = {n}");
+            }
+        }
     }
 
     #[test]

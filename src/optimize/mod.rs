@@ -156,6 +156,14 @@ impl std::fmt::Debug for Progress {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stage {
+    /// Lifting the input: for every arch and syscall number, the decision it makes over the
+    /// arguments (before the first layout; seconds on a random program of thousands of
+    /// instructions).
+    Lift,
+    /// Running the passes that keep the input's own layout (`method` is
+    /// [`Method::BytecodePasses`] or [`Method::StructuralPasses`]), when lifting failed or its
+    /// program lost to the input.
+    Passes { method: Method },
     /// Laying out the lifted program with the dispatch favouring `favor`, within `within`
     /// instructions on every path (under [`OptimizeOptions::max_path`], less the room a
     /// retry leaves for the layout's jumps), with value tests in chains of at most
@@ -202,6 +210,15 @@ impl std::fmt::Display for Stage {
                 }
             ),
             Stage::Table(fill) => write!(f, "filling a {fill}"),
+            Stage::Lift => f.write_str("lifting the decisions of the input"),
+            Stage::Passes { method } => write!(
+                f,
+                "running the {} passes on the input's layout",
+                match method {
+                    Method::StructuralPasses => "structural",
+                    _ => "bytecode",
+                }
+            ),
         }
     }
 }
@@ -644,6 +661,7 @@ fn optimize_favoring(
         })
     };
     // Lifting either fails (no layout can help) or gives a program to lay out.
+    tell(Stage::Lift);
     let mut lifted = lift::lift(prog, &LiftConfig::FULL);
     let mut first = lifted.as_mut().ok().map(|l| {
         laying_out(&emit_opts);
@@ -855,6 +873,7 @@ fn optimize_favoring(
     // news.
     let reserve = lifted_won;
     for (method, cfg) in fallbacks {
+        tell(Stage::Passes { method });
         match lift::lift(prog, &cfg).map(|mut l| single_body(&mut l)) {
             Ok(Ok(p)) => candidates.push((method, p)),
             Ok(Err(e)) => {
