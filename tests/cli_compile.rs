@@ -370,6 +370,39 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
         "compile", &unknown, "--arch", "aarch64", "-o", t,
     ]));
     assert!(stderr.contains("no_such_call"), "{stderr}");
+    std::fs::remove_file(&target).unwrap();
+    // A misspelt `args` leaves the rule unconditional, as runc reads it: a warning, and under
+    // --strict (compile and exec) the error, said once, nothing written.
+    let typo = write(
+        "typo.json",
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+           {"names": ["personality"], "action": "SCMP_ACT_ALLOW",
+            "argz": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]}]}"#,
+    );
+    let stderr = ok(&secopt(&["compile", &typo, "--arch", "aarch64", "-o", t]));
+    assert!(
+        stderr.contains("secopt: warning: ")
+            && stderr.contains("typo.json: $.syscalls[0].argz: unknown field \"argz\""),
+        "{stderr}"
+    );
+    std::fs::remove_file(&target).unwrap();
+    for verb in [
+        &["compile", &typo, "--arch", "aarch64", "--strict", "-o", t][..],
+        &["exec", "-p", &typo, "--strict", "--", "true"][..],
+    ] {
+        let out = secopt(verb);
+        bad_input(
+            &out,
+            &[
+                "secopt: error: ",
+                "typo.json: $.syscalls[0].argz: unknown field \"argz\"",
+                "(strict mode: a warning about the profile is an error)",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.matches("argz").count(), 2, "{stderr}");
+        assert!(!target.exists());
+    }
     bad_input(
         &secopt(&["compile", &unknown, "--caps", "cap_fly", "-o", t]),
         &["--caps", "cap_fly"],

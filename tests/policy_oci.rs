@@ -570,6 +570,59 @@ fn strict_mode_reports_unknown_names_per_arch() {
     }
 }
 
+/// A misspelt `args` is an unknown field, ignored as runc's decoder ignores it, which leaves
+/// the rule unconditional: a warning by default, an error in strict mode, which lists every
+/// warning of the profile (four, then how many more), each at its place.
+#[test]
+fn strict_mode_makes_every_warning_an_error() {
+    let json = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["personality"], "action": "SCMP_ACT_ALLOW",
+         "argz": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["bpf"], "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_FLY"]}},
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW", "comment2": 1, "x": 2, "y": 3}]}"#;
+    let p = oci::parse(json.as_bytes(), "typo.json").unwrap();
+    assert_eq!(p.warnings.len(), 5, "{:?}", p.warnings);
+    // Without --strict: resolved, `personality` allowed whatever its argument.
+    let lax = policy::resolve(&p, &x86_64_options()).unwrap();
+    let personality = &lax.arch(Arch::X86_64).unwrap().syscalls[&135];
+    assert!(personality[0].conditions.is_empty(), "{personality:?}");
+    assert_eq!(lax.warnings, p.warnings);
+    let strict = ResolveOptions {
+        strict: true,
+        ..x86_64_options()
+    };
+    match policy::resolve(&p, &strict) {
+        Err(e @ PolicyError::Warnings { .. }) => {
+            let text = e.to_string();
+            let PolicyError::Warnings { file, warnings } = e else {
+                unreachable!()
+            };
+            assert_eq!((file.as_str(), &warnings), ("typo.json", &p.warnings));
+            assert!(
+                text.starts_with(
+                    "typo.json: $.syscalls[0].argz: unknown field \"argz\" ignored; \
+                     $.syscalls[1].includes.caps[0]: \"CAP_FLY\" is not a Linux capability"
+                ),
+                "{text}"
+            );
+            assert!(
+                text.ends_with(
+                    "; and 1 more (strict mode: a warning about the profile is an error)"
+                ),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // A profile without warnings resolves in strict mode as without it.
+    let clean = load("docker-default.json");
+    assert!(clean.warnings.is_empty());
+    assert_eq!(
+        policy::resolve(&clean, &strict).unwrap(),
+        policy::resolve(&clean, &x86_64_options()).unwrap()
+    );
+}
+
 /// The error for `json`, which must be an `Invalid` error at `path`.
 fn invalid(json: &str, path: &str, message_part: &str) {
     let e = oci::parse(json.as_bytes(), "bad.json").unwrap_err();

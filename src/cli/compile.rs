@@ -76,7 +76,9 @@ pub struct CompileArgs {
     pub kernel: Option<KernelVersion>,
     /// Make unknown syscall names and unsupported architectures an error instead of
     /// skipping them (as runc does). A name of another architecture (`chown32` on x86_64 in
-    /// Docker's profile) is not unknown: it is skipped with a note either way.
+    /// Docker's profile) is not unknown: it is skipped with a note either way. Every warning
+    /// about the profile is an error too: an unknown field (`argz` for `args` would leave
+    /// the rule unconditional, as runc reads it), a capability name no container has, ....
     #[arg(long)]
     pub strict: bool,
     /// Prepend runc's ENOSYS stub (what runc actually loads): on the architectures the
@@ -348,7 +350,10 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             resolver,
         };
         let policy = policy::oci::parse(&bytes, &source).map_err(input_error)?;
-        report_warnings(&policy);
+        if !args.strict {
+            // Under --strict they are the error resolving gives.
+            report_warnings(&policy);
+        }
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         if args.runc_compat {
             if let Some(why) = runc_refusal(&resolved) {
@@ -563,7 +568,10 @@ fn compile_firecracker(
     };
     let mut out = Vec::new();
     for (thread, policy) in policies {
-        report_warnings(&policy);
+        if !args.strict {
+            // Under --strict they are the error resolving gives.
+            report_warnings(&policy);
+        }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         report_unknown(&resolved, Some(&thread));
         // Every message of the build (errors, optimizer notes) names the source: with three

@@ -79,7 +79,8 @@ pub struct ExecArgs {
     #[arg(long, requires = "profile")]
     pub runc_compat: bool,
     /// Refuse profiles naming syscalls or architectures secopt does not know (names of other
-    /// architectures are skipped, as without it).
+    /// architectures are skipped, as without it), or with any warning (an unknown field,
+    /// ...), as `compile --strict` does.
     #[arg(long, requires = "profile")]
     pub strict: bool,
     /// A `seccomp(2)` filter flag (`log`, `spec_allow`, `tsync`, `wait_killable_recv`, or

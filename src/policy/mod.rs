@@ -81,12 +81,37 @@ pub enum PolicyError {
     /// Strict resolution: the profile covers an architecture secopt has no table for.
     #[error("{file}: architecture {arch} is not supported by secopt (strict mode)")]
     UnsupportedArch { file: String, arch: String },
+    /// Strict resolution: the profile has warnings ([`Policy::warnings`]): something the
+    /// reference tools accept but ignore or read in a way the author may not mean (an
+    /// unknown field, a capability name no container has, …).
+    #[error(
+        "{file}: {} (strict mode: a warning about the profile is an error)",
+        format_warnings(.warnings)
+    )]
+    Warnings {
+        file: String,
+        warnings: Vec<Warning>,
+    },
     /// The running kernel's version was needed (a rule has `minKernel`) but is unknown.
     #[error("cannot determine the running kernel version: {0}")]
     KernelVersion(String),
     /// A resolution or front-end option is invalid.
     #[error("invalid option: {0}")]
     InvalidOption(String),
+}
+
+/// The first four warnings, each with its path, then how many more.
+fn format_warnings(warnings: &[Warning]) -> String {
+    let mut text = warnings
+        .iter()
+        .take(4)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if warnings.len() > 4 {
+        text.push_str(&format!("; and {} more", warnings.len() - 4));
+    }
+    text
 }
 
 fn format_unknown(unknown: &BTreeMap<Arch, Vec<String>>) -> String {

@@ -89,7 +89,9 @@ pub struct ResolveOptions {
     /// only if some rule has a `minKernel`.
     pub kernel: Option<KernelVersion>,
     /// Turn unknown syscall names and architectures without a table into errors instead of
-    /// skipping them (runc skips unknown names).
+    /// skipping them (runc skips unknown names), and the profile's warnings
+    /// ([`Policy::warnings`]: an unknown field such as a misspelt `args`, which would leave a
+    /// rule unconditional, …) into an error ([`PolicyError::Warnings`]).
     pub strict: bool,
     /// Syscall name lookup; `None`: secopt's tables.
     pub resolver: Option<SyscallResolver>,
@@ -330,6 +332,12 @@ impl Resolved {
 /// assert_eq!(policy::resolve(&policy, &options).unwrap().arches[0].syscalls.len(), 2);
 /// ```
 pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, PolicyError> {
+    if options.strict && !policy.warnings.is_empty() {
+        return Err(PolicyError::Warnings {
+            file: policy.source.clone(),
+            warnings: policy.warnings.clone(),
+        });
+    }
     let native = match options.native {
         Some(a) => a,
         None => Arch::host().ok_or_else(|| {
