@@ -18,6 +18,9 @@
 //! measured workload, under `--favor balanced` and `--favor speed` (whose `jeq` tables may
 //! have 2^20 cells): the worst case of the dispatch search, not a real filter.
 //!
+//! `worst-case path` times `cost::worst_case_path` beside the one run per range of `(arch,
+//! nr)` values it replaced (the same figure on these filters, asserted before timing).
+//!
 //! `pathological product` is the worst input the fuzzer found for the decision diagrams:
 //! what the step budgets (docs/design-notes.md) cost on it.
 //!
@@ -30,6 +33,8 @@
 #[path = "../tests/common/libseccomp_profiles.rs"]
 #[allow(dead_code)]
 mod libseccomp_profiles;
+#[path = "../tests/common/ranges.rs"]
+mod ranges;
 
 use criterion::{criterion_group, BatchSize, Criterion, SamplingMode};
 use secopt::arch::Arch;
@@ -217,6 +222,36 @@ fn bench_analysis(c: &mut Criterion) {
                 |analyzer| analyzer.arch_summary(black_box(arch), &budget),
                 BatchSize::SmallInput,
             )
+        });
+    }
+    g.finish();
+}
+
+/// `cost::worst_case_path` (one exploration splitting the values of `nr` and `arch` at each
+/// test) beside the one run per range it replaced (`tests/common/ranges.rs`), on libseccomp's
+/// Docker filters and secopt's optimization of the linear one.
+fn bench_worst_path(c: &mut Criterion) {
+    let mut g = c.benchmark_group("worst-case path docker x86_64+x86+x32");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    let linear = libseccomp_profiles::docker_default(1).program;
+    let tree = libseccomp_profiles::docker_default(2).program;
+    let optimized = secopt::optimize::optimize(&linear, &Default::default())
+        .unwrap()
+        .program;
+    for (name, prog) in [
+        ("libseccomp-1", &linear),
+        ("libseccomp-2", &tree),
+        ("secopt", &optimized),
+    ] {
+        assert_eq!(
+            secopt::optimize::cost::worst_case_path(prog),
+            ranges::worst_by_ranges(prog)
+        );
+        g.bench_function(format!("{name}: one pass"), |b| {
+            b.iter(|| secopt::optimize::cost::worst_case_path(black_box(prog)))
+        });
+        g.bench_function(format!("{name}: one run per range"), |b| {
+            b.iter(|| ranges::worst_by_ranges(black_box(prog)))
         });
     }
     g.finish();
@@ -423,6 +458,7 @@ criterion_group!(
     bench_pipeline_phases,
     bench_optimize,
     bench_analysis,
+    bench_worst_path,
     bench_pathological,
     bench_value_sets
 );

@@ -271,6 +271,34 @@ fn messages_say_what_is_wrong() {
         &["--bpf", "a file name is empty"],
     );
 
+    // A file that exists where no file can be made: the output is written beside it and
+    // renamed over it, and it is that which fails (the OS alone says "No such file").
+    assert_bad_input(
+        &secopt(&["disasm", &filter, "-o", "/proc/self/status"]),
+        &[
+            "/proc/self/status: cannot write: cannot create a file in /proc/",
+            "to replace it with",
+        ],
+    );
+
+    // Assembly with a Latin-1 byte in a comment is not UTF-8, so not taken for text: the
+    // verbs that also read raw filters say where the text broke, not only the odd length.
+    let latin1 = write(&dir, "latin1.s", b"ld [nr]\n; caf\xe9\nret ALLOW\n");
+    let l_out = dir.join("l.out");
+    for args in [
+        vec!["analyze", &latin1],
+        vec!["optimize", &latin1, "-o", l_out.to_str().unwrap()],
+    ] {
+        assert_bad_input(
+            &secopt(&args),
+            &[
+                "latin1.s",
+                "not a multiple of 8",
+                "it reads as text up to byte 13 (line 2), which is not UTF-8",
+            ],
+        );
+    }
+
     let run = secopt(&["emu", &filter, "--arch", "x32", "--nr", "0"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(

@@ -20,26 +20,13 @@
 mod common;
 
 use common::libseccomp_profiles::{build_filter, load_profile, profile_path, ProfileOptions};
+use common::ranges::worst_by_ranges;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::thread_filters::decode;
 use secopt::bpf::{interp, Program, SeccompData};
-use secopt::optimize::cost::{path_lengths, worst_case_path};
-use secopt::optimize::lift::word_cut_ranges;
+use secopt::optimize::cost::worst_case_path;
 use secopt::optimize::{optimize, OptimizeOptions};
 use std::path::Path;
-
-/// The longest of one run per range of `(arch, nr)` values (see the module documentation).
-fn worst_by_ranges(prog: &Program) -> u32 {
-    let mut worst = 0;
-    for (alo, _) in word_cut_ranges(prog, 4, None) {
-        for (nlo, nhi) in word_cut_ranges(prog, 0, Some(alo)) {
-            for nr in [nlo, nhi] {
-                worst = worst.max(path_lengths(prog, alo, nr).1);
-            }
-        }
-    }
-    worst
-}
 
 /// The most instructions a concrete run takes over `nr` 0..600 (and x32's), a few tokens and
 /// random arguments.

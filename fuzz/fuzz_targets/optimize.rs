@@ -2,7 +2,7 @@
 //! not the input, proved equal by the self-check, which the interpreter must confirm on
 //! sampled inputs. Then the same with weights whose calls carry argument values (the hot
 //! calls' shortcuts, `optimize::hot_args`), and under a random `max_path`: an output within
-//! it, or a refusal.
+//! it (no sampled input runs longer than its worst path), or a refusal.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 #[path = "common/generated.rs"]
@@ -94,6 +94,12 @@ fuzz_target!(|data: &[u8]| {
                 "worst path {worst} over the promised {bound}"
             );
             same_on_samples(&out.program, &mut rng);
+            // The promise as the interpreter counts it, independent of the cost model.
+            for _ in 0..64 {
+                let d = random_data(&mut rng, &out.program, &[0xc000_003e, 0x4000_0003, 0]);
+                let steps = interp::trace(&out.program, &d).expect("a valid program runs").steps;
+                assert!(steps <= worst, "{d:?} runs {steps} instructions, worst path {worst}");
+            }
         }
         Err(OptimizeError::PathBound { shortest, .. }) => assert!(shortest > bound),
         Err(e) => panic!("{e}"),

@@ -166,12 +166,25 @@ pub fn decode_program(
     name: &str,
     format: InputFormat,
 ) -> Result<(Program, Option<Failure>), Failure> {
+    let guessed = format == InputFormat::Auto;
     let format = match format {
         InputFormat::Auto if looks_like_text(bytes) => InputFormat::Asm,
         InputFormat::Auto => InputFormat::Raw,
         f => f,
     };
     let decoded = decode_as(bytes, name, format);
+    // Text with one byte that is not UTF-8 (a Latin-1 comment) was taken for a raw filter:
+    // say where the text stopped being text, not only that the length is odd.
+    if let (true, InputFormat::Raw, Err(raw)) = (guessed, format, &decoded) {
+        if let Some(at) = text_broken_at(bytes) {
+            let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+            return Err(Failure::input(format!(
+                "{}; it reads as text up to byte {at} (line {line}), which is not UTF-8: \
+                 assembly must be UTF-8 (`--input-format asm` says where)",
+                raw.message
+            )));
+        }
+    }
     let rejected = !matches!(decoded, Ok((_, None)));
     // A profile is not assembly: say what it is and how to make a filter of it.
     if rejected && format == InputFormat::Asm {
@@ -206,6 +219,19 @@ pub fn decode_program(
         }
     }
     decoded
+}
+
+/// Where `bytes`, otherwise text (no NUL; before that point at least four bytes, all
+/// printable, tabs, line breaks or UTF-8), stop being UTF-8: `None` for valid UTF-8 and for
+/// anything binary.
+fn text_broken_at(bytes: &[u8]) -> Option<usize> {
+    if bytes.contains(&0) {
+        return None;
+    }
+    let at = std::str::from_utf8(bytes).err()?.valid_up_to();
+    let head = &bytes[..at];
+    let texty = |b: &u8| matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e | 0x80..);
+    (at >= 4 && head.iter().all(texty)).then_some(at)
 }
 
 /// Whether the start of `bytes` holds a Firecracker thread name as its filter files store
@@ -485,7 +511,17 @@ fn replace_atomically(
         std::process::id()
     ));
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
+        // A file in a directory where no file can be made (`/proc/self/status`) says so,
+        // not just the OS's "No such file or directory" for a file that exists.
+        let mut f = std::fs::File::create(&tmp).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create a file in {} to replace it with ({e})",
+                    dir.display()
+                ),
+            )
+        })?;
         f.write_all(data)?;
         f.sync_all()?;
         if let Some(permissions) = permissions {

@@ -6,6 +6,7 @@ pub mod floors;
 pub mod libseccomp_firecracker;
 pub mod libseccomp_names;
 pub mod libseccomp_profiles;
+pub mod ranges;
 pub mod sweep;
 pub mod terminal;
 pub mod workloads;
