@@ -9,13 +9,14 @@ use secopt::optimize::lift::word_cut_ranges;
 /// values, then of `nr` values, on which every comparison of that word with a constant goes
 /// the same way: every input of a range runs the same instructions up to its argument tests,
 /// so on filters that compare `nr` and `arch` only with constants this is the worst path.
-/// Both ends of each `nr` range are run.
+/// Both ends of each `nr` range are run (once when they are one number).
 pub fn worst_by_ranges(prog: &Program) -> u32 {
     let mut worst = 0;
     for (alo, _) in word_cut_ranges(prog, 4, None) {
         for (nlo, nhi) in word_cut_ranges(prog, 0, Some(alo)) {
-            for nr in [nlo, nhi] {
-                worst = worst.max(path_lengths(prog, alo, nr).1);
+            worst = worst.max(path_lengths(prog, alo, nlo).1);
+            if nhi != nlo {
+                worst = worst.max(path_lengths(prog, alo, nhi).1);
             }
         }
     }
