@@ -97,8 +97,13 @@ fuzz_target!(|data: &[u8]| {
             // The promise as the interpreter counts it, independent of the cost model.
             for _ in 0..64 {
                 let d = random_data(&mut rng, &out.program, &[0xc000_003e, 0x4000_0003, 0]);
-                let steps = interp::trace(&out.program, &d).expect("a valid program runs").steps;
-                assert!(steps <= worst, "{d:?} runs {steps} instructions, worst path {worst}");
+                let steps = interp::trace(&out.program, &d)
+                    .expect("a valid program runs")
+                    .steps;
+                assert!(
+                    steps <= worst,
+                    "{d:?} runs {steps} instructions, worst path {worst}"
+                );
             }
         }
         Err(OptimizeError::PathBound { shortest, .. }) => assert!(shortest > bound),
