@@ -696,3 +696,60 @@ fn progress_hears_the_layouts_and_the_proofs() {
         "{stages:?}"
     );
 }
+
+/// Only the lifted program's layout depends on `--favor`: when lifting fails, the layout asked
+/// for is not tried again favouring size (the passes on the input's own layout would run
+/// again to the same sizes). Eighteen `jset` tests of an argument's bits before a chain of
+/// 2 100 argument values (4 221 instructions) make the lifting give up; the passes leave it
+/// over the kernel's limit.
+#[test]
+fn a_lifting_that_failed_is_not_tried_again_favouring_size() {
+    use secopt::optimize::{Favor, OptimizeError, Progress, Stage};
+    use std::sync::{Arc, Mutex};
+    let mut insns = vec![Insn::ld_abs(24)];
+    insns.extend((0..18).map(|i| Insn::jump(BPF_JMP | BPF_JSET | BPF_K, 1 << i, 0, 0)));
+    insns.push(Insn::ld_abs(16));
+    for v in 0..2100 {
+        insns.push(Insn::jump(BPF_JMP | BPF_JEQ | BPF_K, v, 0, 1));
+        insns.push(Insn::ret(0x0005_0000 | (v + 1)));
+    }
+    insns.push(Insn::ret(0x7fff_0000));
+    let input = Program::new(insns);
+    let run = |favor| {
+        let stages = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stages);
+        let opts = OptimizeOptions {
+            favor,
+            progress: Some(Progress(Arc::new(move |s: &Stage| {
+                sink.lock().unwrap().push(*s)
+            }))),
+            ..default_opts()
+        };
+        let result = optimize(&input, &opts);
+        let stages = stages.lock().unwrap().clone();
+        (result, stages)
+    };
+    let (balanced, stages) = run(Favor::Balanced);
+    match &balanced {
+        Err(OptimizeError::TooLarge {
+            input: 4221,
+            reached: Some(n),
+        }) => assert!(*n > 4096, "{n}"),
+        other => panic!("{other:?}"),
+    }
+    // Lifted once, no layout (it failed), the passes once each.
+    assert_eq!(
+        stages,
+        [
+            Stage::Lift,
+            Stage::Passes {
+                method: Method::BytecodePasses
+            },
+            Stage::Passes {
+                method: Method::StructuralPasses
+            }
+        ]
+    );
+    // What favouring size would have found: the same.
+    assert_eq!(run(Favor::Size).0.unwrap_err(), balanced.unwrap_err());
+}

@@ -506,8 +506,8 @@ fn several_listeners(filters: &[Program]) -> Option<Note> {
 /// [`optimize`] of `prog`, which is the joined `stack` when there is one.
 ///
 /// `--favor` is a preference: when the layout it asks for (balanced or speed) leaves no program
-/// within the kernel's limit, the one favouring size is tried before giving up, and a note
-/// says so. (A profile near the limit: 152 syscalls with five argument checks each and every
+/// within the kernel's limit, the one favouring size is tried before giving up (when the
+/// input could be lifted: nothing else depends on `--favor`), and a note says so. (A profile near the limit: 152 syscalls with five argument checks each and every
 /// other syscall allowed, on x86_64, x86 and x32, is refused balanced and fits favouring
 /// size; `favouring_size_is_tried_when_the_layout_asked_for_is_too_long`.)
 fn optimize_input(
@@ -524,19 +524,23 @@ fn optimize_input(
         }
         None => dispatch::TablesCache::default(),
     };
-    let asked = optimize_favoring(prog, stack, opts, &tables);
+    let lifted = Cell::new(false);
+    let asked = optimize_favoring(prog, stack, opts, &tables, &lifted);
     let favor = opts.favor_in_effect();
     let Err(OptimizeError::TooLarge { input, reached }) = asked else {
         return asked;
     };
-    if favor == Favor::Size {
+    // Only the lifted program's layout depends on `--favor`: when lifting failed, the passes
+    // on the input's layout would run again to the same sizes (a profile whose plain lowering
+    // has 3 million instructions spent 7 s on them twice).
+    if favor == Favor::Size || !lifted.get() {
         return asked;
     }
     let size = OptimizeOptions {
         favor: Favor::Size,
         ..opts.clone()
     };
-    match optimize_favoring(prog, stack, &size, &tables) {
+    match optimize_favoring(prog, stack, &size, &tables, &lifted) {
         Ok(mut out) => {
             let needed = match reached {
                 Some(n) => format!("needs {n} instructions"),
@@ -570,12 +574,13 @@ fn optimize_input(
 }
 
 /// [`optimize_input`] with the layout `opts` favours, keeping the dispatch's tables in
-/// `tables` under `max_path`.
+/// `tables` under `max_path`; sets `lifted` when lifting the input succeeded.
 fn optimize_favoring(
     prog: &Program,
     stack: Option<&[Program]>,
     opts: &OptimizeOptions,
     tables: &dispatch::TablesCache,
+    lifted: &Cell<bool>,
 ) -> Result<Optimized, OptimizeError> {
     validate_structure(prog).map_err(OptimizeError::Invalid)?;
     let mut reached: Option<usize> = None;
@@ -662,8 +667,9 @@ fn optimize_favoring(
     };
     // Lifting either fails (no layout can help) or gives a program to lay out.
     tell(Stage::Lift);
-    let mut lifted = lift::lift(prog, &LiftConfig::FULL);
-    let mut first = lifted.as_mut().ok().map(|l| {
+    let mut lifting = lift::lift(prog, &LiftConfig::FULL);
+    lifted.set(lifting.is_ok());
+    let mut first = lifting.as_mut().ok().map(|l| {
         laying_out(&emit_opts);
         emit::emit(l, &emit_opts)
     });
@@ -837,7 +843,7 @@ fn optimize_favoring(
             }
         }
     }
-    match (first, &lifted) {
+    match (first, &lifting) {
         (Some(Ok(p)), _) => candidates.push((Method::Lifted, p)),
         (Some(Err(e)), _) => {
             note_size(&e);
