@@ -43,6 +43,14 @@ const MAX_STATES_PER_PC: usize = 64;
 /// where [`evaluate`] carries one syscall's.
 const WORST_PATH_MAX_STATES: usize = 1024;
 
+/// How many times the cap states may pile up at an instruction, from many jumps into it,
+/// before they are capped there (instead of when the instruction is reached).
+const PILE_UP: usize = 4;
+
+/// Most states [`worst_case_path`]'s exploration keeps waiting at once (about 200 MB) before
+/// it starts again without cells (and with [`MAX_STATES_PER_PC`]).
+const WORST_PATH_MAX_WAITING: usize = 1 << 20;
+
 /// Most intervals the cells of [`worst_case_path`]'s exploration hold (about 64 MB) before it
 /// starts again without them. Compilers' filters need tens of thousands (libseccomp's linear
 /// Docker filter on three ABIs: 32 373), a random 4 096-instruction program about 100 000.
@@ -249,7 +257,7 @@ fn worst_case_path_within(prog: &Program, budget: usize) -> u32 {
     };
     let none = [None; NUM_WORDS];
     explore(prog, every(), &none, WORST_PATH_MAX_STATES, Some(budget))
-        .or_else(|| explore(prog, every(), &none, WORST_PATH_MAX_STATES, None))
+        .or_else(|| explore(prog, every(), &none, MAX_STATES_PER_PC, None))
         .expect("an exploration without cells to split has no budget")
         .max
 }
@@ -298,6 +306,11 @@ struct Cells {
     index: HashMap<Cell, u32>,
     /// Intervals held by all cells so far (each cell is stored twice: 16 bytes an interval).
     ranges: usize,
+    /// Each cell's `arch` set, as an index into `arch_sets` (so that states can be grouped by
+    /// it without copying it).
+    arch_of: Vec<u32>,
+    arch_sets: Vec<IntervalSet>,
+    arch_index: HashMap<IntervalSet, u32>,
 }
 
 impl Cells {
@@ -307,6 +320,16 @@ impl Cells {
         }
         let i = self.all.len() as u32;
         self.ranges += cell.nr.ranges().len() + cell.arch.ranges().len();
+        let arch = match self.arch_index.get(&cell.arch) {
+            Some(&a) => a,
+            None => {
+                let a = self.arch_sets.len() as u32;
+                self.arch_sets.push(cell.arch.clone());
+                self.arch_index.insert(cell.arch.clone(), a);
+                a
+            }
+        };
+        self.arch_of.push(arch);
         self.all.push(cell.clone());
         self.index.insert(cell, i);
         i
@@ -329,30 +352,42 @@ fn cap_states(states: Waiting, cells: &mut Cells, cap: usize) -> Waiting {
     if states.len() <= cap {
         return states;
     }
-    let mut joined: HashMap<(Regs, u32, IntervalSet), (Vec<Range>, u32)> = HashMap::default();
+    // (registers, longest so far, `arch` set) → (`nr` ranges, fewest so far).
+    let mut joined: HashMap<(Regs, u32, u32), (Vec<Range>, u32)> = HashMap::default();
     for ((regs, cell), (lo, hi)) in states {
-        let cell = &cells.all[cell as usize];
         let e = joined
-            .entry((regs, hi, cell.arch.clone()))
+            .entry((regs, hi, cells.arch_of[cell as usize]))
             .or_insert((Vec::new(), u32::MAX));
-        e.0.extend_from_slice(cell.nr.ranges());
+        e.0.extend_from_slice(cells.all[cell as usize].nr.ranges());
         e.1 = e.1.min(lo);
     }
     let mut out = Waiting::default();
     if joined.len() <= cap {
         for ((regs, hi, arch), (nr, lo)) in joined {
-            let nr = IntervalSet::from_ranges(nr);
-            out.insert((regs, cells.id(Cell { nr, arch })), (lo, hi));
+            let cell = Cell {
+                nr: IntervalSet::from_ranges(nr),
+                arch: cells.arch_sets[arch as usize].clone(),
+            };
+            // Two groups can come to the same cell (`nr` 1 and 2 in one, 1..=2 in another,
+            // with other lengths): the same inputs and registers, so the same way on, and the
+            // longer length is the one to keep.
+            let e = out.entry((regs, cells.id(cell))).or_insert((u32::MAX, 0));
+            e.0 = e.0.min(lo);
+            e.1 = e.1.max(hi);
         }
         return out;
     }
-    let (mut nr, mut arch, mut lo, mut hi) = (Vec::new(), Vec::new(), u32::MAX, 0);
+    let (mut nr, mut arch_ids, mut lo, mut hi) = (Vec::new(), BTreeSet::new(), u32::MAX, 0);
     for ((_, h, a), (n, l)) in joined {
         nr.extend(n);
-        arch.extend_from_slice(a.ranges());
+        arch_ids.insert(a);
         lo = lo.min(l);
         hi = hi.max(h);
     }
+    let arch: Vec<Range> = arch_ids
+        .into_iter()
+        .flat_map(|a| cells.arch_sets[a as usize].ranges().to_vec())
+        .collect();
     let cell = Cell {
         nr: IntervalSet::from_ranges(nr),
         arch: IntervalSet::from_ranges(arch),
@@ -403,7 +438,11 @@ fn explore(
             None => returns_complete = false,
         }
     };
+    // States waiting in `pending` (the first one now), for the budget of an exploration with
+    // cells.
+    let mut alive = 1usize;
     while let Some((pc, states)) = pending.pop_first() {
+        alive -= states.len();
         if pc >= n {
             continue;
         }
@@ -413,6 +452,19 @@ fn explore(
         }
         let insn = insns[pc];
         let code = insn.code;
+        // Where this instruction's states go (a return: nowhere), and how many wait there.
+        let next = match prog.jump_targets(pc) {
+            Some((t, f)) => [Some(t), (f != t).then_some(f)],
+            None if insn.is_ret() => [None, None],
+            None => [Some(pc + 1), None],
+        };
+        let waiting = |pending: &BTreeMap<usize, Waiting>| -> usize {
+            next.iter()
+                .flatten()
+                .map(|to| pending.get(to).map_or(0, HashMap::len))
+                .sum()
+        };
+        let before = waiting(&pending);
         for ((regs, cell_id), steps) in states {
             let go = |to: usize, r: Regs, cell: u32, pending: &mut BTreeMap<usize, Waiting>| {
                 let e = pending
@@ -442,26 +494,26 @@ fn explore(
                 if let (Val::Word(w), BPF_K) = (regs.a, src(code)) {
                     // A holds `nr` or `arch`: each side gets the values that take it.
                     let set = cell.word(w);
-                    let sides = match set.split(op(code), insn.k) {
-                        Some((taken, not_taken)) => {
-                            [(t, Some(taken)), (f, Some(not_taken))].map(|(to, s)| {
-                                let s = s.filter(|s| !s.is_empty());
-                                (to, s.map(|s| cell.with_word(w, s)))
-                            })
-                        }
-                        // A `jset` that would cut the set into too many pieces: both sides
-                        // with every value, unless the set decides it.
-                        None => match set.decide(op(code), insn.k) {
-                            Some(true) => [(t, Some(cell.clone())), (f, None)],
-                            Some(false) => [(t, None), (f, Some(cell.clone()))],
-                            None => [(t, Some(cell.clone())), (f, Some(cell.clone()))],
+                    // A test the set decides keeps the cell as it is (no copy to hash: such
+                    // tests are common, and cells can hold thousands of ranges).
+                    match set.decide(op(code), insn.k) {
+                        Some(taken) => go(if taken { t } else { f }, regs, cell_id, &mut pending),
+                        None => match set.split(op(code), insn.k) {
+                            Some((taken, not_taken)) => {
+                                let (taken, not_taken) =
+                                    (cell.with_word(w, taken), cell.with_word(w, not_taken));
+                                let taken = cells.id(taken);
+                                go(t, regs, taken, &mut pending);
+                                let not_taken = cells.id(not_taken);
+                                go(f, regs, not_taken, &mut pending);
+                            }
+                            // A `jset` that would cut the set into too many pieces: both
+                            // sides with every value.
+                            None => {
+                                go(t, regs, cell_id, &mut pending);
+                                go(f, regs, cell_id, &mut pending);
+                            }
                         },
-                    };
-                    for (to, side) in sides {
-                        if let Some(c) = side {
-                            let id = cells.id(c);
-                            go(to, regs, id, &mut pending);
-                        }
                     }
                     continue;
                 }
@@ -544,6 +596,19 @@ fn explore(
                 _ => r.a = r.x,
             }
             go(pc + 1, r, cell_id, &mut pending);
+        }
+        // Many jumps into one instruction pile up states there before it is reached: capped
+        // as they come, past a few times the cap, so that no instruction holds more.
+        for to in next.iter().flatten() {
+            if let Some(w) = pending.get_mut(to) {
+                if w.len() > PILE_UP * cap {
+                    *w = cap_states(std::mem::take(w), &mut cells, cap);
+                }
+            }
+        }
+        alive = alive + waiting(&pending) - before;
+        if split.is_some() && alive > WORST_PATH_MAX_WAITING {
+            return None;
         }
     }
     if lo == u32::MAX {
@@ -1049,6 +1114,52 @@ mod tests {
                 assert_eq!(worst, (n + 2) + 23, "n = {n}");
             }
         }
+    }
+
+    /// Found by an audit (thirty-seventh session): 1 027 states wait at one `ret`, past the
+    /// cap, and two of them, with the same registers, come to the same cell by different
+    /// ways: `nr` 1..=2 after 40 instructions, and `nr` 1 and `nr` 2 apart after 10 (the
+    /// other 1 024 are 32 register variants × 32 leaves of a tree on `nr`). Joining them
+    /// wrote one over the other, and the longer was lost: the figure said 35 where `nr` 1 with
+    /// `args[2]` 1 and `args[3]` 0 runs 41 (an exact solver over every path agreed), and
+    /// `optimize --max-path 38` kept a filter that runs 41.
+    #[test]
+    fn states_joined_into_one_cell_keep_the_longest_way_there() {
+        let mut src = String::from(
+            "ld [args[2].lo]\njeq #0, filler, coll\ncoll: ld [nr]\nldx #1\n\
+             jgt #2, dead, next\njge #1, next, dead\nld [args[3].lo]\n\
+             jeq #0, long, short\nlong: ld [nr]\n",
+        );
+        src += &"ld [nr]\n".repeat(30);
+        src += "ja p\nshort: ld [nr]\njeq #1, p, p\nfiller: ld [args[0].lo]\n";
+        for i in 0..5 {
+            src += &format!(
+                "jset #{}, s{i}a, s{i}b\ns{i}a: ld #{}\nja s{i}e\ns{i}b: ld #{}\n\
+                 s{i}e: st M[{i}]\nld [args[0].lo]\n",
+                1 << i,
+                i + 1,
+                i + 100
+            );
+        }
+        src += "ld [nr]\n";
+        // A tree of depth 5 on `nr` over 1000..1032 whose 32 leaves all go to `p`.
+        fn tree(lo: u32, hi: u32, depth: u32, name: &str, out: &mut String) {
+            let mid = (lo + hi) / 2;
+            if depth == 1 {
+                *out += &format!("{name}: jge #{mid}, p, p\n");
+                return;
+            }
+            *out += &format!("{name}: jge #{mid}, {name}r, {name}l\n");
+            tree(lo, mid, depth - 1, &format!("{name}l"), out);
+            tree(mid, hi, depth - 1, &format!("{name}r"), out);
+        }
+        tree(1000, 1032, 5, "t", &mut src);
+        src += "dead: ret KILL_PROCESS\np: ret ALLOW\n";
+        let p = crate::bpf::asm::assemble(&src).unwrap();
+        let d = crate::bpf::SeccompData::new(0xc000_003e, 1, [0, 0, 1, 0, 0, 0]);
+        let run = crate::bpf::interp::trace(&p, &d).unwrap().steps as u32;
+        assert_eq!(run, 41);
+        assert_eq!(worst_case_path(&p), 41);
     }
 
     #[test]
