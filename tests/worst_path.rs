@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::libseccomp_profiles::{build_filter, load_profile, profile_path, ProfileOptions};
+use common::libseccomp_profiles::{build_filter, load_profile, oci_profile_names, ProfileOptions};
 use common::ranges::worst_by_ranges;
 use secopt::bpf::testing::{random_data, random_program, GenConfig, Rng};
 use secopt::bpf::thread_filters::decode;
@@ -70,15 +70,7 @@ fn check(label: &str, prog: &Program, rng: &mut Rng) -> u32 {
 fn the_worst_path_of_every_corpus_filter_is_the_longest_run_per_range() {
     let mut rng = Rng::new(0x3057);
     let mut checked = 0;
-    let dir = profile_path("oci");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("profile corpus")
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    names.sort();
-    assert!(names.len() >= 7, "{names:?}");
-    for name in &names {
+    for name in &oci_profile_names() {
         let profile = load_profile(&format!("oci/{name}")).unwrap();
         for optimize_level in [1, 2] {
             let opts = ProfileOptions {

@@ -163,6 +163,18 @@ pub fn profile_path(relative: &str) -> PathBuf {
         .join(relative)
 }
 
+/// The OCI profiles of the corpus (`oci/*.json`), by file name, sorted; at least seven.
+pub fn oci_profile_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(profile_path("oci"))
+        .expect("profile corpus")
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 7, "{names:?}");
+    names
+}
+
 /// Reads and parses a profile of the shared corpus.
 pub fn load_profile(relative: &str) -> Result<Value, String> {
     let path = profile_path(relative);
