@@ -187,7 +187,8 @@ pub struct CompileArgs {
     /// Say what the optimizer is doing on stderr: `auto` on a terminal once it has taken half
     /// a second (one line, redrawn, with a proof's nodes and steps and a --max-path table's
     /// share filled; a filter with thousands of argument values can take seconds), `always`
-    /// every layout and proof as a line of its own, `never` nothing.
+    /// the lifting, every layout, the passes and every proof as a line of its own, `never`
+    /// nothing.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto, value_name = "WHEN")]
     pub progress: ProgressMode,
 }

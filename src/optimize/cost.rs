@@ -240,9 +240,11 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
 /// random 4,096-instruction program. Example: `ld [nr]; jge #100, a, b` explores `a` with
 /// `nr` in `100..=u32::MAX` and `b` with `0..=99`; a later `jeq #50` on the `a` side is
 /// decided (not taken) without splitting. States that reach one instruction with the same
-/// registers and the same length so far share one cell; past `WORST_PATH_MAX_STATES` (1024) distinct
-/// ones there (a chain of more than a thousand syscalls jumping into one block that tests `nr`
-/// again), they are merged and the figure becomes a bound (see `cap_states`).
+/// registers and the same length so far share one cell; past `WORST_PATH_MAX_STATES` (1024)
+/// distinct ones there (a chain of more than a thousand syscalls jumping into one block that
+/// tests `nr` again), they are merged and the figure becomes a bound (see `cap_states`), as it
+/// does when the cells or the states waiting grow past their budgets (the exploration then
+/// starts again with `nr` and `arch` unknown).
 pub fn worst_case_path(prog: &Program) -> u32 {
     worst_case_path_within(prog, WORST_PATH_MAX_RANGES)
 }
@@ -402,8 +404,9 @@ fn cap_states(states: Waiting, cells: &mut Cells, cap: usize) -> Waiting {
 ///
 /// With `split` (a budget of intervals), a register loaded with `nr` or `arch` is tracked and
 /// tests of it split the state's cell; `None` once the cells hold more intervals than the
-/// budget (an adversarial program could otherwise fill memory with them). Without it, `nr`
-/// and `arch` are constants where the start cell holds one value and unknown otherwise.
+/// budget, or more than [`WORST_PATH_MAX_WAITING`] states wait at once (an adversarial
+/// program could otherwise fill memory with them). Without it, `nr` and `arch` are constants
+/// where the start cell holds one value and unknown otherwise.
 fn explore(
     prog: &Program,
     start: Cell,
@@ -1108,8 +1111,8 @@ mod tests {
                 // A hundred states wait at the block, one per syscall: each keeps its length.
                 assert_eq!(worst, longest, "n = {n}");
             } else {
-                // Past the cap (`WORST_PATH_MAX_STATES`, 1024) they become one (the longest way in, then the longest way
-                // through): a bound, no longer the exact figure.
+                // Past the cap (`WORST_PATH_MAX_STATES`, 1024) they become one (the longest
+                // way in, then the longest way through): a bound, no longer the exact figure.
                 assert!(worst >= longest, "n = {n}: {worst} < {longest}");
                 assert_eq!(worst, (n + 2) + 23, "n = {n}");
             }

@@ -507,9 +507,10 @@ fn several_listeners(filters: &[Program]) -> Option<Note> {
 ///
 /// `--favor` is a preference: when the layout it asks for (balanced or speed) leaves no program
 /// within the kernel's limit, the one favouring size is tried before giving up (when the
-/// input could be lifted: nothing else depends on `--favor`), and a note says so. (A profile near the limit: 152 syscalls with five argument checks each and every
-/// other syscall allowed, on x86_64, x86 and x32, is refused balanced and fits favouring
-/// size; `favouring_size_is_tried_when_the_layout_asked_for_is_too_long`.)
+/// input could be lifted: nothing else depends on `--favor`), and a note says so. (A profile
+/// near the limit: 152 syscalls with five argument checks each and every other syscall
+/// allowed, on x86_64, x86 and x32, is refused balanced and fits favouring size;
+/// `favouring_size_is_tried_when_the_layout_asked_for_is_too_long`.)
 fn optimize_input(
     prog: &Program,
     stack: Option<&[Program]>,
