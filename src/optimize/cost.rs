@@ -218,15 +218,16 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
         nr: IntervalSet::range(nr, nr),
         arch: IntervalSet::range(token, token),
     };
-    // One number and one token: nothing to split, so no budget to run out of.
+    // One number and one token: loads of either are constants, nothing is split, and no
+    // budget can run out.
     explore(
         prog,
         cell,
         &known_words(token, nr, args),
         MAX_STATES_PER_PC,
-        Some(usize::MAX),
+        None,
     )
-    .expect("a cell of one value is never split")
+    .expect("an exploration without cells to split has no budget")
 }
 
 /// The longest path of `prog` (valid) over every input (see the module documentation).
@@ -445,7 +446,9 @@ fn explore(
     // cells.
     let mut alive = 1usize;
     while let Some((pc, states)) = pending.pop_first() {
-        alive -= states.len();
+        if split.is_some() {
+            alive -= states.len();
+        }
         if pc >= n {
             continue;
         }
@@ -467,7 +470,12 @@ fn explore(
                 .map(|to| pending.get(to).map_or(0, HashMap::len))
                 .sum()
         };
-        let before = waiting(&pending);
+        // Counted only where a budget reads it (not in `evaluate`, run per syscall).
+        let before = if split.is_some() {
+            waiting(&pending)
+        } else {
+            0
+        };
         for ((regs, cell_id), steps) in states {
             let go = |to: usize, r: Regs, cell: u32, pending: &mut BTreeMap<usize, Waiting>| {
                 let e = pending
@@ -609,9 +617,11 @@ fn explore(
                 }
             }
         }
-        alive = alive + waiting(&pending) - before;
-        if split.is_some() && alive > WORST_PATH_MAX_WAITING {
-            return None;
+        if split.is_some() {
+            alive = alive + waiting(&pending) - before;
+            if alive > WORST_PATH_MAX_WAITING {
+                return None;
+            }
         }
     }
     if lo == u32::MAX {
