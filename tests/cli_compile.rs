@@ -403,6 +403,24 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
         assert_eq!(stderr.matches("argz").count(), 2, "{stderr}");
         assert!(!target.exists());
     }
+    // A Firecracker file is refused with every thread's warnings, not the first thread's.
+    let threads = write(
+        "threads.json",
+        r#"{"api": {"default_action": "trap", "filter_action": "allow",
+                    "filter": [{"syscall": "write", "argz": 1}]},
+            "vmm": {"default_action": "trap", "filter_action": "allow",
+                    "filter": [{"syscall": "read", "bogus": 1}]}}"#,
+    );
+    let out = secopt(&["compile", &threads, "--arch", "x86_64", "--strict", "-o", t]);
+    bad_input(
+        &out,
+        &[
+            "$.api.filter[0].argz: unknown field",
+            "$.vmm.filter[0].bogus: unknown field",
+            "(strict mode: a warning about the profile is an error)",
+        ],
+    );
+    assert!(!target.exists());
     bad_input(
         &secopt(&["compile", &unknown, "--caps", "cap_fly", "-o", t]),
         &["--caps", "cap_fly"],

@@ -19,7 +19,8 @@ use crate::compile::{
 use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
-    self, CapSet, Dialect, KernelVersion, Policy, ResolveOptions, Resolved, SyscallResolver,
+    self, CapSet, Dialect, KernelVersion, Policy, PolicyError, ResolveOptions, Resolved,
+    SyscallResolver,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -567,10 +568,24 @@ fn compile_firecracker(
         resolver,
         ..Default::default()
     };
+    if args.strict {
+        // Every thread's warnings in one error, not the first thread's alone (each resolve
+        // would refuse only its own).
+        let warnings: Vec<_> = policies
+            .iter()
+            .flat_map(|(_, p)| p.warnings.iter().cloned())
+            .collect();
+        if !warnings.is_empty() {
+            return Err(input_error(PolicyError::Warnings {
+                file: source.to_string(),
+                warnings,
+            }));
+        }
+    }
     let mut out = Vec::new();
     for (thread, policy) in policies {
         if !args.strict {
-            // Under --strict they are the error resolving gives.
+            // Under --strict they are the error above.
             report_warnings(&policy);
         }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
