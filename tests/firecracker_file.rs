@@ -391,6 +391,29 @@ fn a_broken_thread_is_refused_by_name_and_other_verbs_explain_the_file() {
         stderr_of(&run)
     );
     assert!(!out.exists());
+    // The verbs that read the whole file say the same of vcpu's filter: emu and analyze
+    // refuse it (no verdict for a filter Firecracker cannot install, no reports of the others
+    // first), disasm lists it anyway and exits 1, as for one filter.
+    let input_text = input.to_str().unwrap();
+    for verb in ["emu", "analyze"] {
+        let run = run_secopt(&[verb, input_text, "--nr", "1"][..if verb == "emu" { 4 } else { 2 }]);
+        assert_eq!(run.status.code(), Some(2), "{verb}: {}", stderr_of(&run));
+        assert!(
+            stderr_of(&run).contains("broken.bin:vcpu: the kernel would reject this filter"),
+            "{verb}: {}",
+            stderr_of(&run)
+        );
+        assert_eq!(stdout_of(&run), "", "{verb}");
+    }
+    let run = run_secopt(&["disasm", input_text]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    assert!(
+        stderr_of(&run).contains("broken.bin:vcpu: the kernel would reject this filter")
+            && stderr_of(&run).contains("(listed anyway)"),
+        "{}",
+        stderr_of(&run)
+    );
+    assert_eq!(stdout_of(&run).matches("; thread ").count(), 3);
     // A verb that takes one filter says what the file is instead of "not a multiple of 8".
     let golden = golden(PROFILES[0], Encoding::Bincode);
     let run = run_secopt(&[
@@ -406,6 +429,89 @@ fn a_broken_thread_is_refused_by_name_and_other_verbs_explain_the_file() {
         "{}",
         stderr_of(&run)
     );
+}
+
+/// A thread's name comes from the file: every verb shows it escaped, so that none can clear
+/// the terminal, recolour a verdict, or end a listing's `; thread` comment and start an
+/// instruction of its own. The file written back keeps the names themselves.
+#[test]
+fn thread_names_with_control_characters_are_shown_escaped() {
+    let dir = TempDir::new("fc-names");
+    let allow = Program::from_raw(&raw_filter(&[(0x06, 0, 0, 0x7fff_0000)])).unwrap();
+    let kill = Program::from_raw(&raw_filter(&[(0x06, 0, 0, 0)])).unwrap();
+    let names = [
+        "api\u{1b}[2J\u{1b}]0;title\u{7}",
+        "x: 1 instructions\n    ret ALLOW\n; y",
+    ];
+    let file = |name: &str, prog: &Program| {
+        let threads: Vec<_> = names
+            .iter()
+            .map(|n| (n.to_string(), Some(prog.clone())))
+            .collect();
+        let path = dir.join(name);
+        std::fs::write(&path, encode(&threads, Encoding::Bincode)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (a, b) = (file("a.bin", &kill), file("b.bin", &allow));
+    let out = dir.join("out.bin");
+    let out_text = out.to_str().unwrap();
+    let no_thread = format!("{a}:nothing");
+    let runs: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["disasm", &a], 0),
+        (vec!["disasm", &a, "--format", "json"], 0),
+        (vec!["analyze", &a], 0),
+        (vec!["emu", &a, "--nr", "1"], 0),
+        (vec!["verify", &a, &b], 1),
+        (vec!["diff", &a, &b], 1),
+        (vec!["optimize", &a, "-o", out_text], 0),
+        (vec!["analyze", &no_thread], 2),
+        (
+            vec!["optimize", &a, "--thread", "nothing", "-o", "x.bpf"],
+            2,
+        ),
+    ];
+    for (args, code) in &runs {
+        let run = run_secopt(args);
+        assert_eq!(
+            run.status.code(),
+            Some(*code),
+            "{args:?}: {}",
+            stderr_of(&run)
+        );
+        for (what, text) in [("stdout", stdout_of(&run)), ("stderr", stderr_of(&run))] {
+            assert!(
+                !text.contains(['\u{1b}', '\u{7}']),
+                "{args:?}: {what} has a raw control character: {text:?}"
+            );
+            assert!(
+                !text.contains("\n    ret ALLOW"),
+                "{args:?}: {what}: {text}"
+            );
+        }
+        if args[0] == "disasm" && args.len() == 2 {
+            // One comment per thread; every other line an instruction of the real programs.
+            let text = stdout_of(&run);
+            assert_eq!(text.matches("; thread ").count(), 2, "{text}");
+            assert!(
+                text.contains(
+                    r#"; thread "x: 1 instructions\n    ret ALLOW\n; y": 1 instructions"#
+                ),
+                "{text}"
+            );
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.trim_start().starts_with("ret ALLOW")),
+                "{text}"
+            );
+        }
+    }
+    // What optimize wrote keeps the names as they were.
+    let written = decode(&std::fs::read(&out).unwrap()).unwrap();
+    let kept: Vec<&str> = written.threads.iter().map(|(t, _)| t.as_str()).collect();
+    let mut expected = names.to_vec();
+    expected.sort();
+    assert_eq!(kept, expected);
 }
 
 /// `FILE:THREAD` names one thread's filter for every verb that reads a filter.

@@ -16,6 +16,7 @@
 //! valid is [`crate::bpf::validate`]'s question, asked by the caller with the thread's name.
 
 use super::insn::{Insn, Program, BPF_MAXINSNS};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// How a thread-filter file is serialized.
@@ -62,17 +63,38 @@ impl ThreadFilters {
         self.threads.iter().map(|(t, _)| t.as_str()).collect()
     }
 
+    /// The threads' names as messages show them ([`shown`]), in the file's order.
+    pub fn shown_names(&self) -> Vec<Cow<'_, str>> {
+        self.threads.iter().map(|(t, _)| shown(t)).collect()
+    }
+
     /// The program of `thread`: an error names the threads there are, or says the thread
     /// has no filter.
     pub fn program(&self, thread: &str) -> Result<&Program, ThreadLookupError> {
         match self.threads.iter().find(|(t, _)| t == thread) {
             Some((_, Some(prog))) => Ok(prog),
-            Some((_, None)) => Err(ThreadLookupError::NoFilter(thread.to_string())),
+            Some((_, None)) => Err(ThreadLookupError::NoFilter(shown(thread).into_owned())),
             None => Err(ThreadLookupError::NoThread {
                 thread: thread.to_string(),
-                threads: self.names().join(", "),
+                threads: self.shown_names().join(", "),
             }),
         }
+    }
+}
+
+/// A thread name as messages and listings show it: as it is when every character prints
+/// (`vcpu`), else quoted with Rust's escapes (`"api\u{1b}[2J"`, `""`, `"a\nb"`).
+///
+/// Names come from the file. Printed raw, one could clear the terminal, recolour a verdict,
+/// or end the `; thread NAME` comment of a listing and start an instruction that `secopt asm`
+/// would then assemble; escaped, it is one visible word. Lookups and the files written back
+/// keep the name itself.
+pub fn shown(name: &str) -> Cow<'_, str> {
+    let plain = !name.is_empty() && name.chars().all(|c| c.escape_debug().len() == 1);
+    if plain {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(format!("{name:?}"))
     }
 }
 

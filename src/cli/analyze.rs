@@ -14,7 +14,8 @@ use crate::bpf::cache::{
     CacheBitmap, CacheStatus, ConstAllow, KernelCache, KernelVersion, NotCacheable,
 };
 use crate::bpf::insn::{BPF_MAXINSNS, MAX_INSNS_PER_PATH};
-use crate::bpf::{Field, Program, RetVal};
+use crate::bpf::thread_filters::shown;
+use crate::bpf::{validate, Field, Program, RetVal};
 use crate::optimize::cost::{self, Assumption, Caches, PathEval, Sample, SampleCost};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -243,10 +244,22 @@ fn run_thread_filters(
              thread: give it as a file, not stdin",
         ));
     }
+    // Every thread's filter is checked before any is analysed: a file with one the kernel
+    // would refuse gets its error alone, not after the reports of the threads before it.
+    for (thread, prog) in &file.threads {
+        if let Some(prog) = prog {
+            validate::validate(prog).map_err(|e| {
+                Failure::input(format!(
+                    "{name}:{}: the kernel would reject this filter: {e}",
+                    shown(thread)
+                ))
+            })?;
+        }
+    }
     let mut json_threads = Vec::new();
     let mut code = EXIT_OK;
     for (i, (thread, prog)) in file.threads.into_iter().enumerate() {
-        let label = format!("{name}:{thread}");
+        let label = format!("{name}:{}", shown(&thread));
         if args.format == Format::Text && i > 0 {
             println!();
         }
@@ -283,7 +296,8 @@ fn analyze(
     (prog, stack, name): (Program, Vec<Program>, String),
     out: &mut JsonOut,
 ) -> Result<i32, Failure> {
-    let analyzer = Analyzer::new(&prog).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+    let analyzer = Analyzer::new(&prog)
+        .map_err(|e| Failure::input(format!("{name}: the kernel would reject this filter: {e}")))?;
     let kernel = match args.kernel {
         Some(model) => model.allow_cache_kernel(),
         None => running_kernel(),

@@ -6,7 +6,7 @@ use super::io::{
 };
 use super::{json_text, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian};
-use crate::bpf::thread_filters::ThreadFilters;
+use crate::bpf::thread_filters::{self, ThreadFilters};
 use crate::bpf::{asm, disasm, validate, Program};
 use std::path::PathBuf;
 
@@ -92,7 +92,8 @@ pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
 
 /// Every thread's filter of a Firecracker filter file: each listing under a `; thread NAME`
 /// comment (text), or `{"input", "encoding", "threads": [{"thread", …one filter's document…}]}`
-/// (JSON). The file's decoder validated every program, so none is listed as rejected.
+/// (JSON). A thread's filter the kernel would reject is listed too, as one filter is: the
+/// objection on stderr, exit code 1.
 fn disasm_threads(
     args: &DisasmArgs,
     name: &str,
@@ -101,22 +102,31 @@ fn disasm_threads(
 ) -> Result<i32, Failure> {
     let mut text = String::new();
     let mut threads = Vec::new();
+    let mut exit = EXIT_OK;
     for (thread, prog) in &file.threads {
-        let label = format!("{name}:{thread}");
+        let shown = thread_filters::shown(thread);
+        let label = format!("{name}:{shown}");
         if !text.is_empty() {
             text.push('\n');
         }
         let Some(prog) = prog else {
             text.push_str(&format!(
-                "; thread {thread}: no filter (an empty program: Firecracker installs none for \
+                "; thread {shown}: no filter (an empty program: Firecracker installs none for \
                  this thread)\n"
             ));
             threads.push(serde_json::json!({"thread": thread, "input": label, "filter": null}));
             continue;
         };
-        let listing = Listing::new(prog, None, opts);
+        let rejected = validate::validate(prog)
+            .err()
+            .map(|e| Failure::input(format!("{label}: the kernel would reject this filter: {e}")));
+        if let Some(why) = &rejected {
+            eprintln!("secopt: {} (listed anyway)", why.message);
+            exit = EXIT_DIFFERENT;
+        }
+        let listing = Listing::new(prog, rejected.as_ref(), opts);
         text.push_str(&format!(
-            "; thread {thread}: {} instructions\n{}",
+            "; thread {shown}: {} instructions\n{}",
             prog.len(),
             listing.text
         ));
@@ -134,7 +144,7 @@ fn disasm_threads(
         .into_bytes(),
     };
     write_output(args.output.as_deref().unwrap_or("-".as_ref()), &out)?;
-    Ok(EXIT_OK)
+    Ok(exit)
 }
 
 /// One filter's listing: its assembly, and what `--format json` shows of it.

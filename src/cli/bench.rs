@@ -9,6 +9,7 @@ use super::io::{display_name, load_program, read_input, write_output, InputForma
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::{self, peers, workload, BenchError, BenchOptions, Variant, VariantKind};
+use crate::bpf::thread_filters::shown;
 use crate::compile::{self, CompileOptions};
 use crate::policy::{self, CapSet, KernelVersion, ResolveOptions};
 use std::io::{IsTerminal, Write};
@@ -189,17 +190,17 @@ fn profile_variants(
                 (None, _) => {
                     return Err(Failure::input(format!(
                         "{name}: a Firecracker file has one filter per thread kind; choose one with --thread ({})",
-                        kinds.join(", ")
+                        shown_names(&kinds)
                     )))
                 }
             };
             let p = threads.remove(&thread).ok_or_else(|| {
                 Failure::input(format!(
                     "{name}: no thread kind {thread:?} (the file has {})",
-                    kinds.join(", ")
+                    shown_names(&kinds)
                 ))
             })?;
-            notes.push(format!("profile {name}, thread {thread}"));
+            notes.push(format!("profile {name}, thread {}", shown(&thread)));
             p
         }
         _ => {
@@ -537,4 +538,10 @@ fn command_line() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Thread kinds as messages show them ([`shown`]), comma-separated.
+fn shown_names(kinds: &[String]) -> String {
+    let shown: Vec<_> = kinds.iter().map(|k| shown(k)).collect();
+    shown.join(", ")
 }

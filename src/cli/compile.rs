@@ -12,7 +12,7 @@ use super::self_check::SelfCheckArgs;
 use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_OK};
 use crate::arch::Arch;
-use crate::bpf::thread_filters::{Encoding, FIRECRACKER_BYTES_LIMIT};
+use crate::bpf::thread_filters::{shown, Encoding, FIRECRACKER_BYTES_LIMIT};
 use crate::compile::{
     self, CompileError, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo,
 };
@@ -592,7 +592,7 @@ fn compile_firecracker(
         report_unknown(&resolved, Some(&thread));
         // Every message of the build (errors, optimizer notes) names the source: with three
         // threads in one file, it names the thread too; the filter's info keeps the file.
-        let labelled = format!("{} (thread {thread})", resolved.source);
+        let labelled = format!("{} (thread {})", resolved.source, shown(&thread));
         let file = std::mem::replace(&mut resolved.source, labelled);
         let (filter, optimized) = optimizer.build(&resolved, options)?;
         let mut info = filter.info().clone();
@@ -636,7 +636,7 @@ const MORE: &str = " (`--emit json` lists them)";
 /// libseccomp still applies through `socketcall`/`ipc`).
 fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
     let prefix = match thread {
-        Some(t) => format!("{} (thread {t})", resolved.source),
+        Some(t) => format!("{} (thread {})", resolved.source, shown(t)),
         None => resolved.source.clone(),
     };
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
@@ -871,7 +871,7 @@ fn write_all(
                 filter.info().source,
                 thread
                     .as_deref()
-                    .map(|t| format!(" thread {t}"))
+                    .map(|t| format!(" thread {}", shown(t)))
                     .unwrap_or_default(),
                 filter.program().len(),
                 filter
@@ -918,7 +918,8 @@ fn write_thread_filters(
             .find(|a| !matches!(a, Arch::X86_64 | Arch::Aarch64))
         {
             return Err(Failure::input(format!(
-                "{source}: thread {thread} covers {}; Firecracker runs on x86_64 and aarch64 only",
+                "{source}: thread {} covers {}; Firecracker runs on x86_64 and aarch64 only",
+                shown(thread),
                 arch.name()
             )));
         }

@@ -6,7 +6,8 @@ use super::io::{decode_input, display_name, read_input, Input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::parse_u32;
-use crate::bpf::{disasm, interp, Field, Program, SeccompData};
+use crate::bpf::thread_filters::shown;
+use crate::bpf::{disasm, interp, validate, Field, Program, SeccompData};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -129,9 +130,16 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
         Input::Program(prog) => runs.push(Run::new(None, prog, &data, arch, &name)?),
         Input::ThreadFilters(file) => {
             for (thread, prog) in &file.threads {
-                let label = format!("{name}:{thread}");
+                let label = format!("{name}:{}", shown(thread));
                 runs.push(match prog {
-                    Some(prog) => Run::new(Some(thread), prog, &data, arch, &label)?,
+                    Some(prog) => {
+                        validate::validate(prog).map_err(|e| {
+                            Failure::input(format!(
+                                "{label}: the kernel would reject this filter: {e}"
+                            ))
+                        })?;
+                        Run::new(Some(thread), prog, &data, arch, &label)?
+                    }
                     None => Run::unfiltered(thread),
                 });
             }
@@ -262,7 +270,7 @@ impl<'a> Run<'a> {
 
     /// `vcpu ALLOW (53 instructions)`, for the line that sums up a file's threads.
     fn summary(&self) -> String {
-        let thread = self.thread.unwrap_or("filter");
+        let thread = self.thread.map_or("filter".into(), shown);
         match &self.trace {
             Some((trace, _, _)) => format!("{thread} {} ({} instructions)", trace.ret, trace.steps),
             None => format!("{thread} ALLOW (no filter)"),
@@ -271,7 +279,7 @@ impl<'a> Run<'a> {
 
     fn print(&self) {
         if let Some(thread) = self.thread {
-            println!("thread {thread}:");
+            println!("thread {}:", shown(thread));
         }
         let Some((trace, lines, words_read)) = &self.trace else {
             println!("result: ALLOW: no filter (an empty program: Firecracker installs none for this thread)");

@@ -207,8 +207,8 @@ pub fn decode_program(
             }
         }
         if let Ok(file) = file {
-            let threads = file.names();
-            let first = threads.first().copied().unwrap_or("vcpu");
+            let threads = file.shown_names();
+            let first = threads.first().map_or("vcpu", |t| t.as_ref());
             return Err(Failure::input(format!(
                 "{name}: this is Firecracker's filter file ({}; threads {}), not one filter: \
                  name one thread as `{name}:{first}`; `secopt optimize {name} -o OUT` \

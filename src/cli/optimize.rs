@@ -288,17 +288,13 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         let prog = file
             .program(thread)
             .map_err(|e| Failure::input(format!("{source}: {e}")))?;
-        check_thread(prog, &source, thread)?;
-        let label = format!("{source} (thread {thread})");
+        let label = thread_label(&source, Some(thread));
+        check_thread(prog, &label)?;
         let (opts, status) = with_status(&optimize_options(args)?, args, &label);
         let out = optimize::optimize(prog, &opts);
         drop(status);
-        let out = out.map_err(|e| {
-            Failure::input(format!(
-                "{source} (thread {thread}): {}",
-                hints::optimize_error(&e)
-            ))
-        })?;
+        let out =
+            out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
         return write_one(args, Some(thread), prog.len(), 1, &out);
     }
     let encoding = match args.output_format {
@@ -311,7 +307,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
                  (the default, or --output-format firecracker / firecracker-bincode) or pick \
                  a thread with --thread",
                 file.threads.len(),
-                file.names().join(", ")
+                file.shown_names().join(", ")
             )))
         }
     };
@@ -322,21 +318,15 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             optimized.push((thread.clone(), None));
             continue;
         };
-        check_thread(prog, &source, thread)?;
-        let (opts, status) = with_status(&opts, args, &format!("{source} (thread {thread})"));
+        let label = thread_label(&source, Some(thread));
+        check_thread(prog, &label)?;
+        let (opts, status) = with_status(&opts, args, &label);
         let out = optimize::optimize(prog, &opts);
         drop(status);
-        let out = out.map_err(|e| {
-            Failure::input(format!(
-                "{source} (thread {thread}): {}",
-                hints::optimize_error(&e)
-            ))
-        })?;
+        let out =
+            out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
         for note in &out.notes {
-            eprintln!(
-                "secopt: warning: {source} (thread {thread}): {}",
-                hints::note(note)
-            );
+            eprintln!("secopt: warning: {label}: {}", hints::note(note));
         }
         optimized.push((thread.clone(), Some((prog.len(), out))));
     }
@@ -351,8 +341,12 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         let sizes: Vec<String> = optimized
             .iter()
             .map(|(t, o)| match o {
-                Some((before, out)) => format!("{t} {before} -> {}", out.program.len()),
-                None => format!("{t} none"),
+                Some((before, out)) => format!(
+                    "{} {before} -> {}",
+                    thread_filters::shown(t),
+                    out.program.len()
+                ),
+                None => format!("{} none", thread_filters::shown(t)),
             })
             .collect();
         let proved = if args.no_verify {
@@ -433,21 +427,19 @@ fn report_doc(
     })
 }
 
-/// `FILE (thread vcpu)`, or the file alone.
+/// `FILE (thread vcpu)`, or the file alone (the name as messages show it).
 fn thread_label(source: &str, thread: Option<&str>) -> String {
     match thread {
-        Some(t) => format!("{source} (thread {t})"),
+        Some(t) => format!("{source} (thread {})", thread_filters::shown(t)),
         None => source.to_string(),
     }
 }
 
-/// Refuses a thread's program (naming the file and thread) if the kernel would refuse it.
-fn check_thread(prog: &Program, source: &str, thread: &str) -> Result<(), Failure> {
-    validate::validate(prog).map_err(|e| {
-        Failure::input(format!(
-            "{source} (thread {thread}): the kernel would reject this filter: {e}"
-        ))
-    })
+/// Refuses a thread's program (`label` names the file and thread) if the kernel would
+/// refuse it.
+fn check_thread(prog: &Program, label: &str) -> Result<(), Failure> {
+    validate::validate(prog)
+        .map_err(|e| Failure::input(format!("{label}: the kernel would reject this filter: {e}")))
 }
 
 /// The inputs as messages name them: the file, or a stack's files joined by ` + `.

@@ -15,6 +15,7 @@ use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, AUDIT_ARCH_LE};
 use crate::bpf::action::parse_u32;
 use crate::bpf::action::SECCOMP_RET_ALLOW;
+use crate::bpf::thread_filters::shown;
 use crate::bpf::{Insn, Program, RetVal, SeccompData};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::verify::{
@@ -652,7 +653,7 @@ fn combined_exit(codes: impl IntoIterator<Item = i32>) -> i32 {
 
 /// `name` with `:thread`, the way a single thread is named on the command line.
 fn thread_name(name: &str, thread: &str) -> String {
-    format!("{name}:{thread}")
+    format!("{name}:{}", shown(thread))
 }
 
 /// The fields of an example input that are not zero, for `--examples`.
@@ -935,7 +936,9 @@ impl PairOutcome for Diffed {
 
 /// What starts a thread's first line in a whole-file report.
 fn prefix(thread: Option<&str>) -> String {
-    thread.map(|t| format!("{t}: ")).unwrap_or_default()
+    thread
+        .map(|t| format!("{}: ", shown(t)))
+        .unwrap_or_default()
 }
 
 /// The verdict an exit code stands for.
@@ -960,8 +963,8 @@ fn compare_watched<R: PairOutcome>(
     thread: Option<&str>,
     opts: &VerifyOptions,
 ) -> Result<(R, Value), Failure> {
-    let label = thread.unwrap_or_default();
-    let (status, meter) = match StatusLine::comparison(label, p.progress, &opts.budget) {
+    let label = thread.map(shown).unwrap_or_default();
+    let (status, meter) = match StatusLine::comparison(&label, p.progress, &opts.budget) {
         Some((status, meter)) => (Some(status), meter),
         None => (None, Meter::default()),
     };
@@ -1022,8 +1025,10 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                         } else {
                             (&name_b, &name_a)
                         };
-                        let why = format!("only {has} has a {thread} thread; {lacks} has none");
-                        say!(text, "{thread}: different: {why}");
+                        let thread_shown = shown(thread);
+                        let why =
+                            format!("only {has} has a {thread_shown} thread; {lacks} has none");
+                        say!(text, "{thread_shown}: different: {why}");
                         json_threads.push(json!({
                             "thread": thread,
                             "verdict": "different",
@@ -1033,9 +1038,9 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                         EXIT_DIFFERENT
                     }
                 };
-                codes.push((thread.as_str(), code));
+                codes.push((shown(thread), code));
             }
-            let code = combined_exit(codes.iter().map(|&(_, c)| c));
+            let code = combined_exit(codes.iter().map(|(_, c)| *c));
             let verdict = verdict_word(code);
             match p.format {
                 Format::Json => {
@@ -1053,8 +1058,8 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                     let with = |wanted: i32| {
                         let names: Vec<&str> = codes
                             .iter()
-                            .filter(|&&(_, c)| c == wanted)
-                            .map(|&(t, _)| t)
+                            .filter(|(_, c)| *c == wanted)
+                            .map(|(t, _)| t.as_ref())
                             .collect();
                         names.join(", ")
                     };
