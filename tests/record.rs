@@ -257,12 +257,17 @@ fn threads_and_children_are_followed() {
 const PRCTL_C: &str = r#"
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
+#include <unistd.h>
 int main(void) {
     char name[16];
     struct termios t;
     for (int i = 0; i < 50; i++) prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     for (int i = 0; i < 20; i++) prctl(PR_GET_NAME, name, 0, 0, 0);
+    /* The kernel reads the option as an int (PR_GET_DUMPABLE again); a filter sees all 64
+       bits of the register. */
+    for (int i = 0; i < 4; i++) syscall(SYS_prctl, 0x100000003UL, 0UL, 0UL, 0UL, 0UL);
     for (int i = 0; i < 6; i++) ioctl(0, TCGETS, &t);
     return 0;
 }
@@ -286,7 +291,8 @@ fn argument_samples_separate_options() {
     let bin = compile(&dir, "prctl", PRCTL_C, &[]);
 
     let w = workload(&record(&dir, "options", &[], &[path_str(&bin)], 0));
-    assert_eq!(prctl_options(&w), [(Some(3), 50), (Some(16), 20)]);
+    let all_three = [(Some(3), 50), (Some(16), 20), (Some(0x1_0000_0003), 4)];
+    assert_eq!(prctl_options(&w), all_three);
     let tcgets: Vec<u64> = w
         .entries
         .iter()
@@ -302,7 +308,8 @@ fn argument_samples_separate_options() {
         .all(|e| e.args[2..].iter().all(Option::is_none)));
 
     // A filter that decides prctl on args[0].lo and nothing else on arguments: samples for
-    // prctl only, of that word.
+    // prctl only, of that argument, whole: another filter may read its high half, and the
+    // file must not say it is 0 when the call passed 1 there.
     let filter = dir.join("prctl.s");
     std::fs::write(
         &filter,
@@ -317,17 +324,17 @@ fn argument_samples_separate_options() {
         &[path_str(&bin)],
         0,
     ));
-    assert_eq!(prctl_options(&w), [(Some(3), 50), (Some(16), 20)]);
+    assert_eq!(prctl_options(&w), all_three);
     let sampled: Vec<&str> = w
         .entries
         .iter()
         .filter(|e| e.args.iter().any(Option::is_some))
         .map(|e| e.syscall.as_str())
         .collect();
-    assert_eq!(sampled, ["prctl", "prctl"]);
+    assert_eq!(sampled, ["prctl", "prctl", "prctl"]);
 
     let w = workload(&record(&dir, "plain", &["--no-args"], &[path_str(&bin)], 0));
-    assert_eq!(prctl_options(&w), [(None, 70)]);
+    assert_eq!(prctl_options(&w), [(None, 74)]);
 
     // Past --max-patterns, the rarer options are merged into prctl(other).
     let w = workload(&record(
@@ -337,7 +344,7 @@ fn argument_samples_separate_options() {
         &[path_str(&bin)],
         0,
     ));
-    assert_eq!(prctl_options(&w), [(None, 20), (Some(3), 50)]);
+    assert_eq!(prctl_options(&w), [(None, 24), (Some(3), 50)]);
     assert!(w.entries.iter().any(|e| e.label == "prctl(other)"));
 }
 
@@ -496,6 +503,29 @@ fn bad_input_fails_before_anything_is_written() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dir does not exist"));
     assert!(!marker.exists(), "the command ran");
+    // So is any output that could not be written after it: a directory, a file where no file
+    // can be made beside it, the --filter read.
+    let filter = dir.join("f.s");
+    std::fs::write(&filter, "ret ALLOW\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["-o", path_str(&dir)], "that is a directory"),
+        (&["-o", "/proc/version"], "cannot create a file in /proc"),
+        (
+            &["-o", path_str(&filter), "--filter", path_str(&filter)],
+            "an input of this command",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["record"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "sh", "-c", &touch]);
+        let out = secopt(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        assert!(!marker.exists(), "{args:?}: the command ran");
+    }
+    assert_eq!(std::fs::read_to_string(&filter).unwrap(), "ret ALLOW\n");
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(Result::ok)
@@ -712,6 +742,60 @@ fn a_forking_process_is_followed_and_left_running_after_the_duration() {
         // loop still running.
         assert_eq!(tracer_of(shell.0.id()), Some(0));
     }
+}
+
+/// A process attached to was not started by secopt: its exit status is not record's, which
+/// exits 0 once the workload is written (`record --help`), also when the process exits 7.
+#[test]
+fn a_process_that_exits_while_recorded_leaves_record_s_status_at_0() {
+    let dir = tmpdir("attach-exit");
+    let mut shell = KillOnDrop(
+        Command::new("sh")
+            .args(["-c", "read line; exit 7"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let cmdline = format!("/proc/{}/cmdline", shell.0.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !std::fs::read(&cmdline)
+        .unwrap_or_default()
+        .ends_with(b"exit 7\0")
+    {
+        assert!(std::time::Instant::now() < deadline, "sh did not start");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let out_file = dir.join("exit.json");
+    let pid = shell.0.id().to_string();
+    let recorder = std::thread::spawn(move || {
+        secopt(&[
+            "record",
+            "-q",
+            "-o",
+            path_str(&out_file),
+            "--pid",
+            &pid,
+            "--duration",
+            "20",
+        ])
+    });
+    // Once attached (the shell is then traced), the line lets it exit.
+    while tracer_of(shell.0.id()) == Some(0) {
+        assert!(std::time::Instant::now() < deadline + std::time::Duration::from_secs(5));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    use std::io::Write;
+    shell.0.stdin.take().unwrap().write_all(b"\n").unwrap();
+    let out = recorder.join().unwrap();
+    assert_eq!(shell.0.wait().unwrap().code(), Some(7));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("exit.json")).unwrap();
+    assert!(text.contains("\"exit_group\""), "{text}");
 }
 
 #[test]

@@ -176,12 +176,25 @@ pub fn parse_file(
         place: format!("byte {}", e.valid_up_to()),
         message: "not UTF-8 text (expected an strace -c summary or a JSON object)".into(),
     })?;
-    // `[`: JSON too (its parser then says an object was expected, not an strace header).
-    if text.trim_start().starts_with(['{', '[']) {
+    // A byte-order mark (Windows editors write one) is not part of either format.
+    let (text, bytes) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, rest.as_bytes()),
+        None => (text, bytes),
+    };
+    // `[`: JSON too (its parser then says an object was expected, not an strace header),
+    // unless it is strace's own `[ Process PID=N runs in 32 bit mode. ]`.
+    let head = text.trim_start();
+    if head.starts_with('{') || (head.starts_with('[') && !is_strace_status(head)) {
         parse_json(bytes, source, options)
     } else {
         parse_strace_summary(text, source, options)
     }
+}
+
+/// strace's lines about the tracee, written among (before) its summary when both go to
+/// stderr: `[ Process PID=4242 runs in 32 bit mode. ]`.
+fn is_strace_status(line: &str) -> bool {
+    line.starts_with("[ Process PID=")
 }
 
 /// A name that did not resolve, remembered until all are known.
@@ -331,7 +344,7 @@ pub fn parse_strace_summary(
         let n = i + 1;
         let line = raw.trim_end();
         let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with("strace:") {
+        if trimmed.is_empty() || trimmed.starts_with("strace:") || is_strace_status(trimmed) {
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix("System call usage summary for ") {
@@ -865,6 +878,45 @@ mod tests {
         // futex is 202 and sendmmsg 307 on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl).
         assert_eq!(got, [("futex", 870063, 202), ("sendmmsg", 160201, 307)]);
         assert!(w.notes.is_empty(), "{:?}", w.notes);
+    }
+
+    /// `strace -f -c CMD 2> FILE` of a program that enters the i386 ABI: strace's notes on
+    /// the mode switches come first, and a leading `[` is not JSON there. Its 32-bit section
+    /// names the compat calls.
+    #[test]
+    fn strace_s_mode_notes_before_the_summary_are_skipped() {
+        let text = "\
+[ Process PID=17768 runs in 32 bit mode. ]
+[ Process PID=17768 runs in 64 bit mode. ]
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+  0.00    0.000000           0         2           getppid
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.000000           0         2           total
+System call usage summary for 32 bit mode:
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+  0.00    0.000000           0         5           getpid
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.000000           0         5           total
+";
+        let w = parse_file(text.as_bytes(), "t", &opts()).unwrap();
+        let got: Vec<(Arch, &str, u64, u32)> = w
+            .entries
+            .iter()
+            .map(|e| (e.arch, e.syscall.as_str(), e.count, e.nr))
+            .collect();
+        // getppid is 110 on x86_64, getpid 20 on i386 (syscall_64.tbl, syscall_32.tbl).
+        assert_eq!(
+            got,
+            [
+                (Arch::X86_64, "getppid", 2, 110),
+                (Arch::X86, "getpid", 5, 20)
+            ]
+        );
+        // A byte-order mark before JSON is not part of it.
+        let w = parse_file("\u{feff}{\"getppid\": 3}".as_bytes(), "t", &opts()).unwrap();
+        assert_eq!(w.entries[0].count, 3);
     }
 
     #[test]

@@ -481,6 +481,52 @@ pub fn check_output_dir(path: &Path) -> Result<(), Failure> {
     )))
 }
 
+/// Checks that [`write_output`] could write `path`, before long work whose result would
+/// otherwise be lost or whose side effects cannot be undone (a command recorded, a benchmark
+/// run): the directory exists, `path` is not a directory or one of this run's inputs, and a
+/// file can be made where the output's temporary file will go (a read-only file system, a
+/// directory without write permission, `/proc`). Devices, FIFOs and dangling links are
+/// written in place, as `write_output` writes them, and pass.
+pub fn check_can_write(path: &Path) -> Result<(), Failure> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    check_output_dir(path)?;
+    if path.as_os_str().as_bytes().ends_with(b"/") || path.is_dir() {
+        return Err(Failure::input(format!(
+            "{}: cannot write: that is a directory; give a file name",
+            path.display()
+        )));
+    }
+    check_not_an_input(path)?;
+    let target = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => std::fs::canonicalize(path).unwrap_or(path.to_path_buf()),
+        Ok(_) => return Ok(()),
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => return Ok(()),
+        Err(_) => path.to_path_buf(),
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let probe = dir.join(format!(".secopt-probe.{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(Failure::input(format!(
+            "{}: cannot write: cannot create a file in {} ({e})",
+            path.display(),
+            dir.display()
+        ))),
+    }
+}
+
 /// Opens `path` for writing (creating it if needed) and writes `data` through it.
 fn write_in_place(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()

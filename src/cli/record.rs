@@ -7,14 +7,17 @@
 //! bits chosen at the syscall's first call, and this module turns the most frequent patterns
 //! into labelled entries (`ioctl(_, 0x5401)`), the rest into one `name(other)` entry without
 //! arguments. Which bits:
-//! - with `--filter F`: the argument words `F` reads on some path, for the syscalls whose
-//!   decision under `F` depends on arguments ([`crate::bpf::analysis`]), and nothing else;
+//! - with `--filter F`: the arguments `F` reads a word of on some path (the whole argument,
+//!   so that the file stays true for other filters), for the syscalls whose decision under
+//!   `F` depends on arguments ([`crate::bpf::analysis`]), and nothing else;
 //! - otherwise the arguments that are by their meaning a small set of codes — options,
 //!   request codes, commands, flags, families ([`option_arguments`]). Counting distinct values
 //!   alone cannot find them: registers past a syscall's arity, pointers and descriptors are
 //!   just as constant in a loop as a flag is.
 
-use super::io::{check_output_dir, display_name, load_program, write_output, InputFormat};
+use super::io::{
+    check_can_write, check_output_dir, display_name, load_program, write_output, InputFormat,
+};
 use super::Failure;
 use crate::arch::{Arch, X32_SYSCALL_BIT};
 use crate::bpf::analysis::{Analyzer, Budget};
@@ -62,7 +65,8 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = RecordFormat::Json)]
     pub format: RecordFormat,
     /// Sample arguments as this filter (raw cBPF or assembly) needs them: only for syscalls
-    /// whose decision under it depends on arguments, and only the words it reads.
+    /// whose decision under it depends on arguments, and only the arguments it reads (each
+    /// whole, also when it reads one half).
     #[arg(long, value_name = "FILTER")]
     pub filter: Option<PathBuf>,
     /// How the --filter file is encoded.
@@ -288,6 +292,16 @@ const OPTION_ARGUMENTS: &[(&str, &[usize])] = &[
     ("waitpid", &[2]),
 ];
 
+/// The bits of an argument `arch` passes: 32-bit ABIs (and x32, whose `long` is 32 bits) pass
+/// 32-bit values, and the upper halves of the registers are whatever the caller left there.
+fn argument_width(arch: Arch) -> u64 {
+    if arch.is_64bit() && arch != Arch::X32 {
+        u64::MAX
+    } else {
+        0xffff_ffff
+    }
+}
+
 /// Which argument bits to sample.
 enum Sampling<'p> {
     /// None (`--no-args`).
@@ -310,15 +324,8 @@ impl Sampling<'_> {
                 let Some(name) = arch.syscalls().name(nr) else {
                     return masks;
                 };
-                // 32-bit ABIs (and x32, whose `long` is 32 bits) pass 32-bit values; the
-                // upper halves of the registers are whatever the caller left there.
-                let width = if arch.is_64bit() && arch != Arch::X32 {
-                    u64::MAX
-                } else {
-                    0xffff_ffff
-                };
                 for &i in option_arguments(arch, name) {
-                    masks[i] = width;
+                    masks[i] = argument_width(arch);
                 }
             }
             Sampling::Filter(analyzer) => {
@@ -326,13 +333,13 @@ impl Sampling<'_> {
                 if !paths.depends_on_args {
                     return masks;
                 }
+                // The whole argument, when the filter reads either half: the file has no way
+                // to say "high half not sampled", and a zero written there would be taken
+                // for the value by anyone reading the file for another filter.
+                let width = Arch::of_data(token, nr).map_or(u64::MAX, argument_width);
                 for field in paths.argument_fields_read(Endian::of_arch_token(token)) {
-                    if let Field::Arg { index, high } = field {
-                        masks[usize::from(index)] |= if high {
-                            0xffff_ffff_0000_0000
-                        } else {
-                            0xffff_ffff
-                        };
+                    if let Field::Arg { index, .. } = field {
+                        masks[usize::from(index)] = width;
                     }
                 }
             }
@@ -345,7 +352,7 @@ impl Sampling<'_> {
             Sampling::Off => "none (--no-args)".into(),
             Sampling::Options => "option, request, command, flag and family arguments (docs/record.md); other positions are null".into(),
             Sampling::Filter(_) => format!(
-                "the argument words {} reads, for the syscalls whose decision under it depends on arguments; words it does not read are zero",
+                "the arguments {} reads a word of, whole, for the syscalls whose decision under it depends on arguments; other positions are null",
                 filter.unwrap_or("the filter")
             ),
         }
@@ -663,6 +670,9 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         None if args.no_args => Sampling::Off,
         None => Sampling::Options,
     };
+    // Before the command runs (its effects cannot be undone) or hours of a process are
+    // recorded: an output that cannot be written is said now, not after.
+    check_can_write(&args.output)?;
     let mut masks = |token: u32, nr: u32| sampling.masks(token, nr);
     // Attaching to a running process: say so once every thread is attached (a process that
     // cannot be attached gets the error alone).
@@ -738,7 +748,12 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         }
         eprintln!("{}", summary(&trace, &entries, native));
     }
-    Ok(trace.end.shell_status())
+    // A process attached to was not started here: its exit is not this command's outcome.
+    Ok(if args.pid.is_some() {
+        super::EXIT_OK
+    } else {
+        trace.end.shell_status()
+    })
 }
 
 #[cfg(test)]
@@ -904,7 +919,7 @@ mod tests {
         )
         .unwrap();
         let s = Sampling::Filter(Analyzer::new(&prog).unwrap());
-        assert_eq!(s.masks(X86_64, 16), [0, 0xffff_ffff, 0, 0, 0, 0]);
+        assert_eq!(s.masks(X86_64, 16), [0, u64::MAX, 0, 0, 0, 0]);
         assert_eq!(s.masks(X86_64, 0), [0; 6]);
         assert_eq!(
             Sampling::Options.masks(X86_64, 16),
