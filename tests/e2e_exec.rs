@@ -498,20 +498,41 @@ fn missing_and_unexecutable_commands_exit_127_and_126() {
     assert!(!err.contains("filter itself"), "{err}");
 
     // A profile that denies execve itself (the web-server example allows a server's calls,
-    // not execve): the kernel's EPERM is the filter's, and the message says so. The kernel
-    // is the oracle: the errno comes from its run of the filter.
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
-    let out = secopt()
-        .args(["exec", "-p", example, "--", "/bin/true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(126));
-    let err = stderr_of(&out);
-    assert!(
-        err.contains("Operation not permitted")
-            && err.contains("the filter itself answers execve with this errno"),
-        "{err}"
+    // not execve) is refused before anything is installed, with the filter's answer. The
+    // kernel is the oracle for that answer: its run of the compiled filter on execve. A
+    // profile that also denies write, mmap and exit_group (k8s-website-violation allows a
+    // handful of calls) crashed the process with SIGSEGV once it was installed.
+    let oracle = secopt::kernel::oracle::Oracle::new().unwrap();
+    let execve = libc::SYS_execve as i32;
+    let violation = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/profiles/oci/k8s-website-violation.json"
     );
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    for profile in [example, violation] {
+        let out = secopt()
+            .args(["exec", "-p", profile, "--", "/bin/true"])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(126), "{profile}: {err}");
+        let filter = dir.join("denies-execve.bpf");
+        let compiled = secopt()
+            .args(["compile", profile, "-o"])
+            .arg(&filter)
+            .output()
+            .unwrap();
+        assert!(compiled.status.success(), "{}", stderr_of(&compiled));
+        let prog = secopt::bpf::Program::from_raw(&std::fs::read(&filter).unwrap()).unwrap();
+        let call =
+            secopt::kernel::oracle::Call::new(secopt::kernel::entry::Entry::Native, execve, [0; 6]);
+        let kernel = oracle.run(&prog, &[call]).unwrap()[0].value;
+        assert!(
+            err.contains(&format!("the filter answers execve with {kernel} ("))
+                && err.contains("nothing was installed"),
+            "{profile}: kernel {kernel}: {err}"
+        );
+    }
 }
 
 #[test]

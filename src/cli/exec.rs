@@ -564,29 +564,12 @@ fn flag_names(flags: &[FilterFlag]) -> String {
 
 /// Installs the filter and replaces the process with the command. Returns only on failure.
 fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
-    // What the filters answer this process's own execve (its arguments are pointers, which
-    // a profile does not test): an errno from there is the filter's doing, not the file's.
-    let execve_errno = Arch::host()
-        .and_then(|arch| Some((arch.token(), arch.syscalls().nr("execve")?)))
-        .and_then(|(token, nr)| {
-            let programs: Vec<Program> = plan.filters.iter().map(|f| f.program.clone()).collect();
-            let data = SeccompData::new(token, nr as i32, [0; 6]);
-            crate::bpf::stack::eval_stack(&programs, &data).ok()
-        })
-        .filter(|ret| ret.action() == Some(RetAction::Errno))
-        .map(|ret| ret.data());
     let exec_failure = |e: std::io::Error| {
-        let mut message = format!(
+        let message = format!(
             "`{}`: {}",
             command.display(),
             trace::exec_error_message(&e, command)
         );
-        if execve_errno.is_some() && e.raw_os_error() == execve_errno.map(i32::from) {
-            message.push_str(
-                " (the filter itself answers execve with this errno: a profile that runs a \
-                 command must allow execve, which starts it)",
-            );
-        }
         match e.raw_os_error() {
             Some(libc::ENOENT) => not_found(message),
             _ => not_executable(message),
@@ -605,6 +588,31 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     };
     let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     arg_ptrs.push(std::ptr::null());
+    // A filter that denies this execve leaves nothing to run, and once it is installed this
+    // process may not even be able to say so (a profile that also denies write, mmap or
+    // exit_group crashed it): decided before anything is installed, on this call's path and
+    // argv pointers, whatever the instruction pointer.
+    if let Some(ret) = execve_denied(plan, [path.as_ptr() as u64, arg_ptrs.as_ptr() as u64]) {
+        let errno = match ret.action() {
+            Some(RetAction::Errno) => {
+                let text = std::io::Error::from_raw_os_error(i32::from(ret.data())).to_string();
+                // "Operation not permitted (os error 1)": the number is in `ret` already.
+                let text = text
+                    .split(" (os error")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                format!(" ({text})")
+            }
+            _ => String::new(),
+        };
+        return not_executable(format!(
+            "`{}`: the filter answers execve with {ret}{errno}, so the command could not \
+             start under it; nothing was installed (a profile that runs a command must allow \
+             execve, which starts it)",
+            command.display()
+        ));
+    }
 
     let handoff = match &plan.listener {
         None => None,
@@ -669,6 +677,28 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     // `execv` passes the current environment.
     unsafe { libc::execv(path.as_ptr(), arg_ptrs.as_ptr()) };
     exec_failure(std::io::Error::last_os_error())
+}
+
+/// What the stack answers this process's execve (`pointers`: the path's and argv's) when
+/// it refuses it — an errno, a kill, a trap — with the instruction pointer 0 and all ones
+/// alike (the filter cannot know where the call comes from before it is made); `None` when
+/// the call goes through, or may.
+fn execve_denied(plan: &Plan, [path, argv]: [u64; 2]) -> Option<RetVal> {
+    let arch = Arch::host()?;
+    let nr = arch.syscalls().nr("execve")?;
+    let programs: Vec<Program> = plan.filters.iter().map(|f| f.program.clone()).collect();
+    let mut denied = None;
+    for ip in [0, u64::MAX] {
+        let mut data = SeccompData::new(arch.token(), nr as i32, [path, argv, 0, 0, 0, 0]);
+        data.instruction_pointer = ip;
+        let ret = crate::bpf::stack::eval_stack(&programs, &data).ok()?;
+        match ret.action() {
+            Some(RetAction::Errno | RetAction::KillThread | RetAction::KillProcess)
+            | Some(RetAction::Trap) => denied = denied.or(Some(ret)),
+            _ => return None,
+        }
+    }
+    denied
 }
 
 fn connect_agent(listener: &Listener) -> Result<ListenerHandoff, Failure> {
