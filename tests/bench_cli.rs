@@ -117,7 +117,104 @@ fn bad_input_is_refused_before_anything_is_written() {
         &["--probe", "getpid", "--bpf", "noequals"],
         &["NAME=FILE"],
     );
+    // Counts past any sensible run: refused as bad input, not an allocation failure (4 GiB
+    // rounds aborted) or a child that times out (2^64 - 1 warm-up calls).
+    assert_refused(
+        &dir,
+        &["--probe", "getpid", "--warmup", "18446744073709551615"],
+        &["--warmup", "0..=1000000"],
+    );
+    for (flag, value) in [("--rounds", "4294967297"), ("--calls", "99999999999")] {
+        let out = secopt(&["bench", "--probe", "getpid", flag, value]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(flag));
+    }
+    // An output that cannot be written is said before the measuring, and the plot that
+    // could be is not written either.
+    let svg = dir.join("plot.svg");
+    let out = secopt(&[
+        "bench",
+        "--probe",
+        "getpid",
+        "--rounds",
+        "2",
+        "--calls",
+        "5",
+        "--plot",
+        svg.to_str().unwrap(),
+        "-o",
+        "/proc/version",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot create a file in /proc"));
+    assert!(!svg.exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The measuring child dies with secopt: killed (not by its terminal's Ctrl-C, which reaches
+/// the whole group), secopt leaves no child calling syscalls until its alarm.
+#[test]
+fn the_measuring_child_does_not_outlive_secopt() {
+    let mut bench = std::process::Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args([
+            "bench",
+            "--probe",
+            "common",
+            "--no-secopt",
+            "--calls",
+            "1000000",
+        ])
+        .args([
+            "--warmup",
+            "1000000",
+            "--rounds",
+            "10000",
+            "--no-kernel-check",
+        ])
+        .args(["-o", "/dev/null"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let children = |pid: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    // A measuring child just started: each runs a million warm-up and a million timed calls
+    // of dozens of syscalls (seconds), and the checks before the measuring fork children
+    // that end at once. Waiting for the second child of the measuring to start leaves it
+    // seconds to run.
+    let mut seen = Vec::new();
+    let child = loop {
+        if let Some(&c) = children(bench.id()).first() {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+            if seen.len() >= 3 {
+                break c;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "no measuring child");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while Path::new(&format!("/proc/{child}")).exists()
+        && std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "child {child} still runs after secopt was killed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[test]

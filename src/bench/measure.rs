@@ -183,6 +183,8 @@ pub fn run_child(
         message,
     };
     let shared = Shared::new(probes.len()).map_err(|e| fail(format!("mmap: {e}")))?;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: the child runs only `child_main`, which allocates nothing, takes no locks and
     // never returns, so forking a multi-threaded process is fine.
     let pid = unsafe { libc::fork() };
@@ -190,8 +192,17 @@ pub fn run_child(
         return Err(fail(format!("fork: {}", io::Error::last_os_error())));
     }
     if pid == 0 {
-        // SAFETY: see above.
-        unsafe { child_main(filters, probes, &shared, cfg) }
+        // SAFETY: see above; prctl and getppid are async-signal-safe. The child dies with
+        // this thread (`kill PID` of secopt, an OOM kill): left behind, it would go on
+        // calling its syscalls until its alarm, up to an hour. A parent already gone before
+        // the prctl is seen as a new parent.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            child_main(filters, probes, &shared, cfg)
+        }
     }
     let status = crate::kernel::child::wait_for(pid).map_err(|e| fail(format!("waitpid: {e}")))?;
     // SAFETY: the child has exited; nothing writes the mapping any more.

@@ -680,7 +680,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "workload:    {} ({}, {}; {} measured = {:.2}% of calls)",
+            "workload:    {} ({}, {}; {} measured, {:.2}% of the calls)",
             self.workload,
             counted(
                 (self.syscalls.len() + self.skipped.len()) as u64,

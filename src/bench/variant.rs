@@ -45,6 +45,9 @@ pub enum VariantKind {
     Libseccomp { optimize: u32, version: String },
     /// secopt's program for the profile.
     Secopt,
+    /// secopt's reference lowering of the profile (what it optimizes and proves equal to),
+    /// measured so that the optimizer's share is visible.
+    SecoptReference,
     /// A filter file the user named.
     File { path: String },
 }
@@ -143,7 +146,10 @@ impl Variant {
                     "linear (optimize=1)"
                 }
             ),
-            VariantKind::Secopt => "secopt compile".to_string(),
+            VariantKind::Secopt => "secopt compile, optimized".to_string(),
+            VariantKind::SecoptReference => {
+                "secopt compile --no-optimize (its reference lowering)".to_string()
+            }
             VariantKind::File { path } => format!("file {path}"),
         };
         format!("{what}{len}")

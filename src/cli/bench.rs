@@ -5,7 +5,9 @@
 //! refusing a filter, a decision check) fails before any output is written; the report and
 //! the plot are written atomically at the end.
 
-use super::io::{display_name, load_program, read_input, write_output, InputFormat};
+use super::io::{
+    check_can_write, display_name, load_program, read_input, write_output, InputFormat,
+};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::{self, peers, workload, BenchError, BenchOptions, Variant, VariantKind};
@@ -83,16 +85,17 @@ pub struct BenchArgs {
     /// Do not build secopt's variant.
     #[arg(long)]
     pub no_secopt: bool,
-    /// Rounds (each runs every variant once, in rotated order).
+    /// Rounds (each runs every variant once, in rotated order), 1 to 10000.
     #[arg(long, default_value_t = 31,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     pub rounds: usize,
-    /// Timed calls per syscall per child.
+    /// Timed calls per syscall per child, 1 to 1000000.
     #[arg(long, default_value_t = 200,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub calls: usize,
-    /// Untimed warm-up calls before them.
-    #[arg(long, default_value_t = 20)]
+    /// Untimed warm-up calls before them, 0 to 1000000.
+    #[arg(long, default_value_t = 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1_000_000))]
     pub warmup: usize,
     /// Model kernels before 5.11: every filter starts with an argument load, so the kernel
     /// caches no syscall and every call runs the whole filter.
@@ -278,7 +281,7 @@ fn profile_variants(
         ));
         variants.push(Variant::program(
             "secopt-ref",
-            VariantKind::Secopt,
+            VariantKind::SecoptReference,
             reference,
         ));
     }
@@ -450,6 +453,22 @@ pub fn run(a: BenchArgs) -> Result<i32, Failure> {
     };
     let (mut variants, profile_notes) = profile_variants(&a, native, &workload)?;
     variants.extend(file_variants(&a.bpf)?);
+    // Both outputs are checked before the measuring (minutes of it): one that cannot be
+    // written is said now, and neither is written.
+    if let (Some(plot), Some(out)) = (&a.plot, &a.output) {
+        if plot == out && out != Path::new("-") {
+            return Err(Failure::input(format!(
+                "--plot and -o both name {}; give each its own file",
+                out.display()
+            )));
+        }
+    }
+    for path in [a.plot.as_deref(), a.output.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        check_can_write(path)?;
+    }
     let cpu = if a.no_pin {
         None
     } else {
