@@ -283,4 +283,17 @@ fn dump_explains_what_it_cannot_read() {
         c.kill().unwrap();
         c.wait().unwrap();
     }
+    // A process that has exited and is not reaped yet (a zombie) cannot be traced, even by
+    // root: said as such, not as a missing permission.
+    let mut zombie = sleeper(vec![raw_filter(FIRST)]);
+    zombie.kill().unwrap();
+    let pid = zombie.id();
+    while state(pid) != 'Z' {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let run = run_secopt(&["dump", &pid.to_string()]);
+    let err = stderr_of(&run);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("it has exited") && !err.contains("needs root"), "{err}");
+    zombie.wait().unwrap();
 }

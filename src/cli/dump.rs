@@ -9,6 +9,7 @@
 use super::io::write_output;
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Endian;
+use crate::kernel::trace::untraceable;
 use crate::bpf::{disasm, validate, Program};
 use std::path::PathBuf;
 
@@ -120,6 +121,12 @@ fn read(pid: libc::pid_t, who: &str) -> Result<Vec<Program>, Failure> {
     let filters = crate::kernel::read_filters(pid).map_err(|e| match &e {
         E::Attach(io) if io.raw_os_error() == Some(libc::ESRCH) => {
             Failure::input(format!("no process {pid} (it may have exited)"))
+        }
+        E::Attach(io) if io.raw_os_error() == Some(libc::EPERM) && untraceable(pid).is_some() => {
+            Failure::input(format!(
+                "cannot read the filters of {who}: {}",
+                untraceable(pid).unwrap_or_default()
+            ))
         }
         E::Attach(io) if io.raw_os_error() == Some(libc::EPERM) => {
             let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")

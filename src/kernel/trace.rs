@@ -632,10 +632,33 @@ pub fn trace_command(
     })
 }
 
+/// Why process `pid` cannot be traced by anyone, when that is so: it has exited and waits
+/// to be reaped (a zombie), or it is a kernel thread. Both make `PTRACE_SEIZE` fail with
+/// `EPERM`, which otherwise means a permission is missing (`/proc/PID/stat`: the state, and
+/// `PF_KTHREAD` among the flags).
+pub fn untraceable(pid: libc::pid_t) -> Option<&'static str> {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the fields start after the last `)`.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let flags: u64 = fields.get(6)?.parse().ok()?;
+    if flags & PF_KTHREAD != 0 {
+        return Some("it is a kernel thread: it makes no system calls and has no seccomp filter");
+    }
+    match *fields.first()? {
+        "Z" | "X" => Some("it has exited (a zombie its parent has not reaped yet)"),
+        _ => None,
+    }
+}
+
 /// Why a running process could not be attached to.
 fn attach_error(pid: libc::pid_t, e: io::Error) -> TraceError {
     let what = match e.raw_os_error() {
         Some(libc::ESRCH) => format!("no process {pid}"),
+        Some(libc::EPERM) if untraceable(pid).is_some() => format!(
+            "cannot trace process {pid}: {}",
+            untraceable(pid).unwrap_or_default()
+        ),
         Some(libc::EPERM) => format!(
             "cannot trace process {pid}: not allowed (another tracer such as strace or gdb, \
              no CAP_SYS_PTRACE over it (run as root), kernel.yama.ptrace_scope, or a seccomp \
