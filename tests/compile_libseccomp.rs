@@ -1192,6 +1192,42 @@ fn a_firecracker_file_libseccomp_loops_on_is_refused_at_the_rule() {
 }
 
 /// Firecracker's filters (its production x86_64 file and its placeholder file), per thread:
+/// Firecracker's compiler since 1.11 also targets riscv64 (src/seccompiler/src/types.rs
+/// `TargetArch::Riscv64`): built here for it, as `seccompiler-bin --target-arch riscv64` on this
+/// x86_64 host builds it (the host's arch stays in, as for aarch64), every thread decides on
+/// riscv64 exactly as secopt's filter for it, proved over every riscv64 input.
+#[test]
+fn firecracker_filters_for_riscv64_decide_like_firecrackers_compiler() {
+    use secopt::verify::{equivalent, ArchSel, Domain, Verdict, VerifyOptions};
+    let file = "firecracker/firecracker-x86_64-unknown-linux-musl.json";
+    let bytes = std::fs::read(profile_path(file)).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let theirs = common::libseccomp_firecracker::firecracker_with_libseccomp_for(
+        &json,
+        libseccomp::ScmpArch::Riscv64,
+    );
+    let ours = compile::compile_firecracker(
+        &bytes,
+        file,
+        &policy::firecracker::FirecrackerOptions::new(Arch::Riscv64),
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(ours.len(), theirs.len());
+    let on_riscv64 = VerifyOptions {
+        domain: Domain {
+            arches: vec![ArchSel::Arch(Arch::Riscv64)],
+            nrs: vec![],
+        },
+        ..VerifyOptions::default()
+    };
+    for (thread, filter) in &ours {
+        let (program, _) = &theirs[thread];
+        let verdict = equivalent(filter.program(), program, &on_riscv64).unwrap();
+        assert_eq!(verdict, Verdict::Equal, "{thread}");
+    }
+}
+
 /// secopt decides like Firecracker's libseccomp-based compiler on this x86_64 host. A third
 /// file names syscalls of other architectures, which that compiler accepts (libseccomp
 /// resolves them to pseudo-numbers, and their rules have no effect) and secopt skips.

@@ -294,6 +294,9 @@ fn dump_explains_what_it_cannot_read() {
     let run = run_secopt(&["dump", &pid.to_string()]);
     let err = stderr_of(&run);
     assert_eq!(run.status.code(), Some(2), "{err}");
-    assert!(err.contains("it has exited") && !err.contains("needs root"), "{err}");
+    assert!(
+        err.contains("it has exited") && !err.contains("needs root"),
+        "{err}"
+    );
     zombie.wait().unwrap();
 }

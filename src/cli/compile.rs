@@ -894,7 +894,7 @@ fn write_all(
 const FIRECRACKER_THREADS: [&str; 3] = ["api", "vcpu", "vmm"];
 
 /// `--emit firecracker`: every thread's filter in one Firecracker filter file, refused unless
-/// Firecracker would load it (its three threads, its two arches, its size limit).
+/// Firecracker would load it (its three threads, its compiler's arches, its size limit).
 fn write_thread_filters(
     args: &CompileArgs,
     filters: &[(Option<String>, Built)],
@@ -915,10 +915,11 @@ fn write_thread_filters(
             .arches
             .iter()
             .map(|a| a.arch)
-            .find(|a| !matches!(a, Arch::X86_64 | Arch::Aarch64))
+            .find(|a| !matches!(a, Arch::X86_64 | Arch::Aarch64 | Arch::Riscv64))
         {
             return Err(Failure::input(format!(
-                "{source}: thread {} covers {}; Firecracker runs on x86_64 and aarch64 only",
+                "{source}: thread {} covers {}; Firecracker's compiler targets x86_64, aarch64 \
+                 and riscv64 only",
                 shown(thread),
                 arch.name()
             )));

@@ -9,8 +9,8 @@
 use super::io::write_output;
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Endian;
-use crate::kernel::trace::untraceable;
 use crate::bpf::{disasm, validate, Program};
+use crate::kernel::trace::untraceable;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

@@ -18,7 +18,8 @@
 //!     without `args`, or with `"args": []`, matches every call;
 //!   - two conditions on one argument in one entry are refused (libseccomp -EINVAL);
 //!   - errno/trace data are `u16`; the bad-architecture action is libseccomp's default
-//!     (KILL_THREAD); no `user_notif`.
+//!     (KILL_THREAD); no `user_notif`;
+//!   - targets x86_64, aarch64 and riscv64 (types.rs `TargetArch`).
 //! - [`Dialect::RustVmmSeccompiler`]: the rust-vmm `seccompiler` crate's own backend
 //!   (rust-vmm/seccompiler src/frontend/json.rs, src/backend/{condition,filter,mod}.rs):
 //!   - keys `mismatch_action`/`match_action` with aliases `default_action`/`filter_action`;
@@ -112,7 +113,7 @@ pub fn parse_with(
     options: &FirecrackerOptions,
 ) -> Result<BTreeMap<String, Policy>, PolicyError> {
     let supported: &[Arch] = match options.dialect {
-        Dialect::Libseccomp => &[Arch::X86_64, Arch::Aarch64],
+        Dialect::Libseccomp => &[Arch::X86_64, Arch::Aarch64, Arch::Riscv64],
         Dialect::RustVmmSeccompiler => &[Arch::X86_64, Arch::Aarch64, Arch::Riscv64],
         Dialect::Firecracker110 => &[Arch::X86_64, Arch::Aarch64],
     };

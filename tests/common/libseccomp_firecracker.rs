@@ -4,7 +4,9 @@
 //!
 //! Never use secopt's own Firecracker parser here: this module is what it is checked against.
 
-use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};
+use libseccomp::{
+    ScmpAction, ScmpArch, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall,
+};
 use secopt::bpf::Program;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -53,6 +55,24 @@ pub fn firecracker_with_libseccomp_at(
     json: &Value,
     optimize: Option<u32>,
 ) -> BTreeMap<String, (Program, String)> {
+    build(json, optimize, None)
+}
+
+/// [`firecracker_with_libseccomp`] for another target, as `seccompiler-bin --target-arch`
+/// builds it on this host: the target's arch added to the context (`seccomp_arch_add`), the
+/// host's left in, each rule's syscall resolved by name on this host and added to both.
+pub fn firecracker_with_libseccomp_for(
+    json: &Value,
+    target: ScmpArch,
+) -> BTreeMap<String, (Program, String)> {
+    build(json, None, Some(target))
+}
+
+fn build(
+    json: &Value,
+    optimize: Option<u32>,
+    target: Option<ScmpArch>,
+) -> BTreeMap<String, (Program, String)> {
     let mut out = BTreeMap::new();
     for (thread, f) in json.as_object().unwrap() {
         let default = firecracker_action(&f["default_action"]);
@@ -60,6 +80,9 @@ pub fn firecracker_with_libseccomp_at(
         let mut ctx = ScmpFilterContext::new(default).unwrap();
         if let Some(level) = optimize {
             ctx.set_ctl_optimize(level).unwrap();
+        }
+        if let Some(arch) = target {
+            ctx.add_arch(arch).unwrap();
         }
         for rule in f["filter"].as_array().unwrap() {
             let sys = ScmpSyscall::from_name(rule["syscall"].as_str().unwrap()).unwrap();
