@@ -626,7 +626,24 @@ pub fn parse_json(
     let top = r.object(&doc, &root).map_err(json_error)?;
     let mut entries: Vec<WorkloadEntry> = Vec::new();
     let mut unknown = Vec::new();
+    let mut notes = Vec::new();
     for (key, value, path) in top.members() {
+        if key == "$native" {
+            // `secopt record` names the ABI its entries without "arch" are: read as another
+            // one's, they would be another syscall each (x86_64's 11 is i386's munmap).
+            if let Json::Str(recorded) = value {
+                match Arch::from_name(recorded) {
+                    Some(a) if a != options.native => notes.push(format!(
+                        "recorded on {a} ($native), read as {}: its entries without \"arch\" \
+                         are taken for {}'s syscalls of those names (give --arch {a} to read \
+                         them as recorded)",
+                        options.native, options.native
+                    )),
+                    _ => {}
+                }
+            }
+            continue;
+        }
         if key.starts_with('$') {
             continue;
         }
@@ -715,7 +732,7 @@ pub fn parse_json(
         WorkloadFormat::Json,
         entries,
         unknown,
-        Vec::new(),
+        notes,
         options,
     )
 }
@@ -917,6 +934,21 @@ System call usage summary for 32 bit mode:
         // A byte-order mark before JSON is not part of it.
         let w = parse_file("\u{feff}{\"getppid\": 3}".as_bytes(), "t", &opts()).unwrap();
         assert_eq!(w.entries[0].count, 3);
+    }
+
+    /// `secopt record` names the ABI of its entries without "arch" (`$native`): read as
+    /// another one's, the same names are other calls, and a note says so.
+    #[test]
+    fn a_file_recorded_on_another_abi_says_so() {
+        let json = br#"{"$native": "x86_64", "getpid": 3}"#;
+        let as_i386 = WorkloadOptions {
+            native: Arch::X86,
+            skip_unknown: false,
+        };
+        let w = parse_file(json, "t", &as_i386).unwrap();
+        assert_eq!(w.notes.len(), 1, "{:?}", w.notes);
+        assert!(w.notes[0].contains("recorded on x86_64"), "{:?}", w.notes);
+        assert!(parse_file(json, "t", &opts()).unwrap().notes.is_empty());
     }
 
     #[test]
