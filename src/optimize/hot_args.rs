@@ -42,7 +42,7 @@ use crate::bpf::insn::*;
 use rustc_hash::FxHashSet;
 
 /// One test on the hot call's path: the word it reads, the test and its outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Fact {
     offset: u32,
     test: Insn,
@@ -285,14 +285,15 @@ pub fn add_shortcuts(lifted: &mut Lifted, weights: &Weights) {
                 unknown += rest.max(0.0);
             }
         }
-        // The hottest known path (paths with equal facts add up).
+        // The hottest known path (paths with equal facts add up; summed in one pass, as a
+        // workload may give hundreds of thousands of argument patterns).
+        let mut totals: rustc_hash::FxHashMap<&[Fact], f64> = Default::default();
+        for (path, n, ..) in &known_paths {
+            *totals.entry(&path.facts[..]).or_default() += n;
+        }
         let mut best: Option<(usize, f64)> = None;
         for (i, (path, ..)) in known_paths.iter().enumerate() {
-            let total: f64 = known_paths
-                .iter()
-                .filter(|(q, ..)| q.facts == path.facts)
-                .map(|(_, n, ..)| n)
-                .sum();
+            let total = totals[&path.facts[..]];
             if best.is_none_or(|(_, b)| total > b) {
                 best = Some((i, total));
             }
