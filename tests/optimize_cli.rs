@@ -209,6 +209,14 @@ fn output_format_follows_the_extension() {
             ),
         );
     }
+    // -q, as compile's: the same file, nothing said.
+    let quiet = temp_dir().join("ext.quiet.bpf");
+    let (code, _, stderr) = secopt(&["optimize", "-q", s(&inp), "-o", s(&quiet)]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        std::fs::read(&quiet).unwrap(),
+        std::fs::read(&raw_out).unwrap()
+    );
     let text = std::fs::read_to_string(&asm_out).expect("assembly is text");
     let from_asm = secopt::bpf::asm::assemble(&text).unwrap();
     let from_raw = Program::from_raw(&std::fs::read(&raw_out).unwrap()).unwrap();

@@ -9,6 +9,7 @@ use super::io::{
 use super::status::{ProgressMode, StatusLine};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
+use crate::bench::report::counted;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
 use crate::bpf::thread_filters::{self, Encoding, ThreadFilters};
@@ -65,6 +66,10 @@ pub struct OptimizeArgs {
     /// that no cacheable syscall became uncacheable).
     #[arg(long)]
     pub no_verify: bool,
+    /// Print errors only: no warnings or summary line on stderr (a report asked for with
+    /// --report is still printed), as `compile -q`.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary, JSON
     /// `{"syscall": count}` or a `secopt record` capture (whose argument values also order the
     /// argument checks). Default: every named syscall of the filter's arches, the native
@@ -183,7 +188,7 @@ fn write_one(
     out: &Optimized,
 ) -> Result<i32, Failure> {
     let name = thread_label(&input_name(args), thread);
-    for note in &out.notes {
+    for note in out.notes.iter().filter(|_| !args.quiet) {
         eprintln!("secopt: warning: {name}: {}", hints::note(note));
     }
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
@@ -224,7 +229,7 @@ fn write_one(
         OutputFormat::Asm => disasm::disassemble(&out.program, &Default::default()).into_bytes(),
     };
     write_output(&output, &bytes)?;
-    if !to_stdout {
+    if !to_stdout && !args.quiet {
         eprintln!(
             "secopt: {name}: {} instructions{} -> {}",
             out.program.len(),
@@ -243,7 +248,12 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
     let kernel = args.kernel.map_or(KernelVersion::MODELLED, |k| k.version());
     let weights = match &args.weights {
         None => None,
-        Some(path) => Some(read_weights(path, args.arch, args.skip_unknown, false)?),
+        Some(path) => Some(read_weights(
+            path,
+            args.arch,
+            args.skip_unknown,
+            args.quiet,
+        )?),
     };
     Ok(OptimizeOptions {
         weights,
@@ -325,7 +335,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         drop(status);
         let out =
             out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
-        for note in &out.notes {
+        for note in out.notes.iter().filter(|_| !args.quiet) {
             eprintln!("secopt: warning: {label}: {}", hints::note(note));
         }
         optimized.push((thread.clone(), Some((prog.len(), out))));
@@ -337,7 +347,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
     let bytes = thread_filters::encode(&threads, encoding);
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let to_stdout = write_binary_output(&output, &bytes, "a binary filter file")?;
-    if !to_stdout {
+    if !to_stdout && !args.quiet {
         let sizes: Vec<String> = optimized
             .iter()
             .map(|(t, o)| match o {
@@ -355,8 +365,8 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             "each proved equal to its input"
         };
         eprintln!(
-            "secopt: {source}: {} thread filters ({} instructions), {proved} -> {} ({}, {})",
-            optimized.len(),
+            "secopt: {source}: {} ({} instructions), {proved} -> {} ({}, {})",
+            counted(optimized.len() as u64, "thread filter", "thread filters"),
             sizes.join(", "),
             output.display(),
             encoding.name(),
