@@ -703,6 +703,21 @@ pub fn parse_json(
                         ),
                     )));
                 }
+                // A 32-bit ABI's call hands the filter 32-bit arguments (the kernel zero-extends
+                // them): a wider value is no call that can happen, and would be charged a path
+                // none takes.
+                if !arch.is_64bit() {
+                    if let Some(i) = args.iter().position(|a| a.is_some_and(|v| v > 0xffff_ffff)) {
+                        let (_, p) = obj.get("args").expect("args were read");
+                        return Err(json_error(r.error(
+                            &p.index(i),
+                            format!(
+                                "{:#x} does not fit in 32 bits: {arch} passes 32-bit arguments",
+                                args[i].unwrap_or_default()
+                            ),
+                        )));
+                    }
+                }
                 (name, count, args, arch)
             }
             _ => (
@@ -934,6 +949,33 @@ System call usage summary for 32 bit mode:
         // A byte-order mark before JSON is not part of it.
         let w = parse_file("\u{feff}{\"getppid\": 3}".as_bytes(), "t", &opts()).unwrap();
         assert_eq!(w.entries[0].count, 3);
+    }
+
+    /// An integer past 64 bits (which serde_json reads as a float) is said to be one, not
+    /// "fractional".
+    #[test]
+    fn arguments_past_64_bits_are_named_as_such() {
+        for v in ["-9223372036854775809", "18446744073709551616"] {
+            let json = format!(r#"{{"read": {{"count": 1, "args": [{v}]}}}}"#);
+            let e = parse_file(json.as_bytes(), "t", &opts())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("an integer outside the 64-bit range"),
+                "{v}: {e}"
+            );
+        }
+        let e = parse_file(br#"{"read": {"count": 1, "args": [1.5]}}"#, "t", &opts());
+        assert!(e.unwrap_err().to_string().contains("a fractional number"));
+        // An i386 call's arguments are 32 bits wide; x32's registers are 64.
+        let wide = br#"{"i": {"syscall": "ioctl", "arch": "x86", "count": 1, "args": [null, "0x100005401"]}}"#;
+        let e = parse_file(wide, "t", &opts()).unwrap_err().to_string();
+        assert!(
+            e.contains("$.i.args[1]: 0x100005401 does not fit in 32 bits"),
+            "{e}"
+        );
+        let x32 = br#"{"i": {"syscall": "ioctl", "arch": "x32", "count": 1, "args": [null, "0x100005401"]}}"#;
+        assert!(parse_file(x32, "t", &opts()).is_ok());
     }
 
     /// `secopt record` names the ABI of its entries without "arch" (`$native`): read as

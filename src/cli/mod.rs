@@ -98,9 +98,15 @@ pub fn parse_time_limit(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if secs.is_nan() || std::time::Duration::try_from_secs_f64(secs).is_err() {
+    if secs.is_nan() || secs < 0.0 {
         return Err(format!(
             "`{s}`: give a number of seconds from 0 (no limit) up"
+        ));
+    }
+    if std::time::Duration::try_from_secs_f64(secs).is_err() {
+        return Err(format!(
+            "`{s}`: more seconds than a time limit can hold (at most {})",
+            std::time::Duration::MAX.as_secs()
         ));
     }
     Ok(secs)

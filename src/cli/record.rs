@@ -107,7 +107,14 @@ pub struct RecordArgs {
 /// but not 0 (a trace of no time at all).
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let positive = || format!("`{s}`: give a positive number of seconds");
-    let secs = super::parse_time_limit(s).map_err(|_| positive())?;
+    // Its errors, but for the lower bound: 0 is no limit there, and no time here.
+    let secs = super::parse_time_limit(s).map_err(|e| {
+        if s.trim().starts_with('-') || e.contains("from 0") {
+            positive()
+        } else {
+            e
+        }
+    })?;
     if secs == 0.0 {
         return Err(positive());
     }
@@ -909,6 +916,20 @@ mod tests {
         assert_eq!(iso_date(951_827_696), "2000-02-29T12:34:56Z");
         // 2024-12-31 23:59:59 UTC = 1735689599.
         assert_eq!(iso_date(1_735_689_599), "2024-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn durations_say_which_bound_they_miss() {
+        assert_eq!(parse_duration("1.5").unwrap().as_millis(), 1500);
+        for (s, says) in [
+            ("0", "positive"),
+            ("-3", "positive"),
+            ("soon", "not a number"),
+            ("1e30", "more seconds than a time limit can hold"),
+        ] {
+            let e = parse_duration(s).unwrap_err();
+            assert!(e.contains(says), "{s}: {e}");
+        }
     }
 
     #[test]

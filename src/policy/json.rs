@@ -33,6 +33,12 @@ impl Json {
             Json::Null => "null",
             Json::Bool(_) => "a boolean",
             Json::UInt(_) | Json::Int(_) => "an integer",
+            // serde_json reads integers past u64 and i64 as floats.
+            Json::Float(x)
+                if x.fract() == 0.0 && (*x >= 2f64.powi(64) || *x <= -(2f64.powi(63))) =>
+            {
+                "an integer outside the 64-bit range"
+            }
             Json::Float(_) => "a fractional number",
             Json::Str(_) => "a string",
             Json::Arr(_) => "an array",
