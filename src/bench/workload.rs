@@ -220,6 +220,12 @@ fn resolve_name(arch: Arch, name: &str) -> Option<(String, u32)> {
     if let Some(nr) = table.nr(name) {
         return Some((name.to_string(), nr));
     }
+    // strace's x32 table names the 64-bit-only numbers an x32 process can still call (with
+    // the x32 bit, under 512) `NAME#64`: x86_64's NAME (linux/x32/syscallent.h).
+    if let (Arch::X32, Some(base)) = (arch, name.strip_suffix("#64")) {
+        let nr = Arch::X86_64.syscalls().nr(base)?;
+        return Some((name.to_string(), nr | crate::arch::X32_SYSCALL_BIT));
+    }
     let digits = name.strip_prefix("syscall_")?;
     let nr = match digits.strip_prefix("0x") {
         Some(hex) => u32::from_str_radix(hex, 16).ok()?,
@@ -931,6 +937,12 @@ System call usage summary for 32 bit mode:
   0.00    0.000000           0         5           getpid
 ------ ----------- ----------- --------- --------- ----------------
 100.00    0.000000           0         5           total
+System call usage summary for x32 mode:
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+  0.00    0.000000           0         1         1 ioctl#64
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.000000           0         1         1 total
 ";
         let w = parse_file(text.as_bytes(), "t", &opts()).unwrap();
         let got: Vec<(Arch, &str, u64, u32)> = w
@@ -938,12 +950,14 @@ System call usage summary for 32 bit mode:
             .iter()
             .map(|e| (e.arch, e.syscall.as_str(), e.count, e.nr))
             .collect();
-        // getppid is 110 on x86_64, getpid 20 on i386 (syscall_64.tbl, syscall_32.tbl).
+        // getppid is 110 on x86_64, getpid 20 on i386 (syscall_64.tbl, syscall_32.tbl); strace's
+        // x32 section names x86_64's ioctl (16) called with the x32 bit `ioctl#64`.
         assert_eq!(
             got,
             [
                 (Arch::X86_64, "getppid", 2, 110),
-                (Arch::X86, "getpid", 5, 20)
+                (Arch::X86, "getpid", 5, 20),
+                (Arch::X32, "ioctl#64", 1, 0x4000_0010)
             ]
         );
         // A byte-order mark before JSON is not part of it.
