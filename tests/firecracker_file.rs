@@ -138,11 +138,29 @@ fn broken_files_are_errors_not_panics() {
         let run = run_secopt(&["analyze".as_ref(), cut.as_os_str()]);
         assert_eq!(run.status.code(), Some(2));
         assert!(
-            stderr_of(&run).contains("it names Firecracker threads, but does not decode"),
+            stderr_of(&run).contains("it begins as Firecracker's filter file"),
             "{encoding:?}: {}",
             stderr_of(&run)
         );
     }
+    // A bincode file whose one thread name is not UTF-8 (and no Firecracker thread's name):
+    // its count and name length still say what it is.
+    let mut odd = Vec::new();
+    odd.extend_from_slice(&1u64.to_le_bytes());
+    odd.extend_from_slice(&4u64.to_le_bytes());
+    odd.extend_from_slice(b"\xff\xfe\x80x");
+    odd.extend_from_slice(&1u64.to_le_bytes());
+    odd.extend_from_slice(&raw_filter(&[(0x06, 0, 0, 0x7fff_0000)]));
+    let file = dir.join("odd-name.bin");
+    std::fs::write(&file, &odd).unwrap();
+    let run = run_secopt(&["analyze".as_ref(), file.as_os_str()]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("it begins as Firecracker's filter file")
+            && stderr_of(&run).contains("not UTF-8"),
+        "{}",
+        stderr_of(&run)
+    );
 }
 
 /// The bincode layout, written out by hand from Firecracker's deserializer's configuration

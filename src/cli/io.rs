@@ -200,8 +200,8 @@ pub fn decode_program(
         if let (Err(why), Err(raw)) = (&file, &decoded) {
             if names_firecracker_threads(bytes) {
                 return Err(Failure::input(format!(
-                    "{}; it names Firecracker threads, but does not decode as Firecracker's \
-                     filter file either ({why})",
+                    "{}; it begins as Firecracker's filter file (a thread's name or a bincode \
+                     thread count), but does not decode as one either ({why})",
                     raw.message
                 )));
             }
@@ -241,6 +241,23 @@ fn names_firecracker_threads(bytes: &[u8]) -> bool {
     [b"vcpu".as_slice(), b"vmm", b"api"]
         .iter()
         .any(|name| head.windows(name.len()).any(|w| w == *name))
+        || begins_as_bincode_threads(bytes)
+}
+
+/// Whether `bytes` begin as Firecracker's bincode file does: a `u64` count of threads (a
+/// handful: none, for the file of no threads) and, when there are any, the first name's `u64`
+/// length (short) with that many bytes after it. A raw filter's first instruction is a load
+/// with a small offset, not these.
+fn begins_as_bincode_threads(bytes: &[u8]) -> bool {
+    let word = |i: usize| {
+        let b: [u8; 8] = bytes.get(8 * i..8 * i + 8)?.try_into().ok()?;
+        Some(u64::from_le_bytes(b))
+    };
+    match (word(0), word(1)) {
+        (Some(0), None) => true,
+        (Some(1..=64), Some(len @ 1..=255)) => bytes.len() as u64 >= 16 + len,
+        _ => false,
+    }
 }
 
 /// What an input file holds: one filter, or Firecracker's file of per-thread filters.
