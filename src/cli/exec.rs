@@ -679,8 +679,8 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     exec_failure(std::io::Error::last_os_error())
 }
 
-/// What the stack answers this process's execve (`pointers`: the path's and argv's) when
-/// it refuses it — an errno, a kill, a trap — with the instruction pointer 0 and all ones
+/// What the stack answers this process's execve (`[path, argv]`: the pointers it passes)
+/// when it refuses it — an errno, a kill, a trap — with the instruction pointer 0 and all ones
 /// alike (the filter cannot know where the call comes from before it is made); `None` when
 /// the call goes through, or may.
 fn execve_denied(plan: &Plan, [path, argv]: [u64; 2]) -> Option<RetVal> {

@@ -198,7 +198,7 @@ pub fn decode_program(
         // A damaged Firecracker file (cut short, edited) is neither: say what it looks like
         // and why it does not decode, not only that it is no filter.
         if let (Err(why), Err(raw)) = (&file, &decoded) {
-            if names_firecracker_threads(bytes) {
+            if begins_as_firecracker_file(bytes) {
                 return Err(Failure::input(format!(
                     "{}; it begins as Firecracker's filter file (a thread's name or a bincode \
                      thread count), but does not decode as one either ({why})",
@@ -235,8 +235,8 @@ fn text_broken_at(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Whether the start of `bytes` holds a Firecracker thread name as its filter files store
-/// them (`api`, `vcpu`, `vmm`: ASCII in both encodings).
-fn names_firecracker_threads(bytes: &[u8]) -> bool {
+/// them (`api`, `vcpu`, `vmm`: ASCII in both encodings), or begins as a bincode file does.
+fn begins_as_firecracker_file(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(64)];
     [b"vcpu".as_slice(), b"vmm", b"api"]
         .iter()

@@ -342,11 +342,12 @@ impl Sampling<'_> {
                 }
                 // The whole argument, when the filter reads either half: the file has no way
                 // to say "high half not sampled", and a zero written there would be taken
-                // for the value by anyone reading the file for another filter.
-                let width = Arch::of_data(token, nr).map_or(u64::MAX, argument_width);
+                // for the value by anyone reading the file for another filter. All 64 bits
+                // of what the kernel hands filters (a 32-bit ABI's are zero-extended; x32's
+                // registers are 64 bits wide, and a filter may read their high halves).
                 for field in paths.argument_fields_read(Endian::of_arch_token(token)) {
                     if let Field::Arg { index, .. } = field {
-                        masks[usize::from(index)] = width;
+                        masks[usize::from(index)] = u64::MAX;
                     }
                 }
             }
