@@ -480,6 +480,13 @@ fn finish(
             message: "the workload names no syscall".into(),
         });
     }
+    if entries.iter().all(|e| e.count == 0) {
+        return Err(BenchError::Workload {
+            source_name: source.to_string(),
+            place: "whole file".into(),
+            message: "every count is 0: the workload has no calls to weigh".into(),
+        });
+    }
     // Totals and shares are computed in 64 bits: counts that add up to more would wrap.
     if entries
         .iter()
@@ -990,6 +997,13 @@ System call usage summary for x32 mode:
         );
         let x32 = br#"{"i": {"syscall": "ioctl", "arch": "x32", "count": 1, "args": [null, "0x100005401"]}}"#;
         assert!(parse_file(x32, "t", &opts()).is_ok());
+    }
+
+    #[test]
+    fn a_workload_of_no_calls_is_refused() {
+        let e = parse_file(br#"{"read": 0, "write": 0}"#, "t", &opts()).unwrap_err();
+        assert!(e.to_string().contains("every count is 0"), "{e}");
+        assert!(parse_file(br#"{"read": 0, "write": 1}"#, "t", &opts()).is_ok());
     }
 
     /// `secopt record` names the ABI of its entries without "arch" (`$native`): read as
