@@ -375,7 +375,7 @@ pub fn parse_strace_summary(
             section_sum = 0;
             continue;
         }
-        if trimmed.chars().all(|c| c == '-' || c == ' ') {
+        if trimmed.chars().all(|c| c == '-' || c.is_whitespace()) {
             continue;
         }
         let Some(columns) = &cols else {
@@ -1029,6 +1029,15 @@ System call usage summary for x32 mode:
         let w = parse_strace_summary(text, "t", &opts()).unwrap();
         assert_eq!(w.entries[0].count, 7);
         assert_eq!(w.entries[1].count, 5);
+        // Tab-separated, rule included (a spreadsheet's export).
+        let text = "%\ttime\tseconds\tusecs/call\tcalls\terrors\tsyscall\n\
+                    ------\t-------\t-------\t-----\t------\t-------\n\
+                    0.00\t0.000000\t0\t3\t\tclose\n";
+        let w = parse_strace_summary(text, "t", &opts()).unwrap();
+        assert_eq!(
+            (w.entries[0].syscall.as_str(), w.entries[0].count),
+            ("close", 3)
+        );
     }
 
     #[test]
