@@ -46,7 +46,8 @@ secopt exec -p notify.json --listener-path /run/agent.sock -- ./app\n      \
 hand the NOTIFY listener to a seccomp agent (OCI container process state + SCM_RIGHTS)\n  \
 secopt exec -p docker-default.json --dry-run -- sh        show what would be installed\n\n\
 Exit status: the command's own status once it runs; 127 if the command is not found, 126 if \
-it cannot be executed, 2 for a bad profile, filter or option.")]
+it cannot be executed (also when the filter refuses its execve: then nothing is installed), 2 \
+for a bad profile, filter or option.")]
 #[command(group(clap::ArgGroup::new("filter").required(true).args(["profile", "bpf"])))]
 pub struct ExecArgs {
     /// The profile to compile (OCI runtime-spec seccomp section, a whole OCI config.json,
