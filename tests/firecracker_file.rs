@@ -522,6 +522,22 @@ fn thread_names_with_control_characters_are_shown_escaped() {
             );
         }
     }
+    // A name with a `:` is still one thread of `FILE:THREAD`.
+    let colon = dir.join("colon.bin");
+    std::fs::write(
+        &colon,
+        encode(
+            &[("a:b".to_string(), Some(allow.clone()))],
+            Encoding::Bincode,
+        ),
+    )
+    .unwrap();
+    let run = run_secopt(&["disasm", &format!("{}:a:b", colon.display())]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+    assert_eq!(
+        stdout_of(&run).trim_end(),
+        "    ret ALLOW                                   ; 0"
+    );
     // What optimize wrote keeps the names as they were.
     let written = decode(&std::fs::read(&out).unwrap()).unwrap();
     let kept: Vec<&str> = written.threads.iter().map(|(t, _)| t.as_str()).collect();

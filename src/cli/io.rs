@@ -64,10 +64,18 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
 }
 
 /// `FILE:THREAD` naming a thread of a Firecracker filter file: that thread's program as raw
-/// (little-endian) bytes. `None` when the path exists, has no `:`, or what precedes the last
-/// `:` is not a Firecracker filter file: the caller reads the path as it is.
+/// (little-endian) bytes. `None` when the path exists, has no `:`, or no file before a `:` is
+/// a Firecracker filter file: the caller reads the path as it is. The `:` is the last one
+/// with a file before it, so that both file and thread names may hold one.
 fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
-    let Some((file, thread)) = path.to_str().and_then(|p| p.rsplit_once(':')) else {
+    let Some(text) = path.to_str() else {
+        return Ok(None);
+    };
+    let Some((file, thread)) = text
+        .rmatch_indices(':')
+        .map(|(i, _)| (&text[..i], &text[i + 1..]))
+        .find(|(file, _)| Path::new(file).is_file())
+    else {
         return Ok(None);
     };
     if thread.is_empty() || thread.contains('/') || path.exists() || !Path::new(file).is_file() {
