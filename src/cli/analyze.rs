@@ -4,7 +4,9 @@
 //! workload entry and the expected instructions per syscall with and without the allow cache.
 
 use super::asm_cmd::parse_arch;
-use super::io::{decode_input, display_name, load_program, read_input, Input, InputFormat};
+use super::io::{
+    decode_input, display_name, load_program, read_input, rejected_by_kernel, Input, InputFormat,
+};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::report::counted;
@@ -248,12 +250,8 @@ fn run_thread_filters(
     // would refuse gets its error alone, not after the reports of the threads before it.
     for (thread, prog) in &file.threads {
         if let Some(prog) = prog {
-            validate::validate(prog).map_err(|e| {
-                Failure::input(format!(
-                    "{name}:{}: the kernel would reject this filter: {e}",
-                    shown(thread)
-                ))
-            })?;
+            validate::validate(prog)
+                .map_err(|e| rejected_by_kernel(&format!("{name}:{}", shown(thread)), e))?;
         }
     }
     let mut json_threads = Vec::new();
@@ -296,8 +294,7 @@ fn analyze(
     (prog, stack, name): (Program, Vec<Program>, String),
     out: &mut JsonOut,
 ) -> Result<i32, Failure> {
-    let analyzer = Analyzer::new(&prog)
-        .map_err(|e| Failure::input(format!("{name}: the kernel would reject this filter: {e}")))?;
+    let analyzer = Analyzer::new(&prog).map_err(|e| rejected_by_kernel(&name, e))?;
     let kernel = match args.kernel {
         Some(model) => model.allow_cache_kernel(),
         None => running_kernel(),

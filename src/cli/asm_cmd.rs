@@ -1,8 +1,8 @@
 //! `secopt disasm` and `secopt asm`.
 
 use super::io::{
-    decode_program, display_name, read_input, thread_filters_file, write_binary_output,
-    write_output, InputFormat,
+    decode_program, display_name, read_input, rejected_by_kernel, thread_filters_file,
+    write_binary_output, write_output, InputFormat,
 };
 use super::{json_text, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian};
@@ -119,7 +119,7 @@ fn disasm_threads(
         };
         let rejected = validate::validate(prog)
             .err()
-            .map(|e| Failure::input(format!("{label}: the kernel would reject this filter: {e}")));
+            .map(|e| rejected_by_kernel(&label, e));
         if let Some(why) = &rejected {
             eprintln!("secopt: {} (listed anyway)", why.message);
             exit = EXIT_DIFFERENT;
@@ -194,8 +194,7 @@ pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
         .map_err(|e| Failure::input(format!("{name}: not UTF-8 text: {e}")))?;
     let prog = asm::assemble(text).map_err(|e| Failure::input(format!("{name}:{e}")))?;
     // The assembler validates; check again so no path here can write an unvalidated filter.
-    validate::validate(&prog)
-        .map_err(|e| Failure::input(format!("{name}: the kernel would reject this filter: {e}")))?;
+    validate::validate(&prog).map_err(|e| rejected_by_kernel(&name, e))?;
     let output = args.output.unwrap_or_else(|| PathBuf::from("-"));
     let endian = if args.big_endian {
         Endian::Big

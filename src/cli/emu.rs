@@ -2,7 +2,7 @@
 //! path it takes.
 
 use super::asm_cmd::parse_arch;
-use super::io::{decode_input, display_name, read_input, Input, InputFormat};
+use super::io::{decode_input, display_name, read_input, rejected_by_kernel, Input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::parse_u32;
@@ -133,11 +133,7 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
                 let label = format!("{name}:{}", shown(thread));
                 runs.push(match prog {
                     Some(prog) => {
-                        validate::validate(prog).map_err(|e| {
-                            Failure::input(format!(
-                                "{label}: the kernel would reject this filter: {e}"
-                            ))
-                        })?;
+                        validate::validate(prog).map_err(|e| rejected_by_kernel(&label, e))?;
                         Run::new(Some(thread), prog, &data, arch, &label)?
                     }
                     None => Run::unfiltered(thread),

@@ -140,6 +140,13 @@ pub fn check_not_an_input(path: &Path) -> Result<(), Failure> {
     }
 }
 
+/// `LABEL: the kernel would reject this filter: WHY`, for a filter `validate` refused.
+pub fn rejected_by_kernel(label: &str, why: impl std::fmt::Display) -> Failure {
+    Failure::input(format!(
+        "{label}: the kernel would reject this filter: {why}"
+    ))
+}
+
 /// Whether bytes look like assembly text rather than a raw filter.
 pub fn looks_like_text(bytes: &[u8]) -> bool {
     !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
@@ -410,9 +417,7 @@ fn decode_as(
         } else {
             ""
         };
-        Failure::input(format!(
-            "{name}: the kernel would reject this filter: {e}{hint}"
-        ))
+        rejected_by_kernel(name, format_args!("{e}{hint}"))
     });
     Ok((prog, rejected))
 }

@@ -3,8 +3,8 @@
 
 use super::hints;
 use super::io::{
-    decode_input_any_length, display_name, read_input, write_binary_output, write_output, Input,
-    InputFormat,
+    decode_input_any_length, display_name, read_input, rejected_by_kernel, write_binary_output,
+    write_output, Input, InputFormat,
 };
 use super::status::{ProgressMode, StatusLine};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
@@ -448,8 +448,7 @@ fn thread_label(source: &str, thread: Option<&str>) -> String {
 /// Refuses a thread's program (`label` names the file and thread) if the kernel would
 /// refuse it.
 fn check_thread(prog: &Program, label: &str) -> Result<(), Failure> {
-    validate::validate(prog)
-        .map_err(|e| Failure::input(format!("{label}: the kernel would reject this filter: {e}")))
+    validate::validate(prog).map_err(|e| rejected_by_kernel(label, e))
 }
 
 /// The inputs as messages name them: the file, or a stack's files joined by ` + `.

@@ -472,9 +472,7 @@ fn failure(a: &str, b: &str, e: VerifyError) -> Failure {
     match e {
         VerifyError::Invalid { side, error } => {
             let name = if side == verify::Side::A { a } else { b };
-            Failure::input(format!(
-                "{name}: the kernel would reject this filter: {error}"
-            ))
+            super::io::rejected_by_kernel(name, error)
         }
         VerifyError::Domain(d) => Failure::input(d.to_string()),
         e @ (VerifyError::Disagreement { .. } | VerifyError::Incomplete { .. }) => Failure {
