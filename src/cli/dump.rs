@@ -122,13 +122,10 @@ fn read(pid: libc::pid_t, who: &str) -> Result<Vec<Program>, Failure> {
         E::Attach(io) if io.raw_os_error() == Some(libc::ESRCH) => {
             Failure::input(format!("no process {pid} (it may have exited)"))
         }
-        E::Attach(io) if io.raw_os_error() == Some(libc::EPERM) && untraceable(pid).is_some() => {
-            Failure::input(format!(
-                "cannot read the filters of {who}: {}",
-                untraceable(pid).unwrap_or_default()
-            ))
-        }
         E::Attach(io) if io.raw_os_error() == Some(libc::EPERM) => {
+            if let Some(why) = untraceable(pid) {
+                return Failure::input(format!("cannot read the filters of {who}: {why}"));
+            }
             let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
                 .map(|s| format!(" (kernel.yama.ptrace_scope is {})", s.trim()))
                 .unwrap_or_default();

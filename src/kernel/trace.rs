@@ -653,13 +653,10 @@ pub fn untraceable(pid: libc::pid_t) -> Option<&'static str> {
 
 /// Why a running process could not be attached to.
 fn attach_error(pid: libc::pid_t, e: io::Error) -> TraceError {
-    let what = match e.raw_os_error() {
-        Some(libc::ESRCH) => format!("no process {pid}"),
-        Some(libc::EPERM) if untraceable(pid).is_some() => format!(
-            "cannot trace process {pid}: {}",
-            untraceable(pid).unwrap_or_default()
-        ),
-        Some(libc::EPERM) => format!(
+    let what = match (e.raw_os_error(), untraceable(pid)) {
+        (Some(libc::ESRCH), _) => format!("no process {pid}"),
+        (Some(libc::EPERM), Some(why)) => format!("cannot trace process {pid}: {why}"),
+        (Some(libc::EPERM), None) => format!(
             "cannot trace process {pid}: not allowed (another tracer such as strace or gdb, \
              no CAP_SYS_PTRACE over it (run as root), kernel.yama.ptrace_scope, or a seccomp \
              filter on secopt itself)"
