@@ -5,7 +5,8 @@
 //! - **`strace -c` / `strace -f -c` summaries** ([`parse_strace_summary`]): the table strace
 //!   prints, with its `% time  seconds  usecs/call  calls  errors syscall` header. The `calls`
 //!   column is found by the header (strace right-aligns numbers under their column name, and
-//!   `-U` may select other columns), so an empty `errors` cell does not shift it. Dashed rules
+//!   `-U` may select and order other columns), so an empty `errors` cell does not shift it;
+//!   the syscall name is found under its header, left-aligned there. Dashed rules
 //!   and the `total` row are skipped; the total is checked against the rows and a mismatch is
 //!   noted (a table with elided rows, like the gVisor one in `../shared/workloads/`, is still
 //!   usable). `System call usage summary for 32 bit mode:` / `x32 mode:` starts a section of
@@ -275,7 +276,8 @@ fn tokens(line: &str) -> Vec<(usize, &str)> {
 /// The columns of an strace summary header (`% time` is one column).
 fn header_columns(line: &str) -> Option<Vec<Column>> {
     let toks = tokens(line);
-    if !toks.iter().any(|(_, t)| *t == "calls") || toks.last().map(|t| t.1) != Some("syscall") {
+    // The name column is last unless `strace -c -U` ordered the columns otherwise.
+    if !toks.iter().any(|(_, t)| *t == "calls") || !toks.iter().any(|(_, t)| *t == "syscall") {
         return None;
     }
     let mut cols: Vec<Column> = Vec::new();
@@ -299,16 +301,41 @@ fn header_columns(line: &str) -> Option<Vec<Column>> {
     Some(cols)
 }
 
-/// The `calls` cell of a data row: the token right-aligned under the header's `calls`, or by
-/// position when the row is not aligned (hand-edited files). An empty `errors` cell is the
-/// only one strace leaves blank.
-fn calls_cell<'l>(row: &[(usize, &'l str)], cols: &[Column]) -> Option<&'l str> {
+/// A data row's syscall name and its other cells. strace left-aligns the name under the
+/// header's `syscall`; when that column is last (strace's default) the name is the row's last
+/// token, else the token starting where the header's does, or the one at its position in a
+/// row with every cell filled.
+fn split_row<'l>(
+    row: &[(usize, &'l str)],
+    cols: &[Column],
+) -> Option<(&'l str, Vec<(usize, &'l str)>)> {
+    let at = cols.iter().position(|c| c.name == "syscall")?;
+    let start = |(end, t): &(usize, &str)| end - t.chars().count();
+    let header_start = cols[at].end - "syscall".len();
+    let i = if at + 1 == cols.len() {
+        row.len().checked_sub(1)?
+    } else {
+        match row.iter().position(|t| start(t) == header_start) {
+            Some(i) => i,
+            None if row.len() == cols.len() => at,
+            None => return None,
+        }
+    };
+    let mut cells = row.to_vec();
+    let (_, name) = cells.remove(i);
+    Some((name, cells))
+}
+
+/// The `calls` cell among a data row's `numbers` (its cells but the name; `cols`: the header
+/// without `syscall`): the token right-aligned under the header's `calls`, or by position
+/// when the row is not aligned (hand-edited files). An empty `errors` cell is the only one
+/// strace leaves blank.
+fn calls_cell<'l>(numbers: &[(usize, &'l str)], cols: &[&Column]) -> Option<&'l str> {
     let calls_col = cols.iter().position(|c| c.name == "calls")?;
-    let numbers = &row[..row.len() - 1];
     if let Some((_, t)) = numbers.iter().find(|(end, _)| *end == cols[calls_col].end) {
         return Some(t);
     }
-    let data_cols = cols.len() - 1; // without `syscall`
+    let data_cols = cols.len();
     let errors_col = cols.iter().position(|c| c.name == "errors");
     if numbers.len() == data_cols {
         return Some(numbers[calls_col].1);
@@ -387,8 +414,10 @@ pub fn parse_strace_summary(
             ));
         };
         let row = tokens(line);
-        let name = row.last().map(|t| t.1).unwrap_or_default();
-        let cell = calls_cell(&row, columns)
+        let (name, numbers) = split_row(&row, columns)
+            .ok_or_else(|| err(n, format!("cannot find the syscall column in {trimmed:?}")))?;
+        let data_cols: Vec<&Column> = columns.iter().filter(|c| c.name != "syscall").collect();
+        let cell = calls_cell(&numbers, &data_cols)
             .ok_or_else(|| err(n, format!("cannot find the calls column in {trimmed:?}")))?;
         let count = parse_count(cell).map_err(|m| err(n, m))?;
         if name == "total" {
@@ -1019,6 +1048,39 @@ System call usage summary for x32 mode:
         assert_eq!(w.notes.len(), 1, "{:?}", w.notes);
         assert!(w.notes[0].contains("recorded on x86_64"), "{:?}", w.notes);
         assert!(parse_file(json, "t", &opts()).unwrap().notes.is_empty());
+    }
+
+    /// `strace -c -U name,calls` and `-U calls,name,errors` (strace 6.1's output): the name
+    /// column is not last, and a blank `errors` cell follows it.
+    #[test]
+    fn strace_columns_in_another_order() {
+        let name_first = "\
+syscall              calls
+---------------- ---------
+getppid                100
+openat                  15
+---------------- ---------
+total                  115
+";
+        // (Not a `\` continuation: that would strip the header's leading spaces.)
+        let name_between = concat!(
+            "    calls syscall             errors\n",
+            "--------- ---------------- ---------\n",
+            "      100 getppid                   \n",
+            "       15 openat                  13\n",
+            "--------- ---------------- ---------\n",
+            "      115 total                   13\n",
+        );
+        for text in [name_first, name_between] {
+            let w = parse_strace_summary(text, "t", &opts()).unwrap();
+            let got: Vec<(&str, u64)> = w
+                .entries
+                .iter()
+                .map(|e| (e.syscall.as_str(), e.count))
+                .collect();
+            assert_eq!(got, [("getppid", 100), ("openat", 15)], "{text}");
+            assert!(w.notes.is_empty(), "{:?}", w.notes);
+        }
     }
 
     #[test]
