@@ -247,6 +247,7 @@ fn resolve_name(arch: Arch, name: &str) -> Option<(String, u32)> {
 }
 
 /// Column of a header: its name and the character position where it ends.
+#[derive(Clone)]
 struct Column {
     name: String,
     end: usize,
@@ -330,7 +331,7 @@ fn split_row<'l>(
 /// without `syscall`): the token right-aligned under the header's `calls`, or by position
 /// when the row is not aligned (hand-edited files). An empty `errors` cell is the only one
 /// strace leaves blank.
-fn calls_cell<'l>(numbers: &[(usize, &'l str)], cols: &[&Column]) -> Option<&'l str> {
+fn calls_cell<'l>(numbers: &[(usize, &'l str)], cols: &[Column]) -> Option<&'l str> {
     let calls_col = cols.iter().position(|c| c.name == "calls")?;
     if let Some((_, t)) = numbers.iter().find(|(end, _)| *end == cols[calls_col].end) {
         return Some(t);
@@ -367,7 +368,8 @@ pub fn parse_strace_summary(
         message,
     };
     let mut arch = options.native;
-    let mut cols: Option<Vec<Column>> = None;
+    // The section's header, and its columns but `syscall` (those of the numbers).
+    let mut cols: Option<(Vec<Column>, Vec<Column>)> = None;
     let mut entries: Vec<WorkloadEntry> = Vec::new();
     let mut unknown: Vec<Unknown> = Vec::new();
     let mut notes = Vec::new();
@@ -397,7 +399,8 @@ pub fn parse_strace_summary(
             continue;
         }
         if let Some(c) = header_columns(line) {
-            cols = Some(c);
+            let numbers = c.iter().filter(|c| c.name != "syscall").cloned().collect();
+            cols = Some((c, numbers));
             sections += 1;
             section_sum = 0;
             continue;
@@ -405,7 +408,7 @@ pub fn parse_strace_summary(
         if trimmed.chars().all(|c| c == '-' || c.is_whitespace()) {
             continue;
         }
-        let Some(columns) = &cols else {
+        let Some((columns, number_columns)) = &cols else {
             return Err(err(
                 n,
                 format!(
@@ -416,8 +419,7 @@ pub fn parse_strace_summary(
         let row = tokens(line);
         let (name, numbers) = split_row(&row, columns)
             .ok_or_else(|| err(n, format!("cannot find the syscall column in {trimmed:?}")))?;
-        let data_cols: Vec<&Column> = columns.iter().filter(|c| c.name != "syscall").collect();
-        let cell = calls_cell(&numbers, &data_cols)
+        let cell = calls_cell(&numbers, number_columns)
             .ok_or_else(|| err(n, format!("cannot find the calls column in {trimmed:?}")))?;
         let count = parse_count(cell).map_err(|m| err(n, m))?;
         if name == "total" {
