@@ -143,6 +143,22 @@ fn broken_files_are_errors_not_panics() {
             stderr_of(&run)
         );
     }
+    // The file of no threads (bincode's is eight zero bytes, also a raw `ld #0`): verbs say
+    // it holds no filter either way, rather than listing or refusing the one instruction.
+    for encoding in [Encoding::Bincode, Encoding::Bitcode] {
+        let empty = dir.join("empty.bin");
+        std::fs::write(&empty, encode(&[], encoding)).unwrap();
+        for verb in ["disasm", "analyze"] {
+            let run = run_secopt(&[verb.as_ref(), empty.as_os_str()]);
+            assert_eq!(run.status.code(), Some(2), "{encoding:?} {verb}");
+            assert!(
+                stderr_of(&run).contains("it holds no thread filters"),
+                "{encoding:?} {verb}: {}",
+                stderr_of(&run)
+            );
+            assert_eq!(stdout_of(&run), "", "{encoding:?} {verb}");
+        }
+    }
     // A bincode file whose one thread name is not UTF-8 (and no Firecracker thread's name):
     // its count and name length still say what it is.
     let mut odd = Vec::new();
