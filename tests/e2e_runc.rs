@@ -707,6 +707,21 @@ fn compare_with_runc(test: &str, oci: &Value) {
             "`secopt compile --arch` (the default arches)",
             Program::from_raw(&explicit).unwrap(),
         ));
+        // What `secopt exec` would install for the profile with runc's table.
+        let out = secopt()
+            .args(["exec", "-p"])
+            .arg(&profile)
+            .args(flags)
+            .args(["--dry-run", "--format", "json", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{test}: {}", stderr_of(&out));
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let assembly = plan["assembly"].as_str().expect("the plan's assembly");
+        candidates.push((
+            "`secopt exec --syscall-table libseccomp`",
+            secopt::bpf::asm::assemble(assembly).unwrap(),
+        ));
     }
 
     let vectors = argument_vectors(&argument_boundaries(oci));

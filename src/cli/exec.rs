@@ -12,6 +12,7 @@
 //! a listener the kernel would answer those calls with `ENOSYS`.
 
 use super::asm_cmd::parse_arch;
+use super::compile::SyscallTable;
 use super::io::{display_name, load_program, read_input, InputFormat};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
@@ -84,6 +85,12 @@ pub struct ExecArgs {
     /// ...), as `compile --strict` does.
     #[arg(long, requires = "profile")]
     pub strict: bool,
+    /// Which table turns syscall names into numbers: `builtin` (secopt's, Linux 6.18) or
+    /// `libseccomp` (the linked libseccomp's, as runc resolves them: names that library
+    /// does not know are skipped, so their calls get the default action). Needs a secopt
+    /// built with the `libseccomp` feature.
+    #[arg(long, value_enum, default_value_t = SyscallTable::Builtin, requires = "profile")]
+    pub syscall_table: SyscallTable,
     /// A `seccomp(2)` filter flag (`log`, `spec_allow`, `tsync`, `wait_killable_recv`, or
     /// the spec's `SECCOMP_FILTER_FLAG_*` names); repeat for several. Replaces the profile's
     /// `flags`. Without it, a profile's flags are used (none listed: SPEC_ALLOW, as runc does).
@@ -210,13 +217,14 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
             std::env::consts::ARCH
         ))
     })?;
+    let (resolver, table) = args.syscall_table.resolver()?;
     let options = ResolveOptions {
         native: Some(host),
         arches: args.arch.clone(),
         caps: CapSet::parse(&args.caps).map_err(|e| Failure::input(e.to_string()))?,
         kernel: args.kernel,
         strict: args.strict,
-        resolver: None,
+        resolver,
     };
     let resolved = policy::resolve(&policy, &options).map_err(|e| Failure::input(e.to_string()))?;
     let Some(native) = resolved.arch(host) else {
@@ -232,6 +240,9 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     let program = compile_resolved(&resolved, args.runc_compat)?;
 
     let mut notes = Vec::new();
+    if args.syscall_table != SyscallTable::Builtin {
+        notes.push(format!("syscall names resolved with {table}'s table"));
+    }
     for arch in &resolved.arches {
         // As `compile` words it: names of other architectures are expected in multi-arch
         // profiles; names no table knows are likely typos or newer than the table; socket
@@ -244,7 +255,8 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         } = arch.unnumbered_names(libseccomp);
         if !nowhere.is_empty() {
             notes.push(format!(
-                "{}: names no syscall table knows, skipped as runc does: {}",
+                "{}: names the syscall table does not know on this arch, skipped as runc \
+                 does: {}",
                 arch.arch,
                 crate::policy::name_listing(&nowhere, 32, "")
             ));
