@@ -1337,6 +1337,20 @@ fn a_filter_over_the_kernel_limit_is_optimized_to_fit() {
             && stderr.contains("nothing else is wrong with it: `secopt optimize` makes it fit"),
         "{stderr}"
     );
+    // Its listing (disasm lists it, exit 1) is read as its bytes are: compared, and refused
+    // by analyze at its line, with the same hint.
+    let (code, listing, _) = secopt(&["disasm", s(&inp)]);
+    assert_eq!(code, 1);
+    let listing = temp_file("long.s", &listing);
+    let (code, stdout, stderr) = secopt(&["verify", s(&listing), s(&out), "--timeout", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(String::from_utf8_lossy(&stdout).starts_with("equal"));
+    let (code, _, stderr) = secopt(&["analyze", s(&listing)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("long.s:") && stderr.contains("nothing else is wrong with it"),
+        "{stderr}"
+    );
     let mut no_ret = long.clone();
     no_ret.insns.push(secopt::bpf::insn::Insn::ld_abs(0));
     let no_ret = temp_file("long-no-ret.bpf", &no_ret.to_raw());

@@ -54,11 +54,23 @@ impl Pos {
 
 /// Assembles `src` into a program the kernel accepts as a seccomp filter.
 pub fn assemble(src: &str) -> Result<Program, AsmError> {
+    match assemble_unvalidated(src)? {
+        (prog, None) => Ok(prog),
+        (_, Some(rejected)) => Err(rejected),
+    }
+}
+
+/// Assembles `src` without refusing what the kernel would: the program, and why and where the
+/// kernel would reject it (`None`: it accepts it). For readers that take what a raw file may
+/// hold too, such as a program past the kernel's 4096 instructions whose meaning is compared.
+pub fn assemble_unvalidated(src: &str) -> Result<(Program, Option<AsmError>), AsmError> {
     let parsed = Parser::default().parse(src)?;
     let (insns, origins) = resolve(&parsed)?;
     let prog = Program::new(insns);
-    validate(&prog).map_err(|e| validation_error(&e, &origins))?;
-    Ok(prog)
+    let rejected = validate(&prog)
+        .err()
+        .map(|e| validation_error(&e, &origins));
+    Ok((prog, rejected))
 }
 
 // ---------------------------------------------------------------------------------------

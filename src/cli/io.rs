@@ -405,11 +405,25 @@ fn decode_as(
     name: &str,
     format: InputFormat,
 ) -> Result<(Program, Option<Failure>), Failure> {
+    let too_long_hint = " (nothing else is wrong with it: `secopt optimize` makes it fit where \
+                         it can, `secopt verify` and `diff` compare it)";
     let prog = match format {
         InputFormat::Asm => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| Failure::input(format!("{name}: not UTF-8 text: {e}")))?;
-            asm::assemble(text).map_err(|e| Failure::input(format!("{name}:{e}")))?
+            // Validated here, as a raw program is below, so that verbs comparing meanings
+            // read a listing of a program past 4096 instructions as they read its bytes.
+            let (prog, rejected) = asm::assemble_unvalidated(text)
+                .map_err(|e| Failure::input(format!("{name}:{e}")))?;
+            let rejected = rejected.map(|e| {
+                let hint = if only_too_long(&prog) {
+                    too_long_hint
+                } else {
+                    ""
+                };
+                Failure::input(format!("{name}:{e}{hint}"))
+            });
+            return Ok((prog, rejected));
         }
         InputFormat::RawBe => Program::from_raw_in(bytes, Endian::Big)
             .map_err(|e| Failure::input(format!("{name}: {e}")))?,
@@ -424,8 +438,7 @@ fn decode_as(
         let hint = if big_endian {
             " (read as big-endian it is a valid filter: pass `--input-format raw-be`)"
         } else if only_too_long(&prog) {
-            " (nothing else is wrong with it: `secopt optimize` makes it fit where it can, \
-             `secopt verify` and `diff` compare it)"
+            too_long_hint
         } else {
             ""
         };
