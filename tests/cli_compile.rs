@@ -1297,3 +1297,40 @@ fn the_report_gives_the_proofs_work_against_its_budget() {
     let document: serde_json::Value = serde_json::from_slice(&document).unwrap();
     assert_eq!(document["optimization"]["proof"], *proof, "{document}");
 }
+
+/// A self-check budget too small for any proof keeps the reference lowering (nothing
+/// unproved is written), and the summary says why, not that nothing better was found.
+#[test]
+fn a_budget_too_small_to_prove_keeps_the_reference_and_says_so() {
+    let d = tmpdir("proof-budget");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let out = d.join("small.bpf");
+    let run = secopt(&[
+        "compile",
+        example,
+        "-o",
+        out.to_str().unwrap(),
+        "--self-check-max-nodes",
+        "3",
+    ]);
+    ok(&run);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        said.contains(
+            "reference lowering (nothing smaller was proved equal within the self-check's budget)"
+        ),
+        "{said}"
+    );
+    let reference = d.join("reference.bpf");
+    ok(&secopt(&[
+        "compile",
+        example,
+        "-o",
+        reference.to_str().unwrap(),
+        "--no-optimize",
+    ]));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&reference).unwrap()
+    );
+}

@@ -999,7 +999,13 @@ fn optimization_summary(o: Option<&OptimizationInfo>) -> String {
     match o {
         None => ", reference lowering (--no-optimize)".to_string(),
         Some(o) if o.method == Method::Unchanged => {
-            ", reference lowering (the optimizer found nothing better)".to_string()
+            if o.dropped_unproved() {
+                ", reference lowering (nothing smaller was proved equal within the self-check's \
+                 budget)"
+                    .to_string()
+            } else {
+                ", reference lowering (the optimizer found nothing better)".to_string()
+            }
         }
         Some(o) => format!(
             ", optimized from {}, {}",

@@ -65,10 +65,11 @@ fn emit(out: &str) -> Result<(), Failure> {
 pub struct PairArgs {
     /// The first filter: raw cBPF or assembly (over 4096 instructions too: the comparison is
     /// of meanings), or an OCI/Docker profile (JSON), which stands
-    /// for its meaning: its plain lowering, as `secopt compile PROFILE --no-optimize` writes it
-    /// (Docker's default capabilities; see "Profile inputs" for compile's other settings), even
-    /// where that is longer than the kernel's 4096 instructions and only the optimized filter
-    /// fits (`-` for stdin). Firecracker's filters (its JSON, or the file its
+    /// for its meaning: its plain lowering, the program `secopt compile PROFILE --no-optimize`
+    /// writes (Docker's default capabilities; see "Profile inputs" for compile's other
+    /// settings), taken here even where it is longer than the kernel's 4096 instructions and
+    /// only the optimized filter fits, which `compile --no-optimize` refuses to write (`-` for
+    /// stdin). Firecracker's filters (its JSON, or the file its
     /// seccompiler-bin or `secopt compile --emit firecracker` writes) are compared thread by
     /// thread with the other side's; `FILE:THREAD` names one thread's filter.
     pub a: PathBuf,

@@ -121,6 +121,16 @@ pub struct OptimizationInfo {
     pub notes: Vec<Note>,
 }
 
+impl OptimizationInfo {
+    /// Whether the self-check dropped a candidate it could not prove equal within its budget
+    /// (a larger budget may keep it): the output is not the best the optimizer found.
+    pub fn dropped_unproved(&self) -> bool {
+        self.notes
+            .iter()
+            .any(|n| matches!(n.kind, crate::optimize::NoteKind::NotProved(_)))
+    }
+}
+
 /// Why a filter could not be produced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
