@@ -570,6 +570,72 @@ fn a_bad_profile_exits_2_naming_the_json_path() {
     assert!(stderr_of(&missing).contains("/nonexistent/profile.json"));
 }
 
+/// A profile runc would run with parts silently ignored (a misspelt syscall name, a misspelt
+/// `args`) runs under exec too, as runc runs it, but not silently: each is warned about on
+/// stderr before the command starts. The notes that are expected of any multi-arch profile
+/// stay behind -v.
+#[test]
+fn a_profile_s_likely_mistakes_are_warned_about_and_the_command_still_runs() {
+    let dir = TempDir::new("exec-mistakes");
+    let profile = dir.join("typo.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+            "syscalls": [{"names": ["opne", "chown32", "getppid"], "action": "SCMP_ACT_ERRNO",
+                          "argz": []}]}"#,
+    )
+    .unwrap();
+    let marker = dir.join("ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(marker.exists());
+    for warning in [
+        "secopt: warning: ",
+        "1 name unknown on x86_64, skipped as runc does: opne",
+        "$.syscalls[0].argz: unknown field \"argz\" ignored",
+    ] {
+        assert!(err.contains(warning), "{warning}: {err}");
+    }
+    // chown32 is i386's: skipped on x86_64 as expected, said only with -v.
+    assert!(!err.contains("chown32"), "{err}");
+    let verbose = secopt()
+        .arg("exec")
+        .arg("-v")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr_of(&verbose).contains("chown32"),
+        "{}",
+        stderr_of(&verbose)
+    );
+    // --dry-run gives the same warnings in its document.
+    let plan = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--dry-run", "--format", "json", "--", "true"])
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let warnings = plan["warnings"].to_string();
+    assert!(
+        warnings.contains("opne") && warnings.contains("argz"),
+        "{plan}"
+    );
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let out = run_secopt(&["exec", "--", "true"]);

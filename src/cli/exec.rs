@@ -112,7 +112,9 @@ pub struct ExecArgs {
     /// Output format of --dry-run.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Report skipped syscall names and adjusted flags on stderr before running.
+    /// Also report, on stderr before running, the names of other architectures skipped and
+    /// the flags chosen for the profile. Warnings (names no syscall table knows, unknown
+    /// profile fields, a listener or flag the filter has no use for) are always reported.
     #[arg(short, long)]
     pub verbose: bool,
     /// The command and its arguments (after `--`).
@@ -169,6 +171,10 @@ struct Plan {
     arches: Vec<Arch>,
     /// Remarks for --verbose and --dry-run.
     notes: Vec<String>,
+    /// What the user most likely did not mean (a name no table knows, an unknown field, an
+    /// option the filter has no use for): on stderr before the command runs, as `compile`
+    /// says them, and in --dry-run's output.
+    warnings: Vec<String>,
 }
 
 /// Runs `secopt exec`. Returns only on failure or for --dry-run; otherwise the process
@@ -187,6 +193,9 @@ pub fn run(args: ExecArgs) -> Result<i32, Failure> {
     if args.dry_run {
         print_plan(&plan, &command, &args.command, args.format)?;
         return Ok(EXIT_OK);
+    }
+    for warning in &plan.warnings {
+        eprintln!("secopt: warning: {warning}");
     }
     if args.verbose {
         for note in &plan.notes {
@@ -240,6 +249,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     let program = compile_resolved(&resolved, args.runc_compat)?;
 
     let mut notes = Vec::new();
+    let mut warnings = Vec::new();
     if args.syscall_table != SyscallTable::Builtin {
         notes.push(format!("syscall names resolved with {table}'s table"));
     }
@@ -254,9 +264,10 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
             multiplexed,
         } = arch.unnumbered_names(libseccomp);
         if !nowhere.is_empty() {
-            notes.push(format!(
-                "{}: names the syscall table does not know on this arch, skipped as runc \
-                 does: {}",
+            warnings.push(format!(
+                "{name}: {} name{} unknown on {}, skipped as runc does: {}",
+                nowhere.len(),
+                if nowhere.len() == 1 { "" } else { "s" },
                 arch.arch,
                 crate::policy::name_listing(&nowhere, 32, "")
             ));
@@ -282,7 +293,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         ));
     }
     for warning in &policy.warnings {
-        notes.push(format!("{name}: {warning}"));
+        warnings.push(format!("{name}: {warning}"));
     }
     let profile_flags = match &resolved.flags {
         Some(list) => list.clone(),
@@ -313,6 +324,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         origin: name,
         arches: resolved.arches.iter().map(|a| a.arch).collect(),
         notes,
+        warnings,
     };
     settle_listener(&mut plan)?;
     Ok(plan)
@@ -341,6 +353,7 @@ fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
         origin,
         arches: Vec::new(),
         notes: Vec::new(),
+        warnings: Vec::new(),
     };
     if let Some(host) = Arch::host() {
         let decision = |f: &PlannedFilter, syscall: &str, args: [u64; 6]| {
@@ -476,7 +489,7 @@ fn settle_listener(plan: &mut Plan) -> Result<(), Failure> {
         }
         (None, None) => {
             if let Some(l) = plan.listener.take() {
-                plan.notes.push(format!(
+                plan.warnings.push(format!(
                     "listener {} ignored: the filter has no NOTIFY rule",
                     l.path.display()
                 ));
@@ -485,7 +498,7 @@ fn settle_listener(plan: &mut Plan) -> Result<(), Failure> {
     }
     if plan.listener.is_none() && plan.flags.contains(&FilterFlag::WaitKillableRecv) {
         plan.flags.retain(|f| *f != FilterFlag::WaitKillableRecv);
-        plan.notes.push(
+        plan.warnings.push(
             "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV dropped: it only applies to a NOTIFY \
              listener, and the kernel refuses it without one"
                 .to_string(),
@@ -771,6 +784,7 @@ fn print_plan(
             })),
             "command": command.display().to_string(),
             "argv": args,
+            "warnings": plan.warnings,
             "notes": plan.notes,
             "assembly": plan.filters.iter().map(assembly).collect::<Vec<_>>().concat(),
             });
@@ -836,6 +850,9 @@ fn print_plan(
                 None => println!("listener: none"),
             }
             println!("command:  {} {:?}", command.display(), args);
+            for warning in &plan.warnings {
+                println!("warning:  {warning}");
+            }
             for note in &plan.notes {
                 println!("note:     {note}");
             }
