@@ -183,32 +183,26 @@ fn the_measuring_child_does_not_outlive_secopt() {
             .collect()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    // A measuring child just started: each runs a million warm-up and a million timed calls
-    // of dozens of syscalls (seconds), and the checks before the measuring fork children
-    // that end at once. Waiting for the second child of the measuring to start leaves it
-    // seconds to run.
-    let mut seen = Vec::new();
+    let running = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    };
+    // A measuring child: each runs a million warm-up and a million timed calls of dozens of
+    // syscalls (seconds), while the checks before the measuring fork children that end at
+    // once. So the child taken is one still running 100 ms after it was first seen.
     let child = loop {
         if let Some(&c) = children(bench.id()).first() {
-            if !seen.contains(&c) {
-                seen.push(c);
-            }
-            if seen.len() >= 3 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if running(c) && children(bench.id()).contains(&c) {
                 break c;
             }
         }
         assert!(std::time::Instant::now() < deadline, "no measuring child");
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
-    std::thread::sleep(std::time::Duration::from_millis(100));
     bench.kill().unwrap();
     bench.wait().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-    while Path::new(&format!("/proc/{child}")).exists()
-        && std::fs::read_to_string(format!("/proc/{child}/stat"))
-            .map(|s| !s.contains(") Z "))
-            .unwrap_or(false)
-    {
+    while running(child) {
         assert!(
             std::time::Instant::now() < deadline,
             "child {child} still runs after secopt was killed"
