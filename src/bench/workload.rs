@@ -371,6 +371,9 @@ pub fn parse_strace_summary(
     // The section's header, and its columns but `syscall` (those of the numbers).
     let mut cols: Option<(Vec<Column>, Vec<Column>)> = None;
     let mut entries: Vec<WorkloadEntry> = Vec::new();
+    // Where each (ABI, name) is in `entries`, to refuse a repeated row without a scan.
+    let mut listed: std::collections::HashMap<(Arch, String), usize> =
+        std::collections::HashMap::new();
     let mut unknown: Vec<Unknown> = Vec::new();
     let mut notes = Vec::new();
     let mut section_sum: u64 = 0;
@@ -440,18 +443,16 @@ pub fn parse_strace_summary(
             });
             continue;
         };
-        if let Some(prev) = entries
-            .iter()
-            .find(|e| e.arch == arch && e.syscall == syscall)
-        {
+        if let Some(&prev) = listed.get(&(arch, syscall.clone())) {
             return Err(err(
                 n,
                 format!(
                     "{syscall} ({arch}) is listed twice (first at {})",
-                    prev.origin
+                    entries[prev].origin
                 ),
             ));
         }
+        listed.insert((arch, syscall.clone()), entries.len());
         entries.push(WorkloadEntry {
             label: if arch == options.native {
                 syscall.clone()
