@@ -131,6 +131,67 @@ fn random_pairs_and_mutants() {
     );
 }
 
+/// `diff` lists every pair of return values the two filters give on some input: each
+/// input on which the interpreter finds them differ must have its pair of values among the
+/// changes listed (a side that is `RET A` of a value too varied to list counts as any value).
+#[test]
+fn diff_lists_every_pair_of_values_the_interpreter_finds() {
+    use secopt::verify::{diff, DiffOutcome, Ret};
+    let mut rng = Rng::new(0xd1ff);
+    let (mut checked, mut inputs_seen) = (0, 0);
+    for round in 0..600 {
+        let cfg = if round % 2 == 0 {
+            GenConfig::cache_friendly()
+        } else {
+            GenConfig::default()
+        };
+        let a = random_program(&mut rng, &cfg);
+        let Some(b) = (if round % 3 == 0 {
+            Some(random_program(&mut rng, &cfg))
+        } else {
+            mutate(&mut rng, &a)
+        }) else {
+            continue;
+        };
+        let DiffOutcome::Different(d) = diff(&a, &b, &options()).unwrap() else {
+            continue;
+        };
+        if d.truncated.is_some() {
+            continue;
+        }
+        let listed: Vec<(Ret, Ret)> = d
+            .arches
+            .iter()
+            .flat_map(|g| &g.entries)
+            .flat_map(|e| &e.changes)
+            .map(|c| (c.a, c.b))
+            .collect();
+        let covers = |side: Ret, v| side == Ret::Computed || side == Ret::Value(v);
+        for input in inputs(&mut rng, &a, &b, 200) {
+            let (va, vb) = (
+                interp::eval(&a, &input).unwrap(),
+                interp::eval(&b, &input).unwrap(),
+            );
+            if va != vb {
+                inputs_seen += 1;
+                assert!(
+                    listed
+                        .iter()
+                        .any(|&(ra, rb)| covers(ra, va) && covers(rb, vb)),
+                    "{va} -> {vb} on {input:?} is not listed in {listed:?}\n{}\n{}",
+                    show(&a),
+                    show(&b)
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(
+        checked > 200 && inputs_seen > 5000,
+        "{checked} {inputs_seen}"
+    );
+}
+
 #[test]
 fn rewrites_that_keep_the_meaning_verify_equal() {
     let mut rng = Rng::new(7);

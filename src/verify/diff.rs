@@ -412,8 +412,35 @@ fn kinds(pair: &mut Pair) -> Result<Vec<Kind>, OutOfNodes> {
             }
         }
     }
-    let mut by_pair: BTreeMap<(Ret, Ret), Node> = BTreeMap::new();
     let bdd = &mut pair.m.bdd;
+    // Every class cut down to the inputs where the filters return different values first:
+    // most pairs of classes then have nothing left to intersect, where a product of all of
+    // them took minutes for filters that return hundreds of values (an errno per rule).
+    // Where A returns `v` and B does not, they differ; with a computed value on either side
+    // that is not known without comparing the bits, and the classes are kept whole.
+    let computed = expanded
+        .iter()
+        .flatten()
+        .any(|&(r, _, _)| r == Ret::Computed);
+    if !computed {
+        let mut of_b: BTreeMap<Ret, Node> = BTreeMap::new();
+        for &(rb, cb, _) in &expanded[1] {
+            let entry = of_b.entry(rb).or_insert(FALSE);
+            *entry = bdd.or(*entry, cb)?;
+        }
+        let mut differ = FALSE;
+        for &(ra, ca, _) in &expanded[0] {
+            let elsewhere = bdd.and_not(ca, of_b.get(&ra).copied().unwrap_or(FALSE))?;
+            differ = bdd.or(differ, elsewhere)?;
+        }
+        for side in &mut expanded {
+            for class in side.iter_mut() {
+                class.1 = bdd.and(class.1, differ)?;
+            }
+            side.retain(|&(_, c, _)| c != FALSE);
+        }
+    }
+    let mut by_pair: BTreeMap<(Ret, Ret), Node> = BTreeMap::new();
     for &(ra, ca, ba) in &expanded[0] {
         for &(rb, cb, bb) in &expanded[1] {
             if ra == rb && ra != Ret::Computed {
