@@ -32,6 +32,7 @@
 //! and kept the first rule's action where 2.6.1 takes the smaller constant's.
 
 use crate::policy::{ArgCondition, CmpOp};
+use rustc_hash::FxHashSet as HashSet;
 
 type Id = usize;
 
@@ -466,9 +467,23 @@ impl SyscallDb {
     }
 
     /// Whether every action in the level of `id` and below it is `action`.
+    ///
+    /// libseccomp walks a level shared by many parents once per path to it; the answer is the
+    /// same each time (nothing changes during the walk), so each level found all `action` is
+    /// walked once here. Rules that overlap in many ways made those walks take minutes.
     fn actions_all(&self, id: Option<Id>, action: u32) -> bool {
+        self.actions_all_within(id, action, &mut HashSet::default())
+    }
+
+    /// [`SyscallDb::actions_all`], skipping the levels (by their first node) in `all`, which
+    /// are known to hold `action` only, and adding those it finds.
+    fn actions_all_within(&self, id: Option<Id>, action: u32, all: &mut HashSet<Id>) -> bool {
         let Some(id) = id else { return true };
-        let (mut c, mut steps) = (Some(self.walk_to_level_start(id)), 0);
+        let start = self.walk_to_level_start(id);
+        if all.contains(&start) {
+            return true;
+        }
+        let (mut c, mut steps) = (Some(start), 0);
         while let Some(i) = c {
             if !self.step(&mut steps) {
                 return false;
@@ -479,11 +494,14 @@ impl SyscallDb {
             {
                 return false;
             }
-            if !self.actions_all(n.nxt_t, action) || !self.actions_all(n.nxt_f, action) {
+            if !self.actions_all_within(n.nxt_t, action, all)
+                || !self.actions_all_within(n.nxt_f, action, all)
+            {
                 return false;
             }
             c = n.nxt;
         }
+        all.insert(start);
         true
     }
 
