@@ -467,8 +467,18 @@ fn outcome_summary(input_len: usize, filters: usize, out: &Optimized) -> String 
     };
     let to = if filters > 1 { " to the stack" } else { "" };
     match (out.method, &out.verification) {
+        (Method::Unchanged, _)
+            if out
+                .notes
+                .iter()
+                .any(|n| matches!(n.kind, crate::optimize::NoteKind::NotProved(_))) =>
+        {
+            ", the input unchanged (nothing better was proved equal within the self-check's \
+             budget)"
+                .into()
+        }
         (Method::Unchanged, _) => {
-            ", the input unchanged (no smaller equivalent program was found and proved)".into()
+            ", the input unchanged (no better equivalent program was found and proved)".into()
         }
         (_, Verification::Equal) => format!(", {from}, proved equal{to}"),
         (_, Verification::Skipped) => format!(", {from}, not verified (--no-verify)"),
