@@ -13,7 +13,7 @@ mod support;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -535,26 +535,33 @@ fn missing_and_unexecutable_commands_exit_127_and_126() {
     }
 }
 
-#[test]
-fn a_bad_profile_exits_2_naming_the_json_path() {
-    let dir = TempDir::new("exec-badprofile");
-    let profile = dir.join("bad.json");
-    std::fs::write(
-        &profile,
-        r#"{"defaultAction": "SCMP_ACT_ERRNO",
-            "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"},
-                         {"names": ["write"], "action": "SCMP_ACT_FROB"}]}"#,
-    )
-    .unwrap();
+/// Writes `profile` as `dir/name` and runs `touch dir/ran` under it with `secopt exec -p`:
+/// the run, and the marker that exists when the command ran.
+fn touch_under_profile(dir: &TempDir, name: &str, profile: &str) -> (Output, PathBuf) {
+    let path = dir.join(name);
+    std::fs::write(&path, profile).unwrap();
     let marker = dir.join("ran");
     let out = secopt()
         .arg("exec")
         .arg("-p")
-        .arg(&profile)
+        .arg(&path)
         .args(["--", "touch"])
         .arg(&marker)
         .output()
         .unwrap();
+    (out, marker)
+}
+
+#[test]
+fn a_bad_profile_exits_2_naming_the_json_path() {
+    let dir = TempDir::new("exec-badprofile");
+    let (out, marker) = touch_under_profile(
+        &dir,
+        "bad.json",
+        r#"{"defaultAction": "SCMP_ACT_ERRNO",
+            "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+                         {"names": ["write"], "action": "SCMP_ACT_FROB"}]}"#,
+    );
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("bad.json"), "{err}");
@@ -577,24 +584,15 @@ fn a_bad_profile_exits_2_naming_the_json_path() {
 #[test]
 fn a_profile_s_likely_mistakes_are_warned_about_and_the_command_still_runs() {
     let dir = TempDir::new("exec-mistakes");
-    let profile = dir.join("typo.json");
-    std::fs::write(
-        &profile,
+    let (out, marker) = touch_under_profile(
+        &dir,
+        "typo.json",
         r#"{"defaultAction": "SCMP_ACT_ALLOW",
             "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
             "syscalls": [{"names": ["opne", "chown32", "getppid"], "action": "SCMP_ACT_ERRNO",
                           "argz": []}]}"#,
-    )
-    .unwrap();
-    let marker = dir.join("ran");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&profile)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
+    );
+    let profile = dir.join("typo.json");
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(marker.exists());
