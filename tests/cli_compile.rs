@@ -1317,7 +1317,7 @@ fn a_budget_too_small_to_prove_keeps_the_reference_and_says_so() {
     let said = String::from_utf8_lossy(&run.stderr);
     assert!(
         said.contains(
-            "reference lowering (nothing smaller was proved equal within the self-check's budget)"
+            "reference lowering (nothing better was proved equal within the self-check's budget)"
         ),
         "{said}"
     );

@@ -1000,7 +1000,7 @@ fn optimization_summary(o: Option<&OptimizationInfo>) -> String {
         None => ", reference lowering (--no-optimize)".to_string(),
         Some(o) if o.method == Method::Unchanged => {
             if o.dropped_unproved() {
-                ", reference lowering (nothing smaller was proved equal within the self-check's \
+                ", reference lowering (nothing better was proved equal within the self-check's \
                  budget)"
                     .to_string()
             } else {

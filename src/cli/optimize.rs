@@ -467,12 +467,7 @@ fn outcome_summary(input_len: usize, filters: usize, out: &Optimized) -> String 
     };
     let to = if filters > 1 { " to the stack" } else { "" };
     match (out.method, &out.verification) {
-        (Method::Unchanged, _)
-            if out
-                .notes
-                .iter()
-                .any(|n| matches!(n.kind, crate::optimize::NoteKind::NotProved(_))) =>
-        {
+        (Method::Unchanged, _) if crate::optimize::Note::any_unproved(&out.notes) => {
             ", the input unchanged (nothing better was proved equal within the self-check's \
              budget)"
                 .into()

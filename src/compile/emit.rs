@@ -217,25 +217,24 @@ fn description(info: &FilterInfo, len: usize) -> Vec<String> {
         }
     ));
     if let Some(o) = &info.optimization {
-        lines.push(
-            if o.method == crate::optimize::Method::Unchanged && o.dropped_unproved() {
-                "The reference lowering (nothing smaller was proved equal within the self-check's \
-             budget)."
-                    .to_string()
-            } else if o.method == crate::optimize::Method::Unchanged {
+        let unchanged = o.method == crate::optimize::Method::Unchanged;
+        lines.push(match (unchanged, o.dropped_unproved()) {
+            (true, true) => "The reference lowering (nothing better was proved equal within \
+                             the self-check's budget)."
+                .to_string(),
+            (true, false) => {
                 "The reference lowering (the optimizer found nothing better).".to_string()
-            } else {
-                format!(
-                    "Optimized from the {}-instruction reference lowering; {}.",
-                    o.reference_instructions,
-                    if o.verified {
-                        "proved equal to it"
-                    } else {
-                        "not verified (the self-check was turned off)"
-                    }
-                )
-            },
-        );
+            }
+            (false, _) => format!(
+                "Optimized from the {}-instruction reference lowering; {}.",
+                o.reference_instructions,
+                if o.verified {
+                    "proved equal to it"
+                } else {
+                    "not verified (the self-check was turned off)"
+                }
+            ),
+        });
     }
     lines.push(format!(
         "Default action {}; bad-arch action {}.",

@@ -125,9 +125,7 @@ impl OptimizationInfo {
     /// Whether the self-check dropped a candidate it could not prove equal within its budget
     /// (a larger budget may keep it): the output is not the best the optimizer found.
     pub fn dropped_unproved(&self) -> bool {
-        self.notes
-            .iter()
-            .any(|n| matches!(n.kind, crate::optimize::NoteKind::NotProved(_)))
+        Note::any_unproved(&self.notes)
     }
 }
 

@@ -58,6 +58,15 @@ impl Note {
             text: text.into(),
         }
     }
+
+    /// Whether `notes` say the self-check dropped a candidate it could not prove equal within
+    /// its budget: the output is then not the best the optimizer found (a larger budget may
+    /// keep it).
+    pub fn any_unproved(notes: &[Note]) -> bool {
+        notes
+            .iter()
+            .any(|n| matches!(n.kind, NoteKind::NotProved(_)))
+    }
 }
 
 impl fmt::Display for Note {
