@@ -236,3 +236,47 @@ fn on_the_kernel(stack: &[Program], output: &Program, values: &[u64]) {
         assert_eq!(w.value, g.value, "{c:?}");
     }
 }
+
+/// Sixteen filters of forty denied syscalls each (five errno values), as a service with
+/// many hardening options and syscall-filter lines gets: the stack's filters cut `nr` into
+/// hundreds of ranges, and the lifting walks every later filter once per range. It joins into
+/// one filter that decides every swept input as the stack does (the lifting's first bound,
+/// 200,000 contexts, refused it, and nothing was written).
+#[test]
+fn a_stack_of_sixteen_syscall_lists_joins_into_one_filter() {
+    let mut seed = 0x5eed_u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as u32
+    };
+    let stack: Vec<Program> = (0..16)
+        .map(|_| {
+            let mut text = String::from(
+                "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njge #0x40000000, kill\n",
+            );
+            for i in 0..40 {
+                text += &format!("jeq #{}, e{}, next\n", next() % 450, i % 5);
+            }
+            text += "ret ALLOW\n";
+            for e in 0..5 {
+                text += &format!("e{e}:\nret ERRNO({})\n", 10 + e);
+            }
+            text += "kill:\nret KILL_PROCESS\n";
+            secopt::bpf::asm::assemble(&text).unwrap()
+        })
+        .collect();
+    let out = optimize_stack(&stack, &OptimizeOptions::default()).unwrap();
+    assert_eq!(out.verification, Verification::Equal);
+    for token in [0xc000_003e, 0x4000_0003] {
+        for nr in (0..560).chain(0x4000_0000..0x4000_0230) {
+            let d = SeccompData::new(token, nr, [0; 6]);
+            assert_eq!(
+                interp::eval(&out.program, &d).unwrap(),
+                eval_stack(&stack, &d).unwrap(),
+                "{d:?}"
+            );
+        }
+    }
+}

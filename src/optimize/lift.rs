@@ -86,7 +86,13 @@ pub struct LiftConfig {
     /// Track register contents (constants, copies of input words): constant folding,
     /// redundant-load removal, scratch memory replaced by reloads.
     pub track_registers: bool,
-    /// Most contexts before giving up with [`LiftError::TooComplex`].
+    /// Most contexts before giving up with [`LiftError::TooComplex`]. A context costs a few
+    /// hundred bytes; a million of them take a few seconds and a few hundred MB.
+    ///
+    /// The full lifting of a joined stack needs many: each filter's chain of `nr` tests is
+    /// walked once per range of `nr` the filters before it cut, so the count grows with the
+    /// square of the stack's `nr` tests. The 16 systemd-style filters of 40 syscalls each in
+    /// `tests/optimize_stacks.rs` need more than the 200,000 that bounded it first.
     pub max_contexts: usize,
 }
 
@@ -97,7 +103,7 @@ impl LiftConfig {
         split_arch: true,
         track_words: true,
         track_registers: true,
-        max_contexts: 200_000,
+        max_contexts: 1_000_000,
     };
     /// The program as one body, with constant/copy propagation and knowledge of earlier tests.
     pub const BODY: LiftConfig = LiftConfig {
