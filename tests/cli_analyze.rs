@@ -233,26 +233,24 @@ fn worked_example_in_the_readme_runs_as_described() {
     assert_eq!(std::fs::read(&a).unwrap().len(), 20 * 8);
 }
 
+/// x86_64 only: read, write, close allowed, the rest ERRNO(1); other arches killed. 9
+/// instructions.
+const STACK_OLDEST: &[u8] = b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\n\
+    jeq #x86_64.read, allow\njeq #x86_64.write, allow\njeq #x86_64.close, allow\nret ERRNO(1)\n\
+    allow: ret ALLOW\nkill: ret KILL_PROCESS\n";
+/// write only to fd 1 (ERRNO(9) otherwise), openat ERRNO(13), the rest and other arches
+/// allowed. 13 instructions.
+const STACK_NEWEST: &[u8] = b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, allow\nld [nr]\n\
+    jeq #x86_64.write, write\njeq #x86_64.openat, eacces\nret ALLOW\nwrite: ld [args[0].lo]\n\
+    jeq #1, next, ebadf\nld [args[0].hi]\njeq #0, allow, ebadf\neacces: ret ERRNO(13)\n\
+    ebadf: ret ERRNO(9)\nallow: ret ALLOW\n";
+
 /// A stack of two filters analyzed as the kernel runs it; every figure worked out by hand from
 /// the two programs (instruction counts include the final `ret`).
 #[test]
 fn a_stack_is_analyzed_as_the_kernel_runs_it() {
-    // x86_64 only: read, write, close allowed, the rest ERRNO(1); other arches killed.
-    let oldest = temp_file(
-        "analyze-stack-oldest.s",
-        b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njeq #x86_64.read, allow\n\
-          jeq #x86_64.write, allow\njeq #x86_64.close, allow\nret ERRNO(1)\nallow: ret ALLOW\n\
-          kill: ret KILL_PROCESS\n",
-    );
-    // write only to fd 1 (ERRNO(9) otherwise), openat ERRNO(13), the rest and other arches
-    // allowed.
-    let newest = temp_file(
-        "analyze-stack-newest.s",
-        b"ld [arch]\njeq #AUDIT_ARCH_X86_64, next, allow\nld [nr]\njeq #x86_64.write, write\n\
-          jeq #x86_64.openat, eacces\nret ALLOW\nwrite: ld [args[0].lo]\njeq #1, next, ebadf\n\
-          ld [args[0].hi]\njeq #0, allow, ebadf\neacces: ret ERRNO(13)\nebadf: ret ERRNO(9)\n\
-          allow: ret ALLOW\n",
-    );
+    let oldest = temp_file("analyze-stack-oldest.s", STACK_OLDEST);
+    let newest = temp_file("analyze-stack-newest.s", STACK_NEWEST);
     let (code, out, err) = secopt(&[
         "analyze",
         oldest.to_str().unwrap(),
@@ -422,6 +420,61 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
 /// whatever a filter says, are not the filter's doing: 471 − 1 − 2 = 468. Of the 384 named
 /// syscalls, execve is the one not cached (uretprobe and uprobe, named, count as passthroughs
 /// there too): 381.
+/// The same two filters installed a hundred times each, alternately: 200 filters of 2,200
+/// instructions, which the kernel takes (3,000 of a task's 32,768) and whose joined program
+/// passes 4096 instructions. analyze reports it (every path a hundred times the pair's), and
+/// optimize joins it into a filter equal to the optimized pair's.
+#[test]
+fn a_stack_whose_joined_program_passes_4096_instructions_is_analyzed_and_optimized() {
+    let oldest = temp_file("analyze-long-stack-oldest.s", STACK_OLDEST);
+    let newest = temp_file("analyze-long-stack-newest.s", STACK_NEWEST);
+    let (oldest, newest) = (oldest.to_str().unwrap(), newest.to_str().unwrap());
+    let stack: Vec<&str> = (0..100).flat_map(|_| [oldest, newest]).collect();
+    let joined = secopt::bpf::stack::joined_any_length(
+        &[STACK_OLDEST, STACK_NEWEST]
+            .repeat(100)
+            .iter()
+            .map(|s| secopt::bpf::asm::assemble(std::str::from_utf8(s).unwrap()).unwrap())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert!(joined.len() > 4096, "{}", joined.len());
+    let mut args = vec!["analyze"];
+    args.extend(&stack);
+    args.extend(["--arch", "x86_64", "--kernel", "6.18", "--format", "json"]);
+    let (code, out, err) = secopt(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["length"], 100 * (9 + 13));
+    assert_eq!(doc["limits"]["task_cost"], 100 * (9 + 4 + 13 + 4));
+    let x86_64 = &doc["arches"][0];
+    assert_eq!(x86_64["cacheable"], serde_json::json!([0, 3]));
+    let write = x86_64["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "write")
+        .unwrap();
+    assert_eq!(write["min_steps"], 100 * (6 + 7));
+    assert_eq!(write["max_steps"], 100 * (6 + 9));
+
+    let dir = std::env::temp_dir().join(format!("secopt-cli-analyze-{}", std::process::id()));
+    let (long_out, pair_out) = (dir.join("long-stack.bpf"), dir.join("pair.bpf"));
+    let mut args = vec!["optimize"];
+    args.extend(&stack);
+    args.extend(["-o", long_out.to_str().unwrap()]);
+    let (code, _, err) = secopt(&args);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = secopt(&["optimize", oldest, newest, "-o", pair_out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = secopt(&[
+        "verify",
+        long_out.to_str().unwrap(),
+        pair_out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
 #[test]
 fn analyze_and_optimize_count_cached_numbers_alike() {
     let filter = temp_file(

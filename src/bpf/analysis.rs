@@ -211,11 +211,23 @@ impl<'p> Analyzer<'p> {
     /// Validates `prog` as the kernel would; the analysis is only defined for valid programs.
     pub fn new(prog: &'p Program) -> Result<Self, ValidationError> {
         validate(prog)?;
-        Ok(Analyzer {
+        Ok(Self::checked(prog))
+    }
+
+    /// [`Analyzer::new`] for a program the kernel never loads, which may be longer than its
+    /// 4096 instructions: a stack joined into one
+    /// ([`crate::bpf::stack::joined_any_length`]), analyzed for what it decides.
+    pub fn any_length(prog: &'p Program) -> Result<Self, ValidationError> {
+        crate::bpf::validate::validate_structure(prog)?;
+        Ok(Self::checked(prog))
+    }
+
+    fn checked(prog: &'p Program) -> Self {
+        Analyzer {
             prog,
             spent: Cell::new(0),
             states: Cell::new(0),
-        })
+        }
     }
 
     /// The paths of syscall `nr` with arch token `arch_token`.

@@ -101,6 +101,18 @@ fn scratch_used(prog: &Program) -> u16 {
 /// One program deciding every input as the stack `filters` (oldest first) does; see the
 /// module documentation for its shape. The filters must be valid.
 pub fn as_one_program(filters: &[Program]) -> Result<Program, StackError> {
+    let joined = joined_any_length(filters)?;
+    if joined.len() > BPF_MAXINSNS {
+        return Err(StackError::TooLong { len: joined.len() });
+    }
+    Ok(joined)
+}
+
+/// [`as_one_program`] past the kernel's 4096 instructions too, for what reads its decisions
+/// and loads nothing: analysis, and the optimizer, whose output must fit. The joined program
+/// is about twice the filters' length (a stub per return value, a combining block per
+/// filter), so a stack the kernel takes (32,768 instructions in all) can join past 4096.
+pub fn joined_any_length(filters: &[Program]) -> Result<Program, StackError> {
     if filters.is_empty() {
         return Err(StackError::Empty);
     }
@@ -176,9 +188,6 @@ pub fn as_one_program(filters: &[Program]) -> Result<Program, StackError> {
     }
     out.push(Insn::stmt(BPF_LD | BPF_W | BPF_MEM, best));
     out.push(Insn::stmt(BPF_RET | BPF_A, 0));
-    if out.len() > BPF_MAXINSNS {
-        return Err(StackError::TooLong { len: out.len() });
-    }
     Ok(Program::new(out))
 }
 

@@ -121,7 +121,7 @@ fn load_inputs(args: &AnalyzeArgs) -> Result<(Program, Vec<Program>, String), Fa
     let name = names.join(" + ");
     let prog = match &stack[..] {
         [one] => one.clone(),
-        _ => crate::bpf::stack::as_one_program(&stack).map_err(|e| {
+        _ => crate::bpf::stack::joined_any_length(&stack).map_err(|e| {
             Failure::input(format!("{name}: the stack cannot be analyzed as one: {e}"))
         })?,
     };
@@ -294,7 +294,13 @@ fn analyze(
     (prog, stack, name): (Program, Vec<Program>, String),
     out: &mut JsonOut,
 ) -> Result<i32, Failure> {
-    let analyzer = Analyzer::new(&prog).map_err(|e| rejected_by_kernel(&name, e))?;
+    // A stack's joined program is secopt's own (each filter was validated as it was read).
+    let analyzer = if stack.len() > 1 {
+        Analyzer::any_length(&prog)
+    } else {
+        Analyzer::new(&prog)
+    }
+    .map_err(|e| rejected_by_kernel(&name, e))?;
     let kernel = match args.kernel {
         Some(model) => model.allow_cache_kernel(),
         None => running_kernel(),

@@ -459,7 +459,7 @@ pub fn optimize_stack(
     for (index, f) in filters.iter().enumerate() {
         validate(f).map_err(|error| StackOptimizeError::Filter { index, error })?;
     }
-    let joined = stack::as_one_program(filters).map_err(StackOptimizeError::Join)?;
+    let joined = stack::joined_any_length(filters).map_err(StackOptimizeError::Join)?;
     let mut out =
         optimize_input(&joined, Some(filters), opts).map_err(StackOptimizeError::Optimize)?;
     if out.method == Method::Unchanged {
