@@ -944,14 +944,24 @@ fn optimize_favoring(
         if let Some(before) = &before_caches {
             let after = Caches::new(&candidate, &arches, opts.kernel);
             if let Some(lost) = lost_cacheable(before, &after) {
-                drop(
-                    &candidate,
+                // The passes keep their input's layout; a joined stack's layout combines the
+                // filters' answers at run time, which the cache cannot follow: expected there,
+                // a bug anywhere else.
+                let note = if stack.is_some() && method != Method::Lifted {
+                    Note::new(
+                        NoteKind::CandidateFailed,
+                        format!(
+                            "{method:?} output dropped: it keeps the joined stack's layout, \
+                             which the allow cache cannot follow ({lost})"
+                        ),
+                    )
+                } else {
                     Note::new(
                         NoteKind::CandidateRejected,
                         format!("{method:?} output dropped: {lost}"),
-                    ),
-                    &mut notes,
-                );
+                    )
+                };
+                drop(&candidate, note, &mut notes);
                 continue;
             }
             tell(Stage::Proof { method });
