@@ -439,6 +439,23 @@ fn kinds(pair: &mut Pair) -> Result<Vec<Kind>, OutOfNodes> {
             }
             side.retain(|&(_, c, _)| c != FALSE);
         }
+        // Every value known: only where classes meet matters, found without intersecting
+        // classes that are apart (another syscall's).
+        let [a, b] = &expanded;
+        let mut by_pair: BTreeMap<(Ret, Ret), Node> = BTreeMap::new();
+        let side = |s: &[(Ret, Node, Option<Bits>)]| s.iter().map(|c| c.1).enumerate().collect();
+        let mut budget = 64 * (a.len() + b.len()) + 1024;
+        for ((i, j), region) in meeting(bdd, side(a), side(b), &mut budget)? {
+            if a[i].0 == b[j].0 {
+                continue; // cut away above: the filters agree there
+            }
+            let entry = by_pair.entry((a[i].0, b[j].0)).or_insert(FALSE);
+            *entry = bdd.or(*entry, region)?;
+        }
+        return Ok(by_pair
+            .into_iter()
+            .map(|((a, b), region)| Kind { a, b, region })
+            .collect());
     }
     let mut by_pair: BTreeMap<(Ret, Ret), Node> = BTreeMap::new();
     for &(ra, ca, ba) in &expanded[0] {
@@ -470,6 +487,72 @@ fn kinds(pair: &mut Pair) -> Result<Vec<Kind>, OutOfNodes> {
         .into_iter()
         .map(|((a, b), region)| Kind { a, b, region })
         .collect())
+}
+
+/// Where classes `a[i]` and `b[j]` (each side's classes disjoint) both hold, for every pair
+/// that meets: both lists are split together on their first variable, so that classes apart
+/// (different syscalls, most often) are never intersected, where intersecting every pair took
+/// seconds for thousands of return values. Past `budget` splits, the pairs left are
+/// intersected directly.
+///
+/// Example: A's classes `nr == 0`, `nr == 1` and B's `nr == 1`, `nr == 2`, split on `nr`'s
+/// last bit: the even side pairs A's first with B's second, the odd side A's second with B's
+/// first; each side is a pair of one class each, intersected directly.
+fn meeting(
+    bdd: &mut Bdd,
+    a: Vec<(usize, Node)>,
+    b: Vec<(usize, Node)>,
+    budget: &mut usize,
+) -> Result<BTreeMap<(usize, usize), Node>, OutOfNodes> {
+    use crate::bpf::symbolic::bdd::LEAF;
+    let mut out = BTreeMap::new();
+    if a.is_empty() || b.is_empty() {
+        return Ok(out);
+    }
+    let top = a
+        .iter()
+        .chain(&b)
+        .map(|&(_, n)| bdd.top(n))
+        .min()
+        .unwrap_or(LEAF);
+    if a.len() * b.len() <= 16 || *budget == 0 || top == LEAF {
+        for &(i, ca) in &a {
+            for &(j, cb) in &b {
+                let region = bdd.and(ca, cb)?;
+                if region != FALSE {
+                    out.insert((i, j), region);
+                }
+            }
+        }
+        return Ok(out);
+    }
+    *budget -= 1;
+    let split = |bdd: &Bdd, side: &[(usize, Node)], high: bool| -> Vec<(usize, Node)> {
+        side.iter()
+            .map(|&(i, n)| match bdd.node(n) {
+                (v, lo, hi) if v == top => (i, if high { hi } else { lo }),
+                _ => (i, n),
+            })
+            .filter(|&(_, n)| n != FALSE)
+            .collect()
+    };
+    let (a_lo, a_hi, b_lo, b_hi) = (
+        split(bdd, &a, false),
+        split(bdd, &a, true),
+        split(bdd, &b, false),
+        split(bdd, &b, true),
+    );
+    let low = meeting(bdd, a_lo, b_lo, budget)?;
+    let high = meeting(bdd, a_hi, b_hi, budget)?;
+    let keys: BTreeSet<(usize, usize)> = low.keys().chain(high.keys()).copied().collect();
+    for key in keys {
+        let (lo, hi) = (
+            low.get(&key).copied().unwrap_or(FALSE),
+            high.get(&key).copied().unwrap_or(FALSE),
+        );
+        out.insert(key, bdd.mk(top, lo, hi)?);
+    }
+    Ok(out)
 }
 
 /// Cuts the word at variable position `position` (0 arch, 1 nr) into maximal blocks of values
