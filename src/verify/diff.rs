@@ -415,7 +415,7 @@ fn kinds(pair: &mut Pair) -> Result<Vec<Kind>, OutOfNodes> {
     let bdd = &mut pair.m.bdd;
     // Every class cut down to the inputs where the filters return different values first:
     // most pairs of classes then have nothing left to intersect, where a product of all of
-    // them took minutes for filters that return hundreds of values (an errno per rule).
+    // them took seconds for filters that return thousands of values (an errno per rule).
     // Where A returns `v` and B does not, they differ; with a computed value on either side
     // that is not known without comparing the bits, and the classes are kept whole.
     let computed = expanded
@@ -495,9 +495,10 @@ fn kinds(pair: &mut Pair) -> Result<Vec<Kind>, OutOfNodes> {
 /// seconds for thousands of return values. Past `budget` splits, the pairs left are
 /// intersected directly.
 ///
-/// Example: A's classes `nr == 0`, `nr == 1` and B's `nr == 1`, `nr == 2`, split on `nr`'s
-/// last bit: the even side pairs A's first with B's second, the odd side A's second with B's
-/// first; each side is a pair of one class each, intersected directly.
+/// Example: A's classes `nr == 0`, `nr == 1` and B's `nr == 1`, `nr == 2`, split on the bits
+/// of `nr` in the diagrams' order: each branch ends with at most one class of each side, and
+/// the one pair left to intersect is A's `nr == 1` with B's. (Lists this short are
+/// intersected directly; the split pays for hundreds.)
 fn meeting(
     bdd: &mut Bdd,
     a: Vec<(usize, Node)>,
