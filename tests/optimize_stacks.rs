@@ -280,3 +280,65 @@ fn a_stack_of_sixteen_syscall_lists_joins_into_one_filter() {
         }
     }
 }
+
+/// Sixty-four small filters (ten syscalls each, some with argument checks, thirty errno
+/// values): the join passes 4096 instructions, the lifting gives up, and the passes' program
+/// that fits keeps the joined layout, which loses the cache. The error says all of it: why
+/// the program that fits was dropped, and why the lifting made no candidate.
+#[test]
+fn a_stack_no_candidate_fits_says_why_each_was_missing() {
+    use secopt::optimize::{NoteKind, OptimizeError, StackOptimizeError};
+    let mut seed = 0xfee1_u64;
+    let mut next = move |below: u32| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as u32) % below
+    };
+    let stack: Vec<Program> = (0..64)
+        .map(|i| {
+            let mut text = String::from(
+                "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njge #0x40000000, kill\n",
+            );
+            let mut bodies = String::new();
+            for j in 0..10 {
+                let nr = next(335);
+                if j % 3 == 0 {
+                    text += &format!("jeq #{nr}, a{j}, next\n");
+                    bodies += &format!(
+                        "a{j}:\nld [args[{}].lo]\njset #{}, e{}, next\njeq #{}, e{}, allow\n",
+                        j % 6,
+                        1u32 << j,
+                        i % 30 + 1,
+                        next(1000),
+                        i % 30 + 1
+                    );
+                } else {
+                    text += &format!("jeq #{nr}, e{}, next\n", j % 5 + 1);
+                }
+            }
+            text += "ja allow\n";
+            text += &bodies;
+            for e in 1..=30 {
+                text += &format!("e{e}:\nret ERRNO({e})\n");
+            }
+            text += "kill:\nret KILL_PROCESS\nallow:\nret ALLOW\n";
+            secopt::bpf::asm::assemble(&text).unwrap()
+        })
+        .collect();
+    match optimize_stack(&stack, &OptimizeOptions::default()) {
+        Err(StackOptimizeError::Optimize(e @ OptimizeError::Dropped { .. })) => {
+            let OptimizeError::Dropped { reasons, .. } = &e else {
+                unreachable!()
+            };
+            assert!(
+                reasons
+                    .iter()
+                    .any(|n| n.kind == NoteKind::CandidateFailed && n.text.starts_with("lifting:")),
+                "{e}"
+            );
+            assert!(e.to_string().contains("allow cache cannot follow"), "{e}");
+        }
+        other => panic!("{:?}", other.map(|o| o.program.len())),
+    }
+}

@@ -1012,7 +1012,15 @@ fn optimize_favoring(
         }
     }
     if prog.len() > BPF_MAXINSNS {
-        if let (Some(smallest), reasons) = dropped {
+        if let (Some(smallest), mut reasons) = dropped {
+            // And why the others were never candidates (a lifting that gave up, say): what
+            // kept the output from the better layouts.
+            let failed: Vec<Note> = notes
+                .iter()
+                .filter(|n| n.kind == NoteKind::CandidateFailed && !reasons.contains(n))
+                .cloned()
+                .collect();
+            reasons.extend(failed);
             return Err(OptimizeError::Dropped {
                 input: prog.len(),
                 smallest,
