@@ -1160,6 +1160,18 @@ System call usage summary for 32 bit mode:
         assert_eq!(skipped.notes.len(), 2);
         let e = parse_strace_summary("read 3\n", "w.txt", &opts()).unwrap_err();
         assert!(e.to_string().contains("header"), "{e}");
+        // strace prints one row per syscall and section: a second is an edit, refused at
+        // its line with the first one's.
+        let row =
+            |name: &str| format!("  1.00    0.000001           1         3           {name}\n");
+        let twice = format!("{header}{}{}{}", row("read"), row("write"), row("read"));
+        let e = parse_strace_summary(&twice, "w.txt", &opts()).unwrap_err();
+        assert!(
+            e.to_string().contains("line 4")
+                && e.to_string()
+                    .contains("read (x86_64) is listed twice (first at line 2)"),
+            "{e}"
+        );
     }
 
     #[test]
