@@ -107,6 +107,28 @@ pub fn trace_words(prog: &Program, words: &Words) -> Result<Trace, EvalError> {
     })
 }
 
+/// What one run did, without its path: for callers that run a filter on many inputs and
+/// need only the decision, its length and the words it loaded (the cost model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub ret: RetVal,
+    /// Instructions executed, including the final return.
+    pub steps: usize,
+    /// Bit `i` set when word `i` of `seccomp_data` was loaded.
+    pub words_read: u16,
+}
+
+/// Runs `prog` on the 16 input words: [`trace_words`] without recording the path.
+pub fn outcome_words(prog: &Program, words: &Words) -> Result<Outcome, EvalError> {
+    let mut count = Count::default();
+    let ret = run(prog, words, &mut count)?;
+    Ok(Outcome {
+        ret,
+        steps: count.steps,
+        words_read: count.words_read,
+    })
+}
+
 trait Recorder {
     fn step(&mut self, pc: usize);
     fn load(&mut self, word: usize);
@@ -120,6 +142,21 @@ impl Recorder for NoRecord {
     #[inline(always)]
     fn load(&mut self, _: usize) {}
     #[inline(always)]
+    fn div_by_zero(&mut self) {}
+}
+
+#[derive(Default)]
+struct Count {
+    steps: usize,
+    words_read: u16,
+}
+impl Recorder for Count {
+    fn step(&mut self, _: usize) {
+        self.steps += 1;
+    }
+    fn load(&mut self, word: usize) {
+        self.words_read |= 1 << word;
+    }
     fn div_by_zero(&mut self) {}
 }
 

@@ -222,7 +222,7 @@ pub fn evaluate(prog: &Program, token: u32, nr: u32, args: &[Option<u64>; 6]) ->
     let unknown = (0..NUM_WORDS)
         .filter(|&w| words[w].is_none())
         .fold(0u16, |mask, w| mask | 1 << w);
-    if let Ok(run) = crate::bpf::interp::trace_words(prog, &words.map(|w| w.unwrap_or(0))) {
+    if let Ok(run) = crate::bpf::interp::outcome_words(prog, &words.map(|w| w.unwrap_or(0))) {
         if run.words_read & unknown == 0 {
             let steps = run.steps as u32;
             return PathEval {
