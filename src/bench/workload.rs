@@ -443,16 +443,20 @@ pub fn parse_strace_summary(
             });
             continue;
         };
-        if let Some(&prev) = listed.get(&(arch, syscall.clone())) {
-            return Err(err(
-                n,
-                format!(
-                    "{syscall} ({arch}) is listed twice (first at {})",
-                    entries[prev].origin
-                ),
-            ));
+        match listed.entry((arch, syscall.clone())) {
+            std::collections::hash_map::Entry::Occupied(first) => {
+                return Err(err(
+                    n,
+                    format!(
+                        "{syscall} ({arch}) is listed twice (first at {})",
+                        entries[*first.get()].origin
+                    ),
+                ));
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(entries.len());
+            }
         }
-        listed.insert((arch, syscall.clone()), entries.len());
         entries.push(WorkloadEntry {
             label: if arch == options.native {
                 syscall.clone()

@@ -223,14 +223,13 @@ pub fn decode_program(
         }
         // Eight zero bytes are both a one-instruction raw filter and Firecracker's file of
         // no threads: say both, since neither holds a filter.
-        if matches!(file, Err(thread_filters::ThreadFiltersError::Empty)) {
-            let raw = match &decoded {
-                Ok((_, Some(why))) | Err(why) => why.message.clone(),
-                Ok((_, None)) => unreachable!("`rejected` holds"),
-            };
+        if let (Err(thread_filters::ThreadFiltersError::Empty), Ok((_, Some(raw))) | Err(raw)) =
+            (&file, &decoded)
+        {
             return Err(Failure::input(format!(
-                "{raw}; read as Firecracker's filter file instead, it holds no thread filters \
-                 (what its compiler writes for a JSON file of no threads)"
+                "{}; read as Firecracker's filter file instead, it holds no thread filters \
+                 (what its compiler writes for a JSON file of no threads)",
+                raw.message
             )));
         }
         if let Ok(file) = file {
