@@ -19,6 +19,7 @@ use libseccomp::{
 };
 use secopt::arch::Arch;
 use secopt::bpf::stack::{as_one_program, eval_stack};
+use secopt::bpf::testing::Rng;
 use secopt::bpf::{interp, Program, SeccompData};
 use secopt::optimize::cost::Caches;
 use secopt::optimize::{optimize_stack, OptimizeOptions, Verification};
@@ -244,20 +245,14 @@ fn on_the_kernel(stack: &[Program], output: &Program, values: &[u64]) {
 /// 200,000 contexts, refused it, and nothing was written).
 #[test]
 fn a_stack_of_sixteen_syscall_lists_joins_into_one_filter() {
-    let mut seed = 0x5eed_u64;
-    let mut next = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) as u32
-    };
+    let mut rng = Rng::new(0x5eed);
     let stack: Vec<Program> = (0..16)
         .map(|_| {
             let mut text = String::from(
                 "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\njge #0x40000000, kill\n",
             );
             for i in 0..40 {
-                text += &format!("jeq #{}, e{}, next\n", next() % 450, i % 5);
+                text += &format!("jeq #{}, e{}, next\n", rng.below(450), i % 5);
             }
             text += "ret ALLOW\n";
             for e in 0..5 {
@@ -288,13 +283,7 @@ fn a_stack_of_sixteen_syscall_lists_joins_into_one_filter() {
 #[test]
 fn a_stack_no_candidate_fits_says_why_each_was_missing() {
     use secopt::optimize::{NoteKind, OptimizeError, StackOptimizeError};
-    let mut seed = 0xfee1_u64;
-    let mut next = move |below: u32| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 33) as u32) % below
-    };
+    let mut rng = Rng::new(0xfee1);
     let stack: Vec<Program> = (0..64)
         .map(|i| {
             let mut text = String::from(
@@ -302,7 +291,7 @@ fn a_stack_no_candidate_fits_says_why_each_was_missing() {
             );
             let mut bodies = String::new();
             for j in 0..10 {
-                let nr = next(335);
+                let nr = rng.below(335);
                 if j % 3 == 0 {
                     text += &format!("jeq #{nr}, a{j}, next\n");
                     bodies += &format!(
@@ -310,7 +299,7 @@ fn a_stack_no_candidate_fits_says_why_each_was_missing() {
                         j % 6,
                         1u32 << j,
                         i % 30 + 1,
-                        next(1000),
+                        rng.below(1000),
                         i % 30 + 1
                     );
                 } else {
