@@ -142,6 +142,15 @@ fn broken_files_are_errors_not_panics() {
             "{encoding:?}: {}",
             stderr_of(&run)
         );
+        // Both decodings' reasons, in the same words in debug and release builds (the
+        // bitcode crate's own message differs between them: "bitcode error" in release).
+        assert!(
+            stderr_of(&run).contains("as bincode (Firecracker before 1.15), ")
+                && stderr_of(&run).contains("as bitcode (1.15 and later), it is not a map")
+                && !stderr_of(&run).contains("bitcode error"),
+            "{encoding:?}: {}",
+            stderr_of(&run)
+        );
     }
     // The file of no threads (bincode's is eight zero bytes, also a raw `ld #0`): verbs say
     // it holds no filter either way, rather than listing or refusing the one instruction.

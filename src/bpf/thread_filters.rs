@@ -110,7 +110,7 @@ pub enum ThreadLookupError {
 /// Why bytes are not a thread-filter file.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ThreadFiltersError {
-    #[error("not a Firecracker filter file: as bincode, {bincode}; as bitcode, {bitcode}")]
+    #[error("not a Firecracker filter file: as bincode (Firecracker before 1.15), {bincode}; as bitcode (1.15 and later), {bitcode}")]
     Neither { bincode: String, bitcode: String },
     #[error("thread {thread:?}: {len} instructions, more than the kernel's 4096")]
     TooLong { thread: String, len: usize },
@@ -125,10 +125,14 @@ pub fn decode(bytes: &[u8]) -> Result<ThreadFilters, ThreadFiltersError> {
         Ok(map) => (Encoding::Bincode, map),
         Err(bincode) => match bitcode::deserialize::<BTreeMap<String, Vec<u64>>>(bytes) {
             Ok(map) => (Encoding::Bitcode, map),
-            Err(e) => {
+            // The decoder's message is "bitcode error" in release builds (its detail exists
+            // only under debug assertions), so it is not passed on: the same words either way.
+            Err(_) => {
                 return Err(ThreadFiltersError::Neither {
                     bincode,
-                    bitcode: e.to_string(),
+                    bitcode: "it is not a map of thread names to programs (the bitcode \
+                              decoder does not say where it stopped)"
+                        .to_string(),
                 })
             }
         },
