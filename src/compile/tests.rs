@@ -644,7 +644,6 @@ fn a_rule_tree_laid_out_past_a_million_tests_is_refused_not_run_out_of_memory() 
     };
     let options = CompileOptions {
         optimize: Some(OptimizeOptions {
-            self_check_budget: WITHOUT_CLOCK,
             ..Default::default()
         }),
         ..Default::default()
@@ -921,11 +920,6 @@ fn names_only_multiplexed_on_an_arch_still_get_multiplexer_rules() {
     // The rust-vmm dialect does not multiplex (no arch of its own has socketcall anyway).
 }
 
-/// The self-check's budget without its clock, for the large filters these tests prove: they
-/// are about the filters, and with the other tests beside them on a loaded machine the 10 s
-/// can run out (a kernel-oracle test's did once); the deterministic limits stay.
-const WITHOUT_CLOCK: crate::verify::Budget = crate::optimize::SELF_CHECK_BUDGET.without_clock();
-
 /// The profile of `rules` (x86_64, default EPERM) and its filter, which must come from the
 /// lifted program laid out to fit the kernel's limit (the note says so), proved equal to a
 /// reference lowering over that limit.
@@ -937,7 +931,6 @@ fn compiled_to_fit(rules: &[String]) -> (String, CompiledFilter) {
     let options = CompileOptions {
         optimize: Some(OptimizeOptions {
             report: false,
-            self_check_budget: WITHOUT_CLOCK,
             ..Default::default()
         }),
         ..Default::default()
@@ -1043,7 +1036,6 @@ impl NearTheLimit {
             optimize: Some(OptimizeOptions {
                 report: false,
                 max_path,
-                self_check_budget: WITHOUT_CLOCK,
                 progress,
                 ..Default::default()
             }),

@@ -123,10 +123,10 @@ impl Budget {
     /// the machine is (a proof that would run long still stops, on the steps).
     ///
     /// ```
-    /// use secopt::optimize::SELF_CHECK_BUDGET;
-    /// let b = SELF_CHECK_BUDGET.without_clock();
+    /// use secopt::verify::Budget;
+    /// let b = Budget::default().without_clock();
     /// assert_eq!(b.time_limit, None);
-    /// assert_eq!(b.max_bdd_steps, SELF_CHECK_BUDGET.max_bdd_steps);
+    /// assert_eq!(b.max_bdd_steps, Budget::default().max_bdd_steps);
     /// ```
     pub const fn without_clock(self) -> Budget {
         Budget {
