@@ -11,7 +11,8 @@
 //! Docker's profile is in moby's format (`archMap`, `includes`/`excludes`), which runc does not
 //! understand (Go's JSON decoder ignores the unknown fields, so runc would silently apply every
 //! rule). The test converts it to plain OCI itself, following moby's rules for an amd64 host with
-//! Docker's default capabilities, and feeds that to runc.
+//! Docker's default capabilities, and feeds that to runc. One test feeds runc the moby profile
+//! as it is: secopt reads a whole config.json as runc does, ignoring those fields.
 //!
 //! runc resolves names with its libseccomp and skips those it does not know (2.5.4 knows
 //! syscalls up to Linux 6.7; Docker's profile names 8 newer ones), so secopt compiles with
@@ -982,6 +983,75 @@ fn secopt_reads_moby_profiles_as_moby_converts_them() {
             diffs.join("\n")
         );
     }
+}
+
+/// A whole `config.json` is read as runc reads it: Docker's profile pasted into
+/// `linux.seccomp` (with a legacy `name` entry and a podman `errno` added) keeps its moby and
+/// podman fields, which runc ignores, so conditional rules apply unconditionally, `archMap`
+/// covers nothing, the `name` entry names nothing and the errno string is not read. secopt
+/// compiles the very config.json runc ran, says so field by field, and gives runc's filter.
+#[test]
+fn a_config_json_is_read_as_runc_reads_it_moby_and_podman_fields_ignored() {
+    let test = "config-json-extensions";
+    let mut moby: Value =
+        serde_json::from_slice(&std::fs::read(shared_profile("oci/docker-default.json")).unwrap())
+            .unwrap();
+    let names = profile_names(&moby);
+    assert!(!names.iter().any(|n| n == "sysfs" || n == "uselib"));
+    let syscalls = moby["syscalls"].as_array_mut().unwrap();
+    syscalls.push(json!({"name": "sysfs", "action": "SCMP_ACT_ALLOW"}));
+    syscalls.push(json!({"names": ["uselib"], "action": "SCMP_ACT_ERRNO", "errno": "EACCES"}));
+    let dir = TempDir::new(test);
+    let Some(installed) = runc_filter(test, &dir, &moby) else {
+        return;
+    };
+    // The command line says what runc ignores, field by field.
+    let config = dir.join("bundle/config.json");
+    let run = secopt()
+        .args(["compile", "--runc-compat", "-o"])
+        .arg(dir.join("cli.bpf"))
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    for field in ["archMap", "includes", "excludes", "name", "errno"] {
+        let owner = if field == "errno" {
+            "podman's"
+        } else {
+            "Docker's (moby's)"
+        };
+        assert!(
+            stderr_of(&run).contains(&format!(".{field}: `{field}` is a field of {owner}")),
+            "{field}: {}",
+            stderr_of(&run)
+        );
+    }
+    // The filter, with runc's syscall table (the library's resolver, in every build).
+    let config: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    assert_eq!(
+        config["linux"]["seccomp"], moby,
+        "runc ran the profile as written"
+    );
+    let compiled = secopt_as_runc(&config).into_program();
+    let x86_64 = Arch::X86_64.token();
+    let nr = |name: &str| libseccomp_nr(Arch::X86_64, name).unwrap() as i32;
+    for (what, program) in [("runc's", &installed), ("secopt's", &compiled)] {
+        let decide = |name: &str, args: [u64; 6]| {
+            interp::eval(program, &SeccompData::new(x86_64, nr(name), args)).unwrap()
+        };
+        // `mount` is allowed by an `includes` of CAP_SYS_ADMIN; `sysfs` only by a `name`
+        // entry; `uselib` gets the errno runc reads (`errnoRet`'s default, EPERM).
+        assert_eq!(decide("mount", [0; 6]), RetVal::ALLOW, "{what}");
+        assert_eq!(decide("sysfs", [0; 6]), RetVal::errno(1), "{what}");
+        assert_eq!(decide("uselib", [0; 6]), RetVal::errno(1), "{what}");
+    }
+    let verdict = secopt::verify::equivalent(
+        &installed,
+        &compiled,
+        &secopt::verify::VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(verdict, secopt::verify::Verdict::Equal);
 }
 
 #[test]

@@ -51,6 +51,8 @@ over 4096 instructions is accepted when its optimized form fits.")]
 pub struct CompileArgs {
     /// The profile: OCI runtime-spec seccomp JSON (Docker, podman, a whole config.json) or a
     /// Firecracker seccompiler file (detected, or forced with --firecracker). `-` is stdin.
+    /// A profile alone is read with Docker's and podman's extensions, as they convert it for
+    /// runc; a whole config.json as runc reads it, ignoring them (each one warned about).
     pub profile: PathBuf,
     /// Output file (`-`: stdout). For Firecracker files with several thread kinds: a
     /// directory (`DIR/`) or a pattern containing `{thread}`.
@@ -82,8 +84,9 @@ pub struct CompileArgs {
     /// the rule unconditional, as runc reads it), a capability name no container has, ....
     #[arg(long)]
     pub strict: bool,
-    /// Prepend runc's ENOSYS stub (what runc actually loads): on the architectures the
-    /// profile lists, numbers above the profile's highest syscall return ENOSYS unless the
+    /// Prepend runc's ENOSYS stub (what runc actually loads; a Docker or podman profile is
+    /// read as they convert it for runc, a whole config.json as runc reads it): on the
+    /// architectures the profile lists, numbers above the profile's highest syscall return ENOSYS unless the
     /// default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
     /// without `listenerPath`, or on `write`) is an error. The rules decide as libseccomp's
     /// rule tree does, also where its BPF generator does not (docs/kernel-facts.md: a missed

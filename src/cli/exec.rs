@@ -52,7 +52,7 @@ for a bad profile, filter or option.")]
 #[command(group(clap::ArgGroup::new("filter").required(true).args(["profile", "bpf"])))]
 pub struct ExecArgs {
     /// The profile to compile (OCI runtime-spec seccomp section, a whole OCI config.json,
-    /// or a Docker/podman profile). It is installed as secopt's reference lowering, which
+    /// read as runc reads it, or a Docker/podman profile). It is installed as secopt's reference lowering, which
     /// decides as runc + libseccomp would, unoptimized; for the optimized filter, `secopt
     /// compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
     #[arg(short = 'p', long, value_name = "PROFILE")]

@@ -194,6 +194,9 @@ pub(crate) struct Reader<'f> {
     /// (`"Syscalls"`, `"NAMES"`, even `"ſyscalls"` with U+017F). Off for serde's exact
     /// matching (Firecracker).
     pub(crate) go_keys: bool,
+    /// Read only the runtime spec's fields, as runc reads a whole OCI `config.json`: moby's
+    /// and podman's extensions are ignored there (with a warning saying what that changes).
+    pub(crate) runtime_spec: bool,
 }
 
 impl<'f> Reader<'f> {
@@ -202,6 +205,7 @@ impl<'f> Reader<'f> {
             file,
             warnings: Vec::new(),
             go_keys: false,
+            runtime_spec: false,
         }
     }
 

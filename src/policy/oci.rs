@@ -5,7 +5,12 @@
 //! `syscalls[]` with `names`, `action`, `errnoRet`, `args[]`), moby's extensions (`archMap`
 //! with `subArchitectures`, legacy `name`, `comment`, `includes`/`excludes` with `caps`,
 //! `arches`, `minKernel`) and podman's string twins `defaultErrno`/`errno`. A whole OCI
-//! `config.json` is accepted too: its `linux.seccomp` section is read.
+//! `config.json` is accepted too: its `linux.seccomp` section is read as runc reads it, with
+//! the runtime spec's fields only. Docker and podman resolve their extensions before they
+//! write a config.json; one that still has them (a Docker profile pasted into a bundle) has
+//! them ignored by runc, so conditional rules apply to every container. They are ignored
+//! here too, each with a warning saying what that changes (checked against runc itself in
+//! `tests/e2e_runc.rs`).
 //!
 //! The conversion follows runc (opencontainers/runc libcontainer/specconv/spec_linux.go
 //! `SetupSeccomp` and libcontainer/seccomp/seccomp_linux.go `matchCall`), checked against
@@ -68,6 +73,8 @@ pub fn parse(bytes: &[u8], source_name: &str) -> Result<Policy, PolicyError> {
     let doc = json::parse_document(bytes, source_name)?;
     let mut reader = Reader::go(source_name);
     let (section, path) = seccomp_section(&reader, &doc)?;
+    // A whole config.json is what runc itself reads: only the runtime spec's fields count.
+    reader.runtime_spec = path.as_str() != JPath::root().as_str();
     let mut policy = read_profile(&mut reader, section, &path)?;
     policy.warnings = reader.warnings;
     Ok(policy)
@@ -94,6 +101,31 @@ fn seccomp_section<'j>(r: &Reader, doc: &'j Json) -> Result<(&'j Json, JPath), P
         return Ok((seccomp, spath));
     }
     Ok((doc, root))
+}
+
+/// In a whole OCI config ([`Reader::runtime_spec`]), skips `key`, a field of moby's or
+/// podman's profile format that is not the runtime spec's: runc decodes the spec's struct,
+/// which has no such field, so it ignores it, and the warning says what that changes
+/// (`effect`). `true` when the field is to be skipped (whether or not it is present).
+fn skip_extension(r: &mut Reader, obj: &mut Obj, key: &str, effect: &str) -> bool {
+    if !r.runtime_spec {
+        return false;
+    }
+    if let Some((_, p)) = obj.get(key) {
+        let owner = if key.starts_with("defaultErrno") || key == "errno" {
+            "podman's"
+        } else {
+            "Docker's (moby's)"
+        };
+        r.warn(
+            &p,
+            format!(
+                "`{key}` is a field of {owner} profile format, not of the runtime spec: runc \
+                 ignores it in a config.json, {effect}"
+            ),
+        );
+    }
+    true
 }
 
 /// The action names of the runtime spec, without their data.
@@ -210,7 +242,9 @@ fn read_errno(
         }
         None => None,
     };
+    let effect = format!("so the errno is `{ret_key}`'s (EPERM when it is absent)");
     let named = match obj.get(str_key) {
+        _ if skip_extension(r, obj, str_key, &effect) => None,
         Some((v, p)) => {
             let s = r.string(v, &p)?;
             if s.is_empty() {
@@ -398,7 +432,9 @@ fn read_architectures(r: &mut Reader, top: &mut Obj) -> Result<Architectures, Po
         }
     }
     let mut map = Vec::new();
-    if let Some((v, p)) = top.get("archMap") {
+    let effect = "so the filter covers the arches `architectures` lists (none: the native one)";
+    if skip_extension(r, top, "archMap", effect) {
+    } else if let Some((v, p)) = top.get("archMap") {
         for (i, item) in r.array(v, &p)?.iter().enumerate() {
             let ep = p.index(i);
             let mut entry = r.object(item, &ep)?;
@@ -469,7 +505,8 @@ fn read_syscall_entry(
             names.push(name.to_owned());
         }
     }
-    if let Some((v, p)) = obj.get("name") {
+    if skip_extension(r, &mut obj, "name", "so it names no syscall") {
+    } else if let Some((v, p)) = obj.get("name") {
         let name = r.string(v, &p)?;
         if !name.is_empty() {
             if !names.is_empty() {
@@ -507,13 +544,20 @@ fn read_syscall_entry(
     }
 
     if let Some((v, p)) = obj.get("comment") {
-        r.string(v, &p)?;
+        // runc ignores it in a config.json, whatever its type; it changes nothing either way.
+        if !r.runtime_spec {
+            r.string(v, &p)?;
+        }
     }
     let mut applies = Applicability::default();
-    if let Some((v, p)) = obj.get("includes") {
+    let effect = "so the rule applies whatever the capabilities, arches and kernel";
+    if skip_extension(r, &mut obj, "includes", effect) {
+    } else if let Some((v, p)) = obj.get("includes") {
         applies.includes = read_host_filter(r, v, &p)?;
     }
-    if let Some((v, p)) = obj.get("excludes") {
+    let effect = "so the rule is never left out";
+    if skip_extension(r, &mut obj, "excludes", effect) {
+    } else if let Some((v, p)) = obj.get("excludes") {
         applies.excludes = read_host_filter(r, v, &p)?;
     }
     for (key, p) in obj.unused() {
