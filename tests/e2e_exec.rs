@@ -634,6 +634,61 @@ fn a_profile_s_likely_mistakes_are_warned_about_and_the_command_still_runs() {
     );
 }
 
+/// A profile whose reference lowering is over the kernel's 4096 instructions (1,500 `ioctl`
+/// requests; runc's libseccomp tree fits such a profile) runs under the optimized filter,
+/// which the self-check proved equal to that lowering and `secopt verify` proves equal to the
+/// profile again; the note says which was installed.
+#[test]
+fn a_profile_whose_reference_lowering_is_too_long_runs_under_its_optimized_filter() {
+    let dir = TempDir::new("exec-long-reference");
+    let rules: Vec<String> = (0..1500u64)
+        .map(|i| {
+            format!(
+                r#"{{"names": ["ioctl"], "action": "SCMP_ACT_ERRNO",
+                    "args": [{{"index": 1, "value": {}, "op": "SCMP_CMP_EQ"}}]}}"#,
+                0x5400 + 7 * i
+            )
+        })
+        .collect();
+    let profile = format!(
+        r#"{{"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
+            "syscalls": [{}]}}"#,
+        rules.join(",")
+    );
+    let path = dir.join("long.json");
+    std::fs::write(&path, &profile).unwrap();
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&path)
+        .args(["--dry-run", "--format", "json", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let len = v["instructions"].as_u64().unwrap();
+    assert!(len <= 4096, "{len}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("over the kernel's 4096: installing the optimized filter")
+            && notes.contains(&format!("({len} instructions), proved equal to it")),
+        "{notes}"
+    );
+    let listing = dir.join("installed.s");
+    std::fs::write(&listing, v["assembly"].as_str().unwrap()).unwrap();
+    let verify = secopt()
+        .arg("verify")
+        .arg(&path)
+        .arg(&listing)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr_of(&verify));
+    // The kernel takes it and the command runs.
+    let (out, marker) = touch_under_profile(&dir, "long.json", &profile);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(marker.exists());
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let out = run_secopt(&["exec", "--", "true"]);

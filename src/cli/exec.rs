@@ -19,7 +19,7 @@ use crate::arch::Arch;
 use crate::bpf::action::Action as RetAction;
 use crate::bpf::insn::{BPF_A, BPF_K, BPF_RET};
 use crate::bpf::{disasm, interp, Program, RetVal, SeccompData};
-use crate::compile::{self, CompileOptions, CompiledFilter};
+use crate::compile::{self, CompileOptions};
 use crate::kernel::notify::{install_filter_with_listener, ContainerProcessState, ListenerHandoff};
 use crate::kernel::seccomp::{install_filter, set_no_new_privs};
 use crate::kernel::trace::{self, TraceError};
@@ -53,8 +53,9 @@ for a bad profile, filter or option.")]
 pub struct ExecArgs {
     /// The profile to compile (OCI runtime-spec seccomp section, a whole OCI config.json,
     /// read as runc reads it, or a Docker/podman profile). It is installed as secopt's reference lowering, which
-    /// decides as runc + libseccomp would, unoptimized; for the optimized filter, `secopt
-    /// compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
+    /// decides as runc + libseccomp would, unoptimized (optimized and proved equal to it
+    /// only when it is over the kernel's 4096 instructions); for the optimized filter,
+    /// `secopt compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
     #[arg(short = 'p', long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
     /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,
@@ -246,10 +247,11 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     };
     refuse_deadlocking_notify(&resolved, native, &name)?;
 
-    let program = compile_resolved(&resolved, args.runc_compat)?;
+    let (program, optimized) = compile_resolved(&resolved, args.runc_compat)?;
 
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
+    notes.extend(optimized);
     if args.syscall_table != SyscallTable::Builtin {
         notes.push(format!("syscall names resolved with {table}'s table"));
     }
@@ -532,15 +534,37 @@ fn refuse_deadlocking_notify(
     Ok(())
 }
 
-/// Lowers a resolved profile to cBPF (validated by the compiler before it is returned).
-fn compile_resolved(resolved: &Resolved, runc_compat: bool) -> Result<Program, Failure> {
+/// Lowers a resolved profile to cBPF (validated by the compiler before it is returned): the
+/// reference lowering, or, when that is over the kernel's 4096 instructions (thousands of
+/// argument values; libseccomp's tree may still fit), the optimized filter proved equal to
+/// it, as `compile` writes it; the note says which.
+fn compile_resolved(
+    resolved: &Resolved,
+    runc_compat: bool,
+) -> Result<(Program, Option<String>), Failure> {
     let options = CompileOptions {
         runc_compat,
         ..Default::default()
     };
-    compile::compile(resolved, &options)
-        .map(CompiledFilter::into_program)
-        .map_err(|e| Failure::input(e.to_string()))
+    let reference = match compile::compile(resolved, &options) {
+        Ok(filter) => return Ok((filter.into_program(), None)),
+        Err(compile::CompileError::TooLarge { len, .. }) => len,
+        Err(e) => return Err(Failure::input(e.to_string())),
+    };
+    let options = CompileOptions {
+        optimize: Some(crate::optimize::OptimizeOptions {
+            report: false,
+            ..Default::default()
+        }),
+        ..options
+    };
+    let filter = compile::compile(resolved, &options).map_err(|e| Failure::input(e.to_string()))?;
+    let note = format!(
+        "the reference lowering has {reference} instructions, over the kernel's 4096: \
+         installing the optimized filter ({} instructions), proved equal to it",
+        filter.program().len()
+    );
+    Ok((filter.into_program(), Some(note)))
 }
 
 /// Finds the command as `execvp(3)` would: a name with a `/` is used as is, anything else is
