@@ -248,3 +248,39 @@ fn a_profile_over_the_kernel_limit_is_verified_by_its_meaning() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What `compile` warns about a profile, `verify` and `diff` say too (on stderr): a misspelt
+/// field leaves a rule unconditional and a misspelt name is skipped, and the verdict is about
+/// the profile so read. Other arches' names (`newfstatat` on x86) are expected, not warned.
+#[test]
+fn verify_and_diff_warn_about_the_profile_as_compile_does() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = dir.join("typos.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO",
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+            "syscalls": [{"names": ["read", "mkdri", "newfstatat"], "action": "SCMP_ACT_ALLOW"},
+                         {"names": ["socket"], "action": "SCMP_ACT_ALLOW",
+                          "argz": [{"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}]}]}"#,
+    )
+    .unwrap();
+    let profile = profile.to_str().unwrap();
+    for verb in ["verify", "diff"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+            .args([verb, profile, profile])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{verb}: {stderr}");
+        for said in [
+            r#"$.syscalls[1].argz: unknown field "argz" ignored"#,
+            "1 name unknown on x86_64, skipped as runc does: mkdri",
+        ] {
+            // Once per side.
+            assert_eq!(stderr.matches(said).count(), 2, "{verb}: {stderr}");
+        }
+        assert!(!stderr.contains("newfstatat"), "{verb}: {stderr}");
+    }
+}

@@ -45,8 +45,9 @@ Optimization: the profile is first lowered to a plain reference program with the
 the profile's toolchain (libseccomp as runc drives it, or Firecracker's compiler); the optimizer \
 then rebuilds it (shared decision code, ranges, a dispatch laid out for the workload, no \
 cacheable syscall made uncacheable), validates the result against the kernel's rules and proves \
-it equal to the reference with secopt's verifier before anything is written. If no smaller \
-program can be proved equal, the reference itself is written. A profile whose reference is \
+it equal to the reference with secopt's verifier before anything is written. If no better \
+program (as --favor weighs size, speed and the worst path) can be proved equal, the reference \
+itself is written. A profile whose reference is \
 over 4096 instructions is accepted when its optimized form fits.")]
 pub struct CompileArgs {
     /// The profile: OCI runtime-spec seccomp JSON (Docker, podman, a whole config.json) or a
@@ -365,7 +366,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
                 return Err(Failure::input(format!("{source}: {why}")));
             }
         }
-        report_unknown(&resolved, None);
+        report_unknown(&resolved, None, true);
         if args.syscall_table == SyscallTable::Builtin {
             report_names_runc_may_skip(&resolved);
         }
@@ -592,7 +593,7 @@ fn compile_firecracker(
             report_warnings(&policy);
         }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
-        report_unknown(&resolved, Some(&thread));
+        report_unknown(&resolved, Some(&thread), true);
         // Every message of the build (errors, optimizer notes) names the source: with three
         // threads in one file, it names the thread too; the filter's info keeps the file.
         let labelled = format!("{} (thread {})", resolved.source, shown(&thread));
@@ -607,7 +608,8 @@ fn compile_firecracker(
     Ok(out)
 }
 
-fn report_warnings(policy: &Policy) {
+/// The profile's warnings, on stderr (unless `--quiet`); `verify` and `diff` print them too.
+pub(super) fn report_warnings(policy: &Policy) {
     for w in &policy.warnings {
         say!("secopt: warning: {}: {w}", policy.source);
     }
@@ -636,8 +638,9 @@ fn runc_refusal(resolved: &Resolved) -> Option<String> {
 const MORE: &str = " (`--emit json` lists them)";
 
 /// Unknown names per arch, as runc would skip them (not the socket and IPC calls that
-/// libseccomp still applies through `socketcall`/`ipc`).
-fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
+/// libseccomp still applies through `socketcall`/`ipc`): a warning for names no arch has, and
+/// with `notes`, notes for the others.
+pub(super) fn report_unknown(resolved: &Resolved, thread: Option<&str>, notes: bool) {
     let prefix = match thread {
         Some(t) => format!("{} (thread {})", resolved.source, shown(t)),
         None => resolved.source.clone(),
@@ -661,6 +664,9 @@ fn report_unknown(resolved: &Resolved, thread: Option<&str>) {
                 a.arch,
                 policy::name_listing(&nowhere, 32, MORE)
             );
+        }
+        if !notes {
+            continue;
         }
         if !elsewhere.is_empty() {
             say!(

@@ -323,6 +323,10 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
             },
         )
         .map_err(|e| Failure::input(e.to_string()))?;
+        // What `compile` warns about this profile (misspelt names and fields), said here too:
+        // the comparison is of what the profile means once they are skipped.
+        super::compile::report_warnings(&policy);
+        super::compile::report_unknown(&resolved, None, false);
         // The profile's meaning, even past the kernel's length limit (its optimized filter
         // may fit where its plain lowering does not).
         let reference = crate::compile::reference_lowering(
