@@ -7,6 +7,7 @@ use secopt::arch::Arch;
 use secopt::bpf::{asm, Program};
 use secopt::compile::{self, CompileOptions, CompiledFilter, EmitFormat};
 use secopt::policy::{ResolveOptions, DOCKER_DEFAULT_CAPS};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -233,13 +234,40 @@ fn json_holds_program_and_metadata() {
         .map(|a| a["arch"].as_str().unwrap())
         .collect();
     assert_eq!(arches, ["x86_64", "x86", "x32"]);
-    // i386 has no `newfstatat` (it has fstatat64): listed as unknown there.
+    // i386 has no `newfstatat` (it has fstatat64): listed as unknown there, but not as
+    // unknown anywhere (x86_64 has it: not a typo).
     let x86_unknown = &doc["arches"][1]["unknown"];
     assert!(x86_unknown
         .as_array()
         .unwrap()
         .iter()
         .any(|n| n == "newfstatat"));
+    let x86_nowhere = &doc["arches"][1]["unknown_anywhere"];
+    assert!(!x86_nowhere
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n == "newfstatat"));
+    // A misspelt name is unknown to every arch: listed there, on each arch.
+    let typo = br#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+        "syscalls": [{"names": ["mkdri", "newfstatat", "read"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let typo =
+        compile::compile_oci(typo, "typo.json", &resolve, &CompileOptions::default()).unwrap();
+    let typo: serde_json::Value =
+        serde_json::from_slice(&compile::emit(&typo, EmitFormat::Json, "x")).unwrap();
+    for (i, unknown) in [(0, json!(["mkdri"])), (1, json!(["mkdri", "newfstatat"]))] {
+        assert_eq!(typo["arches"][i]["unknown"], unknown, "{i}");
+        assert_eq!(
+            typo["arches"][i]["unknown_anywhere"],
+            json!(["mkdri"]),
+            "{i}"
+        );
+    }
     let insns: Vec<secopt::bpf::Insn> = doc["instructions"]
         .as_array()
         .unwrap()

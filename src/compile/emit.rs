@@ -452,6 +452,7 @@ fn json_document(filter: &CompiledFilter) -> String {
                 "arch": a.arch,
                 "token": a.token,
                 "unknown": a.unknown,
+                "unknown_anywhere": a.unknown_anywhere,
                 "via_multiplexer": a.via_multiplexer,
                 "listed": a.listed,
                 "syscalls_with_rules": a.syscalls_with_rules,

@@ -222,6 +222,10 @@ pub struct ArchInfo {
     pub token: u32,
     /// Syscall names of the profile this arch does not have (skipped, as runc does).
     pub unknown: Vec<String>,
+    /// Of [`ArchInfo::unknown`], the names no arch's table has: a typo, or a syscall newer
+    /// than the table in use (what `compile` warns about; the others are other arches'
+    /// names, expected in a profile written for several).
+    pub unknown_anywhere: Vec<String>,
     /// Socket and IPC calls this arch has no syscall for, applied only through
     /// `socketcall(2)`/`ipc(2)`, as libseccomp applies them (`recv` on x86).
     pub via_multiplexer: Vec<String>,
@@ -291,6 +295,12 @@ impl FilterInfo {
                             .iter()
                             .filter(|n| !multiplexed(n))
                             .cloned()
+                            .collect(),
+                        unknown_anywhere: a
+                            .unnumbered_names(resolved.dialect == Dialect::Libseccomp)
+                            .nowhere
+                            .into_iter()
+                            .map(str::to_owned)
                             .collect(),
                         via_multiplexer: a.unknown.iter().filter(multiplexed).cloned().collect(),
                         listed: a.listed,
