@@ -511,6 +511,15 @@ fn arch_set(
         // The caller's list decides which arches the filter covers; whether one is *listed*
         // (runc's stub covers it) is still the profile's: runc stubs what the config lists, and
         // `--arch x86_64` on an x86_64 host must not add a stub the profile does not get there.
+        // No arch at all would be a filter that kills every call, whatever the profile says.
+        Some(list) if list.is_empty() => {
+            return Err(PolicyError::InvalidOption(
+                "an empty list of architectures (`ResolveOptions::arches`): the filter would \
+                 cover none and kill every system call; give at least one, or `None` for the \
+                 profile's own"
+                    .to_string(),
+            ))
+        }
         Some(list) => list
             .iter()
             .map(|&a| {
@@ -642,6 +651,17 @@ mod tests {
         assert_eq!(listed(&r), [(Arch::Aarch64, true), (Arch::Arm, true)]);
         let r = resolve_on(map, Arch::X86_64, false).unwrap();
         assert_eq!(listed(&r), [(Arch::X86_64, false)]);
+        // A caller's empty list is refused: it would give a filter that kills every call.
+        let options = ResolveOptions {
+            native: Some(Arch::X86_64),
+            arches: Some(Vec::new()),
+            ..Default::default()
+        };
+        let policy = oci::parse(some.as_bytes(), "t.json").unwrap();
+        match resolve(&policy, &options) {
+            Err(PolicyError::InvalidOption(why)) => assert!(why.contains("kill every"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// i386 has no `recv` or `semop` syscall (arch/x86/entry/syscalls/syscall_32.tbl); it
