@@ -707,6 +707,18 @@ fn bad_input_is_reported_with_its_path() {
         "$.syscalls[0].errnoRet",
         "16-bit",
     );
+    // What runc makes of it (Go's `int16(...)` conversion keeps the low 16 bits): 0, where
+    // the call seems to succeed.
+    invalid(
+        &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errnoRet":65536}"#),
+        "$.syscalls[0].errnoRet",
+        "runc would silently keep its low 16 bits, 0: ERRNO(0)",
+    );
+    invalid(
+        &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errnoRet":65549}"#),
+        "$.syscalls[0].errnoRet",
+        "low 16 bits, 13)",
+    );
     invalid(
         &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errno":"EWHAT"}"#),
         "$.syscalls[0].errno",

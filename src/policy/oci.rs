@@ -295,7 +295,16 @@ fn errno_in_range(r: &Reader, n: u64, path: &JPath) -> Result<u16, PolicyError> 
     u16::try_from(n).map_err(|_| {
         r.error(
             path,
-            format!("errno {n} does not fit in the 16-bit data field of a seccomp return value (max 65535)"),
+            format!(
+                "errno {n} does not fit in the 16-bit data field of a seccomp return value (max \
+                 65535; runc would silently keep its low 16 bits, {}{})",
+                n & 0xffff,
+                if n & 0xffff == 0 {
+                    ": ERRNO(0), under which a denied call seems to succeed"
+                } else {
+                    ""
+                }
+            ),
         )
     })
 }
