@@ -170,6 +170,28 @@ pub(crate) fn rules_with_multiplexing(
     out
 }
 
+/// The name the profile gave rule `seq`, when [`rules_with_multiplexing`] moved that rule
+/// onto the multiplexer `nr` (`socket` on x86's `socketcall`).
+fn multiplexed_name(arch: &ResolvedArch, nr: u32, seq: usize) -> Option<String> {
+    let table = arch.arch.syscalls();
+    let direct = arch
+        .syscalls
+        .iter()
+        .filter_map(|(&n, rules)| Some((table.name(n)?, rules)));
+    let unknown = arch
+        .unknown_rules
+        .iter()
+        .map(|(name, rules)| (name.as_str(), rules));
+    direct
+        .chain(unknown)
+        .find(|(name, rules)| {
+            arch.multiplexer(name)
+                .is_some_and(|(mux, _)| table.nr(mux) == Some(nr))
+                && rules.iter().any(|r| r.seq == seq)
+        })
+        .map(|(name, _)| name.to_string())
+}
+
 /// Emits the filter proper (everything after runc's stub) into `b`.
 pub(crate) fn emit_filter(
     b: &mut Builder,
@@ -212,12 +234,12 @@ pub(crate) fn emit_filter(
             let mut layout = ArgLayout::new(arch.arch, resolved.dialect);
             layout.merge_bug = options.libseccomp_merge_bug;
             let arch_place = resolved.arches.iter().position(|a| a.arch == arch.arch);
-            let refused = |syscall: String, r: rules::Refused| {
+            let refused = |syscall: String, via: String, r: rules::Refused| {
                 let key = (r.seq, arch_place.unwrap_or(usize::MAX));
                 let (file, origin, reason) = (
                     resolved.source.clone(),
                     r.origin.to_string(),
-                    r.reason.to_string(),
+                    format!("{via}{}", r.reason),
                 );
                 let error = if r.gave_up {
                     CompileError::MergeTooLong {
@@ -244,7 +266,16 @@ pub(crate) fn emit_filter(
                     Err(r) => {
                         let name = arch.arch.syscalls().name(nr);
                         let name = name.map_or_else(|| format!("syscall {nr}"), str::to_string);
-                        let (key, error) = refused(name, r);
+                        // A rule the profile wrote for `socket` is refused on `socketcall`
+                        // where that carries it: named as written (as libseccomp's error
+                        // names it), the reason saying where it went.
+                        let (name, via) = match multiplexed_name(arch, nr, r.seq) {
+                            Some(written) => {
+                                (written, format!("through {name}, which carries it there, "))
+                            }
+                            None => (name, String::new()),
+                        };
+                        let (key, error) = refused(name, via, r);
                         refusal(key, error);
                     }
                 }
@@ -269,7 +300,7 @@ pub(crate) fn emit_filter(
                 for name in kept {
                     if let Some(rules) = arch.unknown_rules.get(name) {
                         if let Err(r) = rules::libseccomp_takes(layout, rules) {
-                            let (key, error) = refused(name.to_string(), r);
+                            let (key, error) = refused(name.to_string(), String::new(), r);
                             refusal(key, error);
                         }
                     }

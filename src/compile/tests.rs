@@ -522,6 +522,39 @@ fn a_rule_that_sends_libseccomps_tree_into_a_cycle_is_refused() {
     }
 }
 
+/// A conflict libseccomp refuses on x86's `socketcall`, which carries `socket` there, names
+/// the syscall as the profile wrote it (runc's error says `socket` too); on x86_64 `socket`
+/// is a syscall of its own and the same rules are taken (the conditional one first).
+#[test]
+fn a_refused_rule_on_a_multiplexer_is_named_as_the_profile_wrote_it() {
+    let profile = br#"{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+        {"names": ["socket"], "action": "SCMP_ACT_ERRNO",
+         "args": [{"index": 0, "value": 16, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["socket"], "action": "SCMP_ACT_KILL"}]}"#;
+    let err = compile_oci(
+        profile,
+        "s.json",
+        &only(Arch::X86),
+        &CompileOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "$.syscalls[1]: libseccomp refuses this rule for socket on x86: through socketcall, \
+             which carries it there, it overlaps an earlier rule"
+        ),
+        "{err}"
+    );
+    compile_oci(
+        profile,
+        "s.json",
+        &only(Arch::X86_64),
+        &CompileOptions::default(),
+    )
+    .unwrap();
+}
+
 /// Three `recv` rules on which libseccomp 2.5.4 and 2.6.1 never return from
 /// `seccomp_rule_add` on s390x and ppc64le, where `recv` has no direct number and is
 /// multiplexed: libseccomp adds each rule twice, rewritten on `socketcall` and as written
