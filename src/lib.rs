@@ -91,7 +91,10 @@ pub struct ReadmeDoctests;
 pub mod arch;
 pub mod bench;
 pub mod bpf;
+// The `secopt` binary's command line: public for `main.rs` and the tests, not part of the
+// library's API (hidden from its docs).
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli;
 pub mod compile;
 pub mod kernel;

@@ -13,6 +13,9 @@ pub mod insn;
 pub mod interp;
 pub mod stack;
 pub mod symbolic;
+// Random programs for the tests, benchmarks and fuzz targets: public for them, not part of
+// the library's API (hidden from its docs).
+#[doc(hidden)]
 pub mod testing;
 pub mod thread_filters;
 pub mod validate;
