@@ -385,6 +385,102 @@ fn random_profile(rng: &mut Rng) -> String {
 /// libseccomp's BPF and secopt disagree, the input is therefore also run through
 /// libseccomp's pseudo filter code (its rule tree printed as `if`/`else`, without that code
 /// generator); secopt must agree with that, and such filters are counted.
+/// The rules secopt warns "never apply" change nothing in libseccomp's filter: taking their
+/// syscall out of the entry gives a filter libseccomp builds to the same decisions. A rule
+/// it does not warn about does change the filter (the check can fail). Podman's default
+/// profile has one: `setns` is allowed without conditions by its entry 1, so entry 16's
+/// ERRNO(1) for containers without CAP_SYS_ADMIN never applies.
+#[test]
+fn rules_secopt_says_never_apply_change_nothing_in_libseccomps_filter() {
+    let arches = [Arch::X86_64];
+    let synthetic = |rules: &str| -> serde_json::Value {
+        serde_json::from_str(&format!(
+            r#"{{"defaultAction": "SCMP_ACT_TRAP", "syscalls": [{rules}]}}"#
+        ))
+        .unwrap()
+    };
+    let arg1_is =
+        |v: u64| format!(r#""args": [{{"index": 1, "value": {v}, "op": "SCMP_CMP_EQ"}}]"#);
+    let podman = load_profile("oci/podman-containers-common-default.json").unwrap();
+    // (profile, the entry and name to take out, whether secopt warns it never applies)
+    let cases = [
+        (podman, 16, "setns", true),
+        (
+            synthetic(
+                r#"{"names": ["mkdir"], "action": "SCMP_ACT_ERRNO"},
+                         {"names": ["mkdir"], "action": "SCMP_ACT_KILL"}"#,
+            ),
+            1,
+            "mkdir",
+            true,
+        ),
+        (
+            synthetic(&format!(
+                r#"{{"names": ["mkdir"], "action": "SCMP_ACT_ERRNO"}},
+                   {{"names": ["mkdir"], "action": "SCMP_ACT_ALLOW", {}}}"#,
+                arg1_is(0)
+            )),
+            1,
+            "mkdir",
+            true,
+        ),
+        (
+            synthetic(
+                r#"{"names": ["mkdir"], "action": "SCMP_ACT_ERRNO"},
+                         {"names": ["mkdir"], "action": "SCMP_ACT_ERRNO", "errnoRet": 2}"#,
+            ),
+            1,
+            "mkdir",
+            true,
+        ),
+        (
+            synthetic(&format!(
+                r#"{{"names": ["mkdir"], "action": "SCMP_ACT_ALLOW", {}}},
+                   {{"names": ["mkdir"], "action": "SCMP_ACT_ERRNO", {}}}"#,
+                arg1_is(0),
+                arg1_is(1)
+            )),
+            1,
+            "mkdir",
+            false,
+        ),
+    ];
+    for (i, (profile, entry, name, warned)) in cases.into_iter().enumerate() {
+        let bytes = serde_json::to_vec(&profile).unwrap();
+        let policy = policy::oci::parse(&bytes, "p.json").unwrap();
+        let resolved =
+            policy::resolve(&policy, &resolve_options(&arches, CapSet::default())).unwrap();
+        let path = format!("$.syscalls[{entry}]");
+        let warnings: Vec<_> = resolved
+            .shadowed
+            .iter()
+            .filter(|w| {
+                w.path == path
+                    && w.message
+                        .contains(&format!(" rule for {name} never applies"))
+            })
+            .collect();
+        assert_eq!(
+            warnings.len(),
+            usize::from(warned),
+            "case {i}: {:?}",
+            resolved.shadowed
+        );
+        let mut without = profile.clone();
+        let names = without["syscalls"][entry]["names"].as_array_mut().unwrap();
+        names.retain(|n| n != name);
+        if names.is_empty() {
+            without["syscalls"].as_array_mut().unwrap().remove(entry);
+        }
+        let options = oracle_options(&arches, &[], 1);
+        let with = build_filter(&profile, &options).unwrap();
+        let without = build_filter(&without, &options).unwrap();
+        let verdict =
+            verify::equivalent(&with.program, &without.program, &VerifyOptions::default()).unwrap();
+        assert_eq!(verdict == Verdict::Equal, warned, "case {i}: {verdict:?}");
+    }
+}
+
 #[test]
 fn random_overlapping_rules_decide_like_libseccomp() {
     let mut rng = Rng::new(42);

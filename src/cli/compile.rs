@@ -645,6 +645,9 @@ pub(super) fn report_unknown(resolved: &Resolved, thread: Option<&str>, notes: b
         Some(t) => format!("{} (thread {})", resolved.source, shown(t)),
         None => resolved.source.clone(),
     };
+    for w in &resolved.shadowed {
+        say!("secopt: warning: {prefix}: {w}");
+    }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
     for a in &resolved.arches {
         // Profiles list the syscalls of every arch they support (Docker's names chown32 and

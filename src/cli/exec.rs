@@ -294,7 +294,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
             "architecture {unsupported} skipped (no syscall table)"
         ));
     }
-    for warning in &policy.warnings {
+    for warning in policy.warnings.iter().chain(&resolved.shadowed) {
         warnings.push(format!("{name}: {warning}"));
     }
     let profile_flags = match &resolved.flags {

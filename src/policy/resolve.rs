@@ -301,8 +301,12 @@ pub struct Resolved {
     /// Applicable rules left out because their action is the default action.
     pub redundant_rules: usize,
     /// The profile's warnings ([`Policy::warnings`]: unknown fields, unknown capability
-    /// names, …), carried along so that a caller holding only the compiled filter sees them.
+    /// names, …), carried along so that a caller holding only the compiled filter sees them;
+    /// then the [`shadowed`](Self::shadowed) rules'.
     pub warnings: Vec<Warning>,
+    /// Rules that never apply (an earlier rule without conditions decides their syscall with
+    /// another action): warnings, errors with [`ResolveOptions::strict`].
+    pub shadowed: Vec<Warning>,
 }
 
 impl Resolved {
@@ -444,6 +448,16 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         }
     }
 
+    let shadowed = shadowed_rules(&resolved_arches);
+    if options.strict && !shadowed.is_empty() {
+        return Err(PolicyError::Warnings {
+            file: policy.source.clone(),
+            warnings: shadowed,
+        });
+    }
+    let mut warnings = policy.warnings.clone();
+    warnings.extend(shadowed.iter().cloned());
+
     Ok(Resolved {
         source: policy.source.clone(),
         default_action: policy.default_action,
@@ -458,8 +472,42 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         unsupported_arches,
         excluded_rules,
         redundant_rules,
-        warnings: policy.warnings.clone(),
+        warnings,
+        shadowed,
     })
+}
+
+/// Rules that never apply: a later rule for a syscall that an earlier rule without
+/// conditions already decides, with another action. libseccomp keeps the first (a syscall
+/// whose rule has no conditions takes no more rules), so runc drops the later one silently,
+/// and the rust-vmm and Firecracker compilers stop at the first rule that matches. One
+/// warning per rule, at its origin (not once per arch).
+fn shadowed_rules(arches: &[ResolvedArch]) -> Vec<Warning> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for arch in arches {
+        for (&nr, rules) in &arch.syscalls {
+            let Some(first) = rules.iter().position(|r| r.conditions.is_empty()) else {
+                continue;
+            };
+            let decided = &rules[first];
+            let name = arch.arch.syscalls().name(nr).unwrap_or("syscall");
+            for later in &rules[first + 1..] {
+                if later.action == decided.action || !seen.insert(later.seq) {
+                    continue;
+                }
+                out.push(Warning {
+                    path: later.origin.to_string(),
+                    message: format!(
+                        "this {} rule for {name} never applies: the earlier rule at {} has no \
+                         conditions and decides every {name} call first ({})",
+                        later.action, decided.origin, decided.action
+                    ),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The architectures the profile itself puts in the OCI config on `native`, each with whether
@@ -660,6 +708,27 @@ mod tests {
         let policy = oci::parse(some.as_bytes(), "t.json").unwrap();
         match resolve(&policy, &options) {
             Err(PolicyError::InvalidOption(why)) => assert!(why.contains("kill every"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A rule an earlier unconditional one shadows is warned about once (not once per arch),
+    /// at its own path, and is an error in strict mode; a later rule with the same action is
+    /// redundant, not shadowed.
+    #[test]
+    fn rules_that_never_apply_are_warned_about_once() {
+        let profile = r#"{"defaultAction": "SCMP_ACT_TRAP",
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"], "syscalls": [
+            {"names": ["mkdir", "read"], "action": "SCMP_ACT_ERRNO"},
+            {"names": ["read"], "action": "SCMP_ACT_ERRNO"},
+            {"names": ["mkdir"], "action": "SCMP_ACT_ALLOW",
+             "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_EQ"}]}]}"#;
+        let r = resolve_on(profile, Arch::X86_64, false).unwrap();
+        let paths: Vec<&str> = r.shadowed.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, ["$.syscalls[2]"]);
+        assert!(r.warnings.contains(&r.shadowed[0]));
+        match resolve_on(profile, Arch::X86_64, true) {
+            Err(PolicyError::Warnings { warnings, .. }) => assert_eq!(warnings, r.shadowed),
             other => panic!("{other:?}"),
         }
     }
