@@ -551,6 +551,17 @@ fn has_verify_verb() -> bool {
     run_secopt(&["verify", "--help"]).status.success()
 }
 
+/// secopt's verifier proves the filter runc installed equal to secopt's.
+fn assert_proved_equal(installed: &Program, compiled: &Program) {
+    let verdict = secopt::verify::equivalent(
+        installed,
+        compiled,
+        &secopt::verify::VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(verdict, secopt::verify::Verdict::Equal);
+}
+
 /// Starts a container under `oci` and returns the one filter runc installed, or `None`
 /// after a loud skip.
 fn runc_filter(test: &str, dir: &TempDir, oci: &Value) -> Option<Program> {
@@ -943,13 +954,7 @@ fn keys_that_differ_in_case_mean_to_secopt_what_they_mean_to_runc() {
     let Some(installed) = runc_filter(test, &dir, &oci) else {
         return;
     };
-    let verdict = secopt::verify::equivalent(
-        &installed,
-        &compiled,
-        &secopt::verify::VerifyOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(verdict, secopt::verify::Verdict::Equal);
+    assert_proved_equal(&installed, &compiled);
 }
 
 /// secopt's own moby front end (archMap, includes/excludes) gives the same filter as the
@@ -1045,13 +1050,7 @@ fn a_config_json_is_read_as_runc_reads_it_moby_and_podman_fields_ignored() {
         assert_eq!(decide("sysfs", [0; 6]), RetVal::errno(1), "{what}");
         assert_eq!(decide("uselib", [0; 6]), RetVal::errno(1), "{what}");
     }
-    let verdict = secopt::verify::equivalent(
-        &installed,
-        &compiled,
-        &secopt::verify::VerifyOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(verdict, secopt::verify::Verdict::Equal);
+    assert_proved_equal(&installed, &compiled);
 }
 
 #[test]

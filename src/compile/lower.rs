@@ -130,16 +130,8 @@ pub(crate) fn rules_with_multiplexing(
         return out;
     }
     let table = arch.arch.syscalls();
-    let direct = arch
-        .syscalls
-        .iter()
-        .filter_map(|(&nr, rules)| Some((table.name(nr)?, rules)));
-    let unknown = arch
-        .unknown_rules
-        .iter()
-        .map(|(name, rules)| (name.as_str(), rules));
     let mut touched = Vec::new();
-    for (name, rules) in direct.chain(unknown) {
+    for (name, rules) in rules_by_name(arch) {
         let Some((mux_name, call)) = arch.multiplexer(name) else {
             continue;
         };
@@ -170,20 +162,26 @@ pub(crate) fn rules_with_multiplexing(
     out
 }
 
-/// The name the profile gave rule `seq`, when [`rules_with_multiplexing`] moved that rule
-/// onto the multiplexer `nr` (`socket` on x86's `socketcall`).
-fn multiplexed_name(arch: &ResolvedArch, nr: u32, seq: usize) -> Option<String> {
+/// Every name's rules on `arch`: the numbered syscalls' and those this arch has no number for
+/// ([`ResolvedArch::unknown_rules`]).
+fn rules_by_name(arch: &ResolvedArch) -> impl Iterator<Item = (&str, &Vec<ResolvedRule>)> {
     let table = arch.arch.syscalls();
     let direct = arch
         .syscalls
         .iter()
-        .filter_map(|(&n, rules)| Some((table.name(n)?, rules)));
+        .filter_map(move |(&nr, rules)| Some((table.name(nr)?, rules)));
     let unknown = arch
         .unknown_rules
         .iter()
         .map(|(name, rules)| (name.as_str(), rules));
-    direct
-        .chain(unknown)
+    direct.chain(unknown)
+}
+
+/// The name the profile gave rule `seq`, when [`rules_with_multiplexing`] moved that rule
+/// onto the multiplexer `nr` (`socket` on x86's `socketcall`).
+fn multiplexed_name(arch: &ResolvedArch, nr: u32, seq: usize) -> Option<String> {
+    let table = arch.arch.syscalls();
+    rules_by_name(arch)
         .find(|(name, rules)| {
             arch.multiplexer(name)
                 .is_some_and(|(mux, _)| table.nr(mux) == Some(nr))
