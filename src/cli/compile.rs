@@ -47,8 +47,8 @@ then rebuilds it (shared decision code, ranges, a dispatch laid out for the work
 cacheable syscall made uncacheable), validates the result against the kernel's rules and proves \
 it equal to the reference with secopt's verifier before anything is written. If no better \
 program (as --favor weighs size, speed and the worst path) can be proved equal, the reference \
-itself is written. A profile whose reference is \
-over 4096 instructions is accepted when its optimized form fits.")]
+itself is written. A profile whose reference is over 4096 instructions is accepted when its \
+optimized form fits.")]
 pub struct CompileArgs {
     /// The profile: OCI runtime-spec seccomp JSON (Docker, podman, a whole config.json) or a
     /// Firecracker seccompiler file (detected, or forced with --firecracker). `-` is stdin.
@@ -87,8 +87,8 @@ pub struct CompileArgs {
     pub strict: bool,
     /// Prepend runc's ENOSYS stub (what runc actually loads; a Docker or podman profile is
     /// read as they convert it for runc, a whole config.json as runc reads it): on the
-    /// architectures the profile lists, numbers above the profile's highest syscall return ENOSYS unless the
-    /// default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
+    /// architectures the profile lists, numbers above the profile's highest syscall return
+    /// ENOSYS unless the default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
     /// without `listenerPath`, or on `write`) is an error. The rules decide as libseccomp's
     /// rule tree does, also where its BPF generator does not (docs/kernel-facts.md: a missed
     /// accumulator reload can let runc's filter ALLOW a call its rules deny).

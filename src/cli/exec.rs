@@ -52,10 +52,10 @@ for a bad profile, filter or option.")]
 #[command(group(clap::ArgGroup::new("filter").required(true).args(["profile", "bpf"])))]
 pub struct ExecArgs {
     /// The profile to compile (OCI runtime-spec seccomp section, a whole OCI config.json,
-    /// read as runc reads it, or a Docker/podman profile). It is installed as secopt's reference lowering, which
-    /// decides as runc + libseccomp would, unoptimized (optimized and proved equal to it
-    /// only when it is over the kernel's 4096 instructions); for the optimized filter,
-    /// `secopt compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
+    /// read as runc reads it, or a Docker/podman profile). It is installed as secopt's
+    /// reference lowering, which decides as runc + libseccomp would, unoptimized (optimized
+    /// and proved equal to it only when it is over the kernel's 4096 instructions); for the
+    /// optimized filter, `secopt compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
     #[arg(short = 'p', long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
     /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,

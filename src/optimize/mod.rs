@@ -1223,14 +1223,13 @@ fn check_equal(
 /// proof cannot handle (a multiplication or a comparison of two input words makes decision
 /// diagrams exponential) is kept as it is (1.2–1.5 s over two runs for the fuzzer's worst
 /// input, `cargo bench --bench compile -- pathological`) instead of after the verifier's
-/// full budget. The node,
-/// step, memory and state limits stop such a proof after the same work on any machine, and
-/// there is no clock: a clock made the output depend on how busy the machine was (twelve
-/// compiles at once on two cores ran a 1–2 s proof past a 10 s clock, and a profile that
-/// compiles alone failed; fortieth session). A caller that must bound wall time sets
-/// `time_limit` itself. Real filters need far less: libseccomp's Docker filters for three ABIs are
-/// compared in ~50 ms with ~47 MiB, and no proof in the test suite took more than ~620 000
-/// steps (measured once).
+/// full budget. The node, step, memory and state limits stop such a proof after the same
+/// work on any machine, and there is no clock: a clock made the output depend on how busy
+/// the machine was (twelve compiles at once on two cores ran a 1–2 s proof past a 10 s
+/// clock, and a profile that compiles alone failed; fortieth session). A caller that must
+/// bound wall time sets `time_limit` itself. Real filters need far less: libseccomp's Docker
+/// filters for three ABIs are compared in ~50 ms with ~47 MiB, and no proof in the test
+/// suite took more than ~620 000 steps (measured once).
 ///
 /// The node budget is sized for the largest value sets a filter can hold: the diagrams gain
 /// about 600 nodes per scattered value (each new path condition rebuilds the 96 levels of

@@ -103,15 +103,21 @@ fn seccomp_section<'j>(r: &Reader, doc: &'j Json) -> Result<(&'j Json, JPath), P
     Ok((doc, root))
 }
 
-/// In a whole OCI config ([`Reader::runtime_spec`]), skips `key`, a field of moby's or
-/// podman's profile format that is not the runtime spec's: runc decodes the spec's struct,
-/// which has no such field, so it ignores it, and the warning says what that changes
-/// (`effect`). `true` when the field is to be skipped (whether or not it is present).
-fn skip_extension(r: &mut Reader, obj: &mut Obj, key: &str, effect: &str) -> bool {
+/// Member `key`, a field of moby's or podman's profile format that is not the runtime
+/// spec's, as [`Obj::get`] gives it; in a whole OCI config ([`Reader::runtime_spec`]) `None`,
+/// with a warning saying what that changes (`effect`): runc decodes the spec's struct, which
+/// has no such field, so it ignores it.
+fn extension<'j>(
+    r: &mut Reader,
+    obj: &mut Obj<'j>,
+    key: &str,
+    effect: &str,
+) -> Option<(&'j Json, JPath)> {
+    let member = obj.get(key);
     if !r.runtime_spec {
-        return false;
+        return member;
     }
-    if let Some((_, p)) = obj.get(key) {
+    if let Some((_, p)) = member {
         let owner = if key.starts_with("defaultErrno") || key == "errno" {
             "podman's"
         } else {
@@ -125,7 +131,7 @@ fn skip_extension(r: &mut Reader, obj: &mut Obj, key: &str, effect: &str) -> boo
             ),
         );
     }
-    true
+    None
 }
 
 /// The action names of the runtime spec, without their data.
@@ -243,8 +249,7 @@ fn read_errno(
         None => None,
     };
     let effect = format!("so the errno is `{ret_key}`'s (EPERM when it is absent)");
-    let named = match obj.get(str_key) {
-        _ if skip_extension(r, obj, str_key, &effect) => None,
+    let named = match extension(r, obj, str_key, &effect) {
         Some((v, p)) => {
             let s = r.string(v, &p)?;
             if s.is_empty() {
@@ -442,8 +447,7 @@ fn read_architectures(r: &mut Reader, top: &mut Obj) -> Result<Architectures, Po
     }
     let mut map = Vec::new();
     let effect = "so the filter covers the arches `architectures` lists (none: the native one)";
-    if skip_extension(r, top, "archMap", effect) {
-    } else if let Some((v, p)) = top.get("archMap") {
+    if let Some((v, p)) = extension(r, top, "archMap", effect) {
         for (i, item) in r.array(v, &p)?.iter().enumerate() {
             let ep = p.index(i);
             let mut entry = r.object(item, &ep)?;
@@ -514,8 +518,7 @@ fn read_syscall_entry(
             names.push(name.to_owned());
         }
     }
-    if skip_extension(r, &mut obj, "name", "so it names no syscall") {
-    } else if let Some((v, p)) = obj.get("name") {
+    if let Some((v, p)) = extension(r, &mut obj, "name", "so it names no syscall") {
         let name = r.string(v, &p)?;
         if !name.is_empty() {
             if !names.is_empty() {
@@ -560,13 +563,11 @@ fn read_syscall_entry(
     }
     let mut applies = Applicability::default();
     let effect = "so the rule applies whatever the capabilities, arches and kernel";
-    if skip_extension(r, &mut obj, "includes", effect) {
-    } else if let Some((v, p)) = obj.get("includes") {
+    if let Some((v, p)) = extension(r, &mut obj, "includes", effect) {
         applies.includes = read_host_filter(r, v, &p)?;
     }
     let effect = "so the rule is never left out";
-    if skip_extension(r, &mut obj, "excludes", effect) {
-    } else if let Some((v, p)) = obj.get("excludes") {
+    if let Some((v, p)) = extension(r, &mut obj, "excludes", effect) {
         applies.excludes = read_host_filter(r, v, &p)?;
     }
     for (key, p) in obj.unused() {
