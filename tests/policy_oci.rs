@@ -913,6 +913,15 @@ fn invalid_json_reports_line_and_column() {
         }
         other => panic!("{other:?}"),
     }
+    // An empty file (or one of blanks) says so, not "EOF while parsing a value".
+    for empty in [&b""[..], b" \n\t\n"] {
+        match oci::parse(empty, "empty.json") {
+            Err(PolicyError::Syntax { message, .. }) => {
+                assert_eq!(message, "the file is empty (a profile is a JSON object)")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
     let e = oci::parse(
         b"{\"defaultAction\": \"SCMP_ACT_ERRNO\",\n \"syscalls\": [,]}",
         "x.json",

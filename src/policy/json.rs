@@ -127,6 +127,9 @@ pub(crate) fn parse_document(bytes: &[u8], file: &str) -> Result<Json, PolicyErr
                        not allow: save it without one"
                 .to_owned();
         }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            message = "the file is empty (a profile is a JSON object)".to_owned();
+        }
         PolicyError::Syntax {
             file: file.to_owned(),
             line: e.line(),
