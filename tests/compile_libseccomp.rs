@@ -433,6 +433,17 @@ fn rules_secopt_says_never_apply_change_nothing_in_libseccomps_filter() {
             "mkdir",
             true,
         ),
+        // An earlier rule with conditions, replaced by a later one without.
+        (
+            synthetic(&format!(
+                r#"{{"names": ["mkdir"], "action": "SCMP_ACT_ALLOW", {}}},
+                   {{"names": ["mkdir"], "action": "SCMP_ACT_KILL"}}"#,
+                arg1_is(0)
+            )),
+            0,
+            "mkdir",
+            true,
+        ),
         (
             synthetic(&format!(
                 r#"{{"names": ["mkdir"], "action": "SCMP_ACT_ALLOW", {}}},

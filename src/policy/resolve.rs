@@ -448,7 +448,7 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         }
     }
 
-    let shadowed = shadowed_rules(&resolved_arches);
+    let shadowed = shadowed_rules(&resolved_arches, policy.dialect);
     if options.strict && !shadowed.is_empty() {
         return Err(PolicyError::Warnings {
             file: policy.source.clone(),
@@ -477,32 +477,64 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     })
 }
 
-/// Rules that never apply: a later rule for a syscall that an earlier rule without
-/// conditions already decides, with another action. libseccomp keeps the first (a syscall
-/// whose rule has no conditions takes no more rules), so runc drops the later one silently,
-/// and the rust-vmm and Firecracker compilers stop at the first rule that matches. One
-/// warning per rule, at its origin (not once per arch).
-fn shadowed_rules(arches: &[ResolvedArch]) -> Vec<Warning> {
+/// Rules that never apply because of a rule without conditions for the same syscall, with
+/// another action:
+/// - a later rule: libseccomp keeps the first (a syscall whose rule has no conditions takes
+///   no more rules), so runc drops it silently; the rust-vmm and Firecracker compilers stop
+///   at the first rule that matches (there every rule has the filter's one action, so this
+///   never fires);
+/// - in libseccomp's dialect, an earlier rule with conditions: the rule without them
+///   replaces the syscall's whole tree.
+///
+/// Names an arch reaches only through `socketcall`/`ipc` ([`ResolvedArch::unknown_rules`])
+/// are checked as the others. One warning per rule, at its origin (not once per arch).
+fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for arch in arches {
-        for (&nr, rules) in &arch.syscalls {
+        let table = arch.arch.syscalls();
+        let numbered = arch
+            .syscalls
+            .iter()
+            .map(|(&nr, rules)| (table.name(nr).unwrap_or("syscall"), rules));
+        let unnumbered = arch
+            .unknown_rules
+            .iter()
+            .map(|(name, rules)| (name.as_str(), rules));
+        for (name, rules) in numbered.chain(unnumbered) {
             let Some(first) = rules.iter().position(|r| r.conditions.is_empty()) else {
                 continue;
             };
             let decided = &rules[first];
-            let name = arch.arch.syscalls().name(nr).unwrap_or("syscall");
-            for later in &rules[first + 1..] {
-                if later.action == decided.action || !seen.insert(later.seq) {
+            let earlier = if dialect == Dialect::Libseccomp {
+                &rules[..first]
+            } else {
+                &[]
+            };
+            for (rule, later) in earlier
+                .iter()
+                .map(|r| (r, false))
+                .chain(rules[first + 1..].iter().map(|r| (r, true)))
+            {
+                if rule.action == decided.action || !seen.insert(rule.seq) {
                     continue;
                 }
+                let why = if later {
+                    format!(
+                        "the earlier rule at {} has no conditions and decides every {name} call \
+                         first ({})",
+                        decided.origin, decided.action
+                    )
+                } else {
+                    format!(
+                        "the later rule at {} has no conditions and replaces it, deciding every \
+                         {name} call ({}), as libseccomp does",
+                        decided.origin, decided.action
+                    )
+                };
                 out.push(Warning {
-                    path: later.origin.to_string(),
-                    message: format!(
-                        "this {} rule for {name} never applies: the earlier rule at {} has no \
-                         conditions and decides every {name} call first ({})",
-                        later.action, decided.origin, decided.action
-                    ),
+                    path: rule.origin.to_string(),
+                    message: format!("this {} rule for {name} never applies: {why}", rule.action),
                 });
             }
         }
@@ -731,6 +763,14 @@ mod tests {
             Err(PolicyError::Warnings { warnings, .. }) => assert_eq!(warnings, r.shadowed),
             other => panic!("{other:?}"),
         }
+        // A name x86 reaches only through socketcall is checked too.
+        let recv = r#"{"defaultAction": "SCMP_ACT_TRAP", "syscalls": [
+            {"names": ["recv"], "action": "SCMP_ACT_KILL"},
+            {"names": ["recv"], "action": "SCMP_ACT_ALLOW",
+             "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_EQ"}]}]}"#;
+        let r = resolve_on(recv, Arch::X86, false).unwrap();
+        let paths: Vec<&str> = r.shadowed.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, ["$.syscalls[1]"]);
     }
 
     /// i386 has no `recv` or `semop` syscall (arch/x86/entry/syscalls/syscall_32.tbl); it
