@@ -1096,3 +1096,31 @@ proptest! {
         check_outcome(result)?;
     }
 }
+
+/// In a whole config.json, moby's and podman's fields are ignored as runc ignores them, with
+/// a warning only where ignoring one changes something: not for `{}`, an empty `name`, or an
+/// `errno` string that names `errnoRet`'s own errno. A config is told by its `linux` section
+/// even without `ociVersion`.
+#[test]
+fn a_config_json_warns_only_about_extensions_that_would_have_mattered() {
+    let config = br#"{"linux": {"seccomp": {"defaultAction": "SCMP_ACT_TRAP", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW", "includes": {}, "excludes": {"caps": []}},
+        {"names": ["mkdir"], "action": "SCMP_ACT_ERRNO", "errno": "EPERM", "errnoRet": 1},
+        {"names": ["mount"], "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_SYS_ADMIN"]}},
+        {"names": ["rmdir"], "action": "SCMP_ACT_ERRNO", "errno": "EACCES", "errnoRet": 1}]}}}"#;
+    let policy = oci::parse(config, "config.json").unwrap();
+    let paths: Vec<&str> = policy.warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "$.linux.seccomp.syscalls[2].includes",
+            "$.linux.seccomp.syscalls[3].errno"
+        ]
+    );
+    // As runc reads it: mount allowed whatever the caps, rmdir's errno from errnoRet.
+    let resolved = policy::resolve(&policy, &x86_64_options()).unwrap();
+    let x86_64 = resolved.arch(secopt::arch::Arch::X86_64).unwrap();
+    let rules = |nr: u32| x86_64.syscalls.get(&nr).cloned().unwrap_or_default();
+    assert_eq!(rules(165)[0].action, policy::Action::Allow, "mount");
+    assert_eq!(rules(84)[0].action, policy::Action::Errno(1), "rmdir");
+}

@@ -84,7 +84,8 @@ pub fn parse(bytes: &[u8], source_name: &str) -> Result<Policy, PolicyError> {
 fn seccomp_section<'j>(r: &Reader, doc: &'j Json) -> Result<(&'j Json, JPath), PolicyError> {
     let root = JPath::root();
     let mut top = r.object(doc, &root)?;
-    if !top.has("defaultAction") && top.has("ociVersion") {
+    // `ociVersion` marks a config; a `linux` section without a profile's fields does too.
+    if !top.has("defaultAction") && (top.has("ociVersion") || top.has("linux")) {
         let (linux, lpath) = top.get("linux").ok_or_else(|| {
             r.error(
                 &root.key("linux"),
@@ -104,20 +105,22 @@ fn seccomp_section<'j>(r: &Reader, doc: &'j Json) -> Result<(&'j Json, JPath), P
 }
 
 /// Member `key`, a field of moby's or podman's profile format that is not the runtime
-/// spec's, as [`Obj::get`] gives it; in a whole OCI config ([`Reader::runtime_spec`]) `None`,
-/// with a warning saying what that changes (`effect`): runc decodes the spec's struct, which
-/// has no such field, so it ignores it.
+/// spec's, as [`Obj::get`] gives it; in a whole OCI config ([`Reader::runtime_spec`]) `None`:
+/// runc decodes the spec's struct, which has no such field, so it ignores it. When ignoring
+/// it changes something (`matters`: an `includes` with conditions, not `{}`), a warning says
+/// what (`effect`).
 fn extension<'j>(
     r: &mut Reader,
     obj: &mut Obj<'j>,
     key: &str,
     effect: &str,
+    matters: &dyn Fn(&Json) -> bool,
 ) -> Option<(&'j Json, JPath)> {
     let member = obj.get(key);
     if !r.runtime_spec {
         return member;
     }
-    if let Some((_, p)) = member {
+    if let Some((_, p)) = member.filter(|(v, _)| matters(v)) {
         let owner = if key.starts_with("defaultErrno") || key == "errno" {
             "podman's"
         } else {
@@ -132,6 +135,18 @@ fn extension<'j>(
         );
     }
     None
+}
+
+/// Whether a value says anything: not null, `""`, `[]`, `{}`, or made of those only (an
+/// `includes` of `{"caps": []}` holds no condition).
+fn has_content(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Str(s) => !s.is_empty(),
+        Json::Arr(items) => items.iter().any(has_content),
+        Json::Obj(members) => members.iter().any(|(_, v)| has_content(v)),
+        Json::Bool(_) | Json::UInt(_) | Json::Int(_) | Json::Float(_) => true,
+    }
 }
 
 /// The action names of the runtime spec, without their data.
@@ -249,7 +264,14 @@ fn read_errno(
         None => None,
     };
     let effect = format!("so the errno is `{ret_key}`'s (EPERM when it is absent)");
-    let named = match extension(r, obj, str_key, &effect) {
+    // Ignoring it matters only where it names another errno than `errnoRet`.
+    let ret = numeric.as_ref().map(|(n, _)| *n);
+    let differs = |v: &Json| match v {
+        Json::Str(s) if s.is_empty() => false,
+        Json::Str(s) => names::errno_by_name(s).or_else(|| s.parse().ok()) != ret,
+        _ => true,
+    };
+    let named = match extension(r, obj, str_key, &effect, &differs) {
         Some((v, p)) => {
             let s = r.string(v, &p)?;
             if s.is_empty() {
@@ -447,7 +469,7 @@ fn read_architectures(r: &mut Reader, top: &mut Obj) -> Result<Architectures, Po
     }
     let mut map = Vec::new();
     let effect = "so the filter covers the arches `architectures` lists (none: the native one)";
-    if let Some((v, p)) = extension(r, top, "archMap", effect) {
+    if let Some((v, p)) = extension(r, top, "archMap", effect, &has_content) {
         for (i, item) in r.array(v, &p)?.iter().enumerate() {
             let ep = p.index(i);
             let mut entry = r.object(item, &ep)?;
@@ -518,7 +540,7 @@ fn read_syscall_entry(
             names.push(name.to_owned());
         }
     }
-    if let Some((v, p)) = extension(r, &mut obj, "name", "so it names no syscall") {
+    if let Some((v, p)) = extension(r, &mut obj, "name", "so it names no syscall", &has_content) {
         let name = r.string(v, &p)?;
         if !name.is_empty() {
             if !names.is_empty() {
@@ -563,11 +585,11 @@ fn read_syscall_entry(
     }
     let mut applies = Applicability::default();
     let effect = "so the rule applies whatever the capabilities, arches and kernel";
-    if let Some((v, p)) = extension(r, &mut obj, "includes", effect) {
+    if let Some((v, p)) = extension(r, &mut obj, "includes", effect, &has_content) {
         applies.includes = read_host_filter(r, v, &p)?;
     }
     let effect = "so the rule is never left out";
-    if let Some((v, p)) = extension(r, &mut obj, "excludes", effect) {
+    if let Some((v, p)) = extension(r, &mut obj, "excludes", effect, &has_content) {
         applies.excludes = read_host_filter(r, v, &p)?;
     }
     for (key, p) in obj.unused() {
