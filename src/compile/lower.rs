@@ -131,7 +131,7 @@ pub(crate) fn rules_with_multiplexing(
     }
     let table = arch.arch.syscalls();
     let mut touched = Vec::new();
-    for (name, rules) in rules_by_name(arch) {
+    for (name, rules) in arch.rules_by_name() {
         let Some((mux_name, call)) = arch.multiplexer(name) else {
             continue;
         };
@@ -162,26 +162,11 @@ pub(crate) fn rules_with_multiplexing(
     out
 }
 
-/// Every name's rules on `arch`: the numbered syscalls' and those this arch has no number for
-/// ([`ResolvedArch::unknown_rules`]).
-fn rules_by_name(arch: &ResolvedArch) -> impl Iterator<Item = (&str, &Vec<ResolvedRule>)> {
-    let table = arch.arch.syscalls();
-    let direct = arch
-        .syscalls
-        .iter()
-        .filter_map(move |(&nr, rules)| Some((table.name(nr)?, rules)));
-    let unknown = arch
-        .unknown_rules
-        .iter()
-        .map(|(name, rules)| (name.as_str(), rules));
-    direct.chain(unknown)
-}
-
 /// The name the profile gave rule `seq`, when [`rules_with_multiplexing`] moved that rule
 /// onto the multiplexer `nr` (`socket` on x86's `socketcall`).
 fn multiplexed_name(arch: &ResolvedArch, nr: u32, seq: usize) -> Option<String> {
     let table = arch.arch.syscalls();
-    rules_by_name(arch)
+    arch.rules_by_name()
         .find(|(name, rules)| {
             arch.multiplexer(name)
                 .is_some_and(|(mux, _)| table.nr(mux) == Some(nr))

@@ -200,6 +200,21 @@ fn multiplexes(arch: Arch) -> bool {
 }
 
 impl ResolvedArch {
+    /// Every name's rules: the numbered syscalls' (named by secopt's table for this arch)
+    /// and those this arch has no number for ([`ResolvedArch::unknown_rules`]).
+    pub fn rules_by_name(&self) -> impl Iterator<Item = (&str, &Vec<ResolvedRule>)> {
+        let table = self.arch.syscalls();
+        let numbered = self
+            .syscalls
+            .iter()
+            .filter_map(move |(&nr, rules)| Some((table.name(nr)?, rules)));
+        let unnumbered = self
+            .unknown_rules
+            .iter()
+            .map(|(name, rules)| (name.as_str(), rules));
+        numbered.chain(unnumbered)
+    }
+
     /// Whether libseccomp multiplexes socket and IPC calls on this arch (`socketcall(2)`,
     /// `ipc(2)`; its arch backend has `abi_rule_add`).
     pub fn multiplexes(&self) -> bool {
@@ -492,16 +507,7 @@ fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for arch in arches {
-        let table = arch.arch.syscalls();
-        let numbered = arch
-            .syscalls
-            .iter()
-            .map(|(&nr, rules)| (table.name(nr).unwrap_or("syscall"), rules));
-        let unnumbered = arch
-            .unknown_rules
-            .iter()
-            .map(|(name, rules)| (name.as_str(), rules));
-        for (name, rules) in numbered.chain(unnumbered) {
+        for (name, rules) in arch.rules_by_name() {
             let Some(first) = rules.iter().position(|r| r.conditions.is_empty()) else {
                 continue;
             };
