@@ -284,3 +284,49 @@ fn verify_and_diff_warn_about_the_profile_as_compile_does() {
         assert!(!stderr.contains("newfstatat"), "{verb}: {stderr}");
     }
 }
+
+/// A Firecracker file's warnings are said by `verify` and `diff` too, as `compile` says them,
+/// for the threads compared: `FILE:THREAD` says that thread's alone.
+#[test]
+fn verify_and_diff_warn_about_a_firecracker_file_as_compile_does() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-fc-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("fc.json");
+    // Firecracker's own compilers up to 1.9 are libseccomp-based and ignore a field they do
+    // not know (seccompiler-bin's serde structs without deny_unknown_fields).
+    std::fs::write(
+        &file,
+        r#"{"vmm": {"default_action": "trap", "filter_action": "allow", "comment": 1,
+                    "filter": [{"syscall": "read", "argz": []}]},
+            "api": {"default_action": "trap", "filter_action": "allow",
+                    "filter": [{"syscall": "write", "note": "x"}]}}"#,
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let vmm_warnings = [
+        r#"(thread vmm): $.vmm.comment: unknown field "comment" ignored"#,
+        r#"(thread vmm): $.vmm.filter[0].argz: unknown field "argz" ignored"#,
+    ];
+    let api_warning = r#"(thread api): $.api.filter[0].note: unknown field "note" ignored"#;
+    for verb in ["verify", "diff"] {
+        let run = |a: &str, b: &str| {
+            let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+                .args([verb, "--profile-arch", "x86_64", a, b])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(0), "{verb}: {stderr}");
+            stderr
+        };
+        let whole = run(file, file);
+        for said in vmm_warnings.iter().chain([&api_warning]) {
+            // Once per side.
+            assert_eq!(whole.matches(said).count(), 2, "{verb}: {whole}");
+        }
+        let vmm = run(&format!("{file}:vmm"), &format!("{file}:vmm"));
+        for said in vmm_warnings {
+            assert_eq!(vmm.matches(said).count(), 2, "{verb}: {vmm}");
+        }
+        assert!(!vmm.contains("thread api"), "{verb}: {vmm}");
+    }
+}

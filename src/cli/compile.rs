@@ -615,6 +615,18 @@ pub(super) fn report_warnings(policy: &Policy) {
     }
 }
 
+/// A Firecracker thread's warnings (its [`Resolved::warnings`]), on stderr unless `--quiet`:
+/// what `verify` and `diff` say of a Firecracker file, as `compile` does.
+pub(super) fn report_thread_warnings(resolved: &Resolved, thread: &str) {
+    for w in &resolved.warnings {
+        say!(
+            "secopt: warning: {} (thread {}): {w}",
+            resolved.source,
+            shown(thread)
+        );
+    }
+}
+
 /// Why runc would refuse to start a container with this profile, if it would: `--runc-compat`
 /// promises what runc loads, and for these it loads nothing (libcontainer/seccomp
 /// `InitSeccomp`, and the parent's "seccomp listenerPath is not set" on `procSeccomp`).

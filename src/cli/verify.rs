@@ -288,7 +288,7 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
     if format == InputFormat::Auto {
         if let Some((file, thread)) = firecracker_json_thread(path) {
             let bytes = super::io::read_input(&file)?;
-            let threads = compile_firecracker(&bytes, &display_name(&file), p)?;
+            let threads = compile_firecracker(&bytes, &display_name(&file), p, Some(&thread))?;
             return one_thread(threads, &file, &thread);
         }
     }
@@ -304,7 +304,7 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
             || serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok());
     if profile {
         if super::io::looks_like_firecracker(&bytes) {
-            return Ok(Side::Threads(compile_firecracker(&bytes, &name, p)?));
+            return Ok(Side::Threads(compile_firecracker(&bytes, &name, p, None)?));
         }
         let caps = crate::policy::CapSet::parse(&p.caps)
             .map_err(|e| Failure::input(format!("--caps: {e}")))?;
@@ -378,6 +378,7 @@ fn compile_firecracker(
     bytes: &[u8],
     name: &str,
     p: &PairArgs,
+    only: Option<&str>,
 ) -> Result<Vec<(String, Program)>, Failure> {
     let arch = p.profile_arch.or_else(Arch::host).ok_or_else(|| {
         Failure::input(format!(
@@ -385,16 +386,11 @@ fn compile_firecracker(
              file for; give --profile-arch ARCH"
         ))
     })?;
-    let filters = crate::compile::firecracker_reference_lowerings(
-        bytes,
-        name,
-        &FirecrackerOptions {
-            arch,
-            dialect: p.firecracker_dialect.dialect(),
-        },
-        &crate::compile::CompileOptions::default(),
-    )
-    .map_err(|e| {
+    let fc = FirecrackerOptions {
+        arch,
+        dialect: p.firecracker_dialect.dialect(),
+    };
+    let threads = crate::compile::resolve_firecracker(bytes, name, &fc).map_err(|e| {
         // A profile written for another arch names syscalls this one lacks.
         let e = e.to_string();
         let hint = if e.contains("unknown syscall") {
@@ -404,6 +400,20 @@ fn compile_firecracker(
         };
         Failure::input(format!("{e}{hint}"))
     })?;
+    let mut filters = Vec::new();
+    for (thread, resolved) in threads {
+        // What `compile` warns about this thread (unknown fields, rules that never apply),
+        // said here too, for the threads compared.
+        if only.is_none_or(|t| t == thread) {
+            super::compile::report_thread_warnings(&resolved, &thread);
+        }
+        let program = crate::compile::reference_lowering(
+            &resolved,
+            &crate::compile::CompileOptions::default(),
+        )
+        .map_err(|e| Failure::input(e.to_string()))?;
+        filters.push((thread, program));
+    }
     Ok(filters)
 }
 

@@ -514,7 +514,7 @@ pub fn compile_firecracker(
     options: &CompileOptions,
 ) -> Result<Vec<(String, CompiledFilter)>, CompileError> {
     let mut out = Vec::new();
-    for (thread, resolved) in firecracker_threads(profile, source, firecracker)? {
+    for (thread, resolved) in resolve_firecracker(profile, source, firecracker)? {
         let program = reference_program(&resolved, options)?;
         let mut info = FilterInfo::of(&resolved, options);
         info.thread = Some(thread.clone());
@@ -527,22 +527,11 @@ pub fn compile_firecracker(
     Ok(out)
 }
 
-/// [`reference_lowering`] of every thread of a Firecracker seccompiler file (sorted by name):
-/// what `secopt verify` compares a Firecracker file by.
-pub fn firecracker_reference_lowerings(
-    profile: &[u8],
-    source: &str,
-    firecracker: &policy::firecracker::FirecrackerOptions,
-    options: &CompileOptions,
-) -> Result<Vec<(String, Program)>, CompileError> {
-    firecracker_threads(profile, source, firecracker)?
-        .into_iter()
-        .map(|(thread, resolved)| Ok((thread, reference_lowering(&resolved, options)?)))
-        .collect()
-}
-
-/// Each thread of a Firecracker seccompiler file, parsed for `firecracker.arch` and resolved.
-fn firecracker_threads(
+/// Each thread of a Firecracker seccompiler file (sorted by name), parsed for
+/// `firecracker.arch` and resolved: what [`compile_firecracker`] builds from, and with
+/// [`reference_lowering`] what `secopt verify` compares a Firecracker file by. Each
+/// [`Resolved::warnings`](policy::Resolved::warnings) holds its thread's warnings.
+pub fn resolve_firecracker(
     profile: &[u8],
     source: &str,
     firecracker: &policy::firecracker::FirecrackerOptions,
