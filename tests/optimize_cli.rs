@@ -88,8 +88,8 @@ fn json_report_and_weights_file() {
         s(&inp),
         "-o",
         s(&out),
-        "--report",
-        "--format",
+        // compile's spelling, which implies --report as it does there.
+        "--report-format",
         "json",
         "--weights",
         s(&weights),
@@ -97,7 +97,7 @@ fn json_report_and_weights_file() {
         "no-cache",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let doc: Value = serde_json::from_slice(&stdout).unwrap();
+    let doc: Value = the_report(&stdout);
     assert_eq!(doc["method"], "lifted");
     assert_eq!(doc["verification"]["status"], "equal");
     let r = &doc["report"];
@@ -147,7 +147,7 @@ fn kernel_none_models_no_allow_cache() {
             kernel,
         ]);
         assert_eq!(code, 0, "{stderr}");
-        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        let doc: Value = the_report(&stdout);
         doc["report"].clone()
     };
     let none = report("none");
@@ -574,7 +574,7 @@ fn optimize_docker_tree(tag: &str, favor: &str) -> (Value, String, PathBuf) {
         "json",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    (serde_json::from_slice(&stdout).unwrap(), stderr, out)
+    (the_report(&stdout), stderr, out)
 }
 
 /// Without a workload there is nothing to favour (the default weights are a guess): `--favor
@@ -730,7 +730,7 @@ fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
         args.extend_from_slice(extra);
         let (code, stdout, stderr) = secopt(&args);
         assert_eq!(code, 0, "{tag}: {stderr}");
-        let v: Value = serde_json::from_slice(&stdout).unwrap();
+        let v: Value = the_report(&stdout);
         let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
         validate(&opt).unwrap();
         same_on_sweep(&linear, &opt);
@@ -990,7 +990,7 @@ fn a_workload_on_an_arch_the_filter_does_not_check_is_flagged() {
             "json",
         ]);
         assert_eq!(code, 0, "{stderr}");
-        let doc: Value = serde_json::from_slice(&stdout).unwrap();
+        let doc: Value = the_report(&stdout);
         let notes: Vec<String> = doc["notes"]
             .as_array()
             .unwrap()
@@ -1121,7 +1121,7 @@ fn a_stack_of_filters_becomes_one_that_decides_as_the_kernel_does() {
     // The report's "before" is the stack as the kernel runs it: both filters' instructions;
     // cached only what both allow by number (read and close: write depends on an argument
     // in the newest), and the output caches the same.
-    let report: Value = serde_json::from_slice(&stdout).unwrap();
+    let report: Value = the_report(&stdout);
     let before = &report["report"]["before"];
     assert_eq!(before["instructions"], filters[0].len() + filters[1].len());
     let x86_64_cached = |side: &Value| {
@@ -1451,4 +1451,13 @@ fn libseccomps_long_request_chain_is_laid_out_as_trees_that_fit() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(String::from_utf8_lossy(&stdout).starts_with("equal"));
+}
+
+/// The one document of `optimize --format json`'s report on one filter: an array of one, as
+/// compile's is.
+fn the_report(stdout: &[u8]) -> Value {
+    let docs: Value = serde_json::from_slice(stdout).unwrap();
+    let docs = docs.as_array().expect("an array of documents");
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    docs[0].clone()
 }

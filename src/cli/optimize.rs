@@ -59,9 +59,16 @@ pub struct OptimizeArgs {
     /// allow cache, worst-case path (to stderr when the filter goes to stdout).
     #[arg(long)]
     pub report: bool,
-    /// Report format (`--report-format` is the same option, spelled as `compile` spells it).
-    #[arg(long, value_enum, default_value_t = Format::Text, visible_alias = "report-format")]
-    pub format: Format,
+    /// Report format (`--report-format` is the same option, spelled as `compile` spells it);
+    /// implies --report. JSON: an array of documents, one per filter (a Firecracker file:
+    /// one per thread), shaped as `compile --report-format json`'s.
+    #[arg(
+        long,
+        value_enum,
+        visible_alias = "report-format",
+        value_name = "FORMAT"
+    )]
+    pub format: Option<Format>,
     /// Skip the proof that the output decides every input like the input does (and the check
     /// that no cacheable syscall became uncacheable).
     #[arg(long)]
@@ -116,6 +123,14 @@ pub struct OptimizeArgs {
     pub progress: ProgressMode,
     #[command(flatten)]
     pub self_check: super::self_check::SelfCheckArgs,
+}
+
+impl OptimizeArgs {
+    /// Whether a report is wanted: `--report`, or a `--format` given (as `compile`'s
+    /// `--report-format` implies `--report`).
+    fn wants_report(&self) -> bool {
+        self.report || self.format.is_some()
+    }
 }
 
 /// How the optimized filter is written.
@@ -262,7 +277,7 @@ fn optimize_options(args: &OptimizeArgs) -> Result<OptimizeOptions, Failure> {
         kernel,
         verify: !args.no_verify,
         self_check_budget: args.self_check.budget(),
-        report: args.report,
+        report: args.wants_report(),
         max_path: args.max_path,
         favor: args.favor,
         progress: None,
@@ -373,7 +388,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             encoding.releases()
         );
     }
-    if args.report {
+    if args.wants_report() {
         let reports: Vec<(&str, Option<&str>, &Optimized, &Report)> = optimized
             .iter()
             .filter_map(|(t, o)| {
@@ -381,7 +396,12 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
                 Some((source.as_str(), Some(t.as_str()), out, out.report.as_ref()?))
             })
             .collect();
-        print_report_list(args.format, &reports, to_stdout, Reference::Input)?;
+        print_report_list(
+            args.format.unwrap_or(Format::Text),
+            &reports,
+            to_stdout,
+            Reference::Input,
+        )?;
     }
     Ok(EXIT_OK)
 }
@@ -514,7 +534,7 @@ fn print_report(
     report: &Report,
     to_stdout: bool,
 ) -> Result<(), Failure> {
-    let text = match args.format {
+    let text = match args.format.unwrap_or(Format::Text) {
         Format::Json => {
             let mut doc = report_doc(&input_name(args), thread, out, report);
             // compile's shape, plus the files of a stack, oldest first, when there are several.
@@ -522,11 +542,13 @@ fn print_report(
                 let files: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
                 doc["stack"] = files.into();
             }
+            // An array of one, as compile's and a Firecracker file's: one shape for scripts.
+            let docs = serde_json::Value::Array(vec![doc]);
             if !to_stdout {
-                print_json(&doc)?;
+                print_json(&docs)?;
                 return Ok(());
             }
-            serde_json::to_string_pretty(&doc).map_err(|e| Failure::input(e.to_string()))?
+            serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
         }
         Format::Text => {
             let mut text = report_text(
