@@ -1010,7 +1010,8 @@ fn names_reached_only_through_socketcall_or_ipc_decide_like_libseccomp() {
 /// block has no `ld [nr]`: it compares the arch token with syscall numbers, and every
 /// i386 call gets the default action. secopt follows libseccomp's rule tree (its pseudo
 /// filter code); with the binary-tree layout, which loads `nr` itself, libseccomp's BPF
-/// agrees. x86_64 and x32 blocks always reload `nr` (their x32-bit check) and are not hit.
+/// agrees. An x86_64 or x32 block alone loads `nr` for its x32-bit check and is not hit;
+/// x86_64 with x32 share a block that is (`runc_unenforced_names_exactly_the_blocks_…`).
 #[test]
 fn libseccomp_codegen_drops_the_syscall_load_after_a_pseudo_syscall() {
     let text = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
@@ -1414,4 +1415,123 @@ fn firecracker_filters_decide_like_firecrackers_compiler() {
             );
         }
     }
+}
+
+/// The arch tokens of the blocks in libseccomp's linear program that have syscall tests but
+/// do not start with `ld [nr]`. A block starts after the comparison of the arch token that
+/// opens it (the first after `ld [arch]`, or the one the previous block's mismatch jumps
+/// to, A still holding the token there).
+fn blocks_without_the_syscall_load(program: &Program) -> Vec<u32> {
+    let insns = &program.insns;
+    let is_ret = |i: usize| insns[i].code & 0x07 == 0x06;
+    let mut out = Vec::new();
+    let mut at = 1; // after `ld [arch]`
+    while at < insns.len() && insns[at].code == 0x15 {
+        let token = insns[at].k;
+        let body = at + 1 + usize::from(insns[at].jt);
+        let loads_nr = insns[body].code == 0x20 && insns[body].k == 0;
+        if !is_ret(body) && !loads_nr {
+            out.push(token);
+        }
+        at = at + 1 + usize::from(insns[at].jf);
+    }
+    out
+}
+
+/// `compile::runc_unenforced` warns exactly where libseccomp's linear layout (runc's) gives
+/// an arch block no `ld [nr]` (the code-generation bug of
+/// `libseccomp_codegen_drops_the_syscall_load_after_a_pseudo_syscall`, found for x86_64 with
+/// x32 by a red-team audit: a rule for `send` first, and every x86_64 call got the default).
+/// Random profiles mix names each arch has and names it lacks, with and without conditions,
+/// over arch sets where the bug can and cannot happen; the oracle is the shape of the
+/// program the system libseccomp generates. Both outcomes must occur often.
+#[test]
+fn runc_unenforced_names_exactly_the_blocks_libseccomp_leaves_without_the_syscall_load() {
+    let mut rng = Rng::new(7);
+    let real = ["read", "write", "getpid", "close"];
+    let lacking = ["send", "recv", "accept", "chown32", "_llseek"];
+    let arch_sets: [&[Arch]; 5] = [
+        &[Arch::X86_64, Arch::X32],
+        &[Arch::X86],
+        &[Arch::X86_64, Arch::X86, Arch::X32],
+        &[Arch::X86_64],
+        &[Arch::Aarch64, Arch::Arm],
+    ];
+    let (mut dropped, mut kept) = (0, 0);
+    for case in 0..400 {
+        let mut rules = Vec::new();
+        for _ in 0..1 + rng.below(4) {
+            let name = if rng.chance(1, 2) {
+                rng.pick(&real)
+            } else {
+                rng.pick(&lacking)
+            };
+            let args = (0..rng.below(3))
+                .map(|i| {
+                    let op = rng.pick(&[
+                        "SCMP_CMP_EQ",
+                        "SCMP_CMP_NE",
+                        "SCMP_CMP_GT",
+                        "SCMP_CMP_LE",
+                        "SCMP_CMP_MASKED_EQ",
+                    ]);
+                    let value = rng.pick(&[1000u64, 1001, 0x1_0000_0000, u64::MAX]);
+                    format!(r#"{{"index": {i}, "value": {value}, "valueTwo": 1000, "op": "{op}"}}"#)
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let action = rng.pick(&[
+                r#""action": "SCMP_ACT_ERRNO", "errnoRet": 13"#,
+                r#""action": "SCMP_ACT_ALLOW""#,
+            ]);
+            rules.push(format!(
+                r#"{{"names": ["{name}"], {action}, "args": [{args}]}}"#
+            ));
+        }
+        let text = format!(
+            r#"{{"defaultAction": "SCMP_ACT_LOG", "syscalls": [{}]}}"#,
+            rules.join(", ")
+        );
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for arches in arch_sets {
+            let Ok(theirs) = build_filter(&json, &oracle_options(arches, &[], 1)) else {
+                continue; // refused (EEXIST): runc loads nothing
+            };
+            let policy = policy::oci::parse(text.as_bytes(), "random.json").unwrap();
+            let resolved =
+                policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
+            // "runc will not enforce this profile on x86_64 and x32: …"
+            let warned: BTreeSet<u32> = compile::runc_unenforced(&resolved)
+                .iter()
+                .flat_map(|w| {
+                    let on = w.message.split_once(" profile on ").unwrap().1;
+                    let on = on.split_once(':').unwrap().0.to_string();
+                    on.split(" and ")
+                        .map(|name| {
+                            Arch::ALL
+                                .into_iter()
+                                .find(|a| a.to_string() == name)
+                                .unwrap_or_else(|| panic!("{name:?} in {w}"))
+                                .token()
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let unloaded: BTreeSet<u32> = blocks_without_the_syscall_load(&theirs.program)
+                .into_iter()
+                .collect();
+            assert_eq!(
+                warned, unloaded,
+                "case {case} {arches:?}: secopt warns for tokens {warned:x?}, libseccomp's \
+                 blocks without `ld [nr]` are {unloaded:x?}\n{text}"
+            );
+            if unloaded.is_empty() {
+                kept += 1;
+            } else {
+                dropped += 1;
+            }
+        }
+    }
+    eprintln!("{dropped} filters where libseccomp drops a block's syscall load (all warned); {kept} where it does not (none warned)");
+    assert!(dropped >= 20 && kept >= 200, "{dropped} {kept}");
 }

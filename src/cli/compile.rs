@@ -91,7 +91,8 @@ pub struct CompileArgs {
     /// ENOSYS unless the default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
     /// without `listenerPath`, or on `write`) is an error. The rules decide as libseccomp's
     /// rule tree does, also where its BPF generator does not (docs/kernel-facts.md: a missed
-    /// accumulator reload can let runc's filter ALLOW a call its rules deny).
+    /// accumulator reload can let runc's filter ALLOW a call its rules deny; a dropped
+    /// syscall load, which a warning names, leaves a whole arch to the default action).
     #[arg(long)]
     pub runc_compat: bool,
     /// Which table turns syscall names into numbers: `builtin` (secopt's, Linux 6.18) or
@@ -361,6 +362,15 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             report_warnings(&policy);
         }
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        if args.strict {
+            let unenforced = crate::compile::runc_unenforced(&resolved);
+            if !unenforced.is_empty() {
+                return Err(input_error(PolicyError::Warnings {
+                    file: source.to_string(),
+                    warnings: unenforced,
+                }));
+            }
+        }
         if args.runc_compat {
             if let Some(why) = runc_refusal(&resolved) {
                 return Err(Failure::input(format!("{source}: {why}")));
@@ -657,7 +667,11 @@ pub(super) fn report_unknown(resolved: &Resolved, thread: Option<&str>, notes: b
         Some(t) => format!("{} (thread {})", resolved.source, shown(t)),
         None => resolved.source.clone(),
     };
-    for w in &resolved.shadowed {
+    for w in resolved
+        .shadowed
+        .iter()
+        .chain(&crate::compile::runc_unenforced(resolved))
+    {
         say!("secopt: warning: {prefix}: {w}");
     }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;

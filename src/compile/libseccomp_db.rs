@@ -291,6 +291,33 @@ impl SyscallDb {
         false
     }
 
+    /// How many nodes the syscall's tree has (0 for a rule without conditions): libseccomp's
+    /// `node_cnt`, from which its linear layout orders the syscalls (fewest first,
+    /// src/db.c `_DB_PRI_MASK_CHAIN - node_cnt`). Counted as the distinct nodes reachable
+    /// from the root, which is what libseccomp's additions and subtractions keep track of.
+    pub fn node_count(&self) -> usize {
+        let Some(Entry {
+            chains: Some(root), ..
+        }) = self.entry
+        else {
+            return 0;
+        };
+        let mut seen = HashSet::default();
+        let mut todo = vec![self.level_start(root)];
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let node = &self.nodes[id];
+            todo.extend(
+                [node.prv, node.nxt, node.nxt_t, node.nxt_f]
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+        seen.len()
+    }
+
     pub fn level_next(&self, id: usize) -> Option<usize> {
         self.nodes[id].nxt
     }

@@ -331,3 +331,109 @@ pub(crate) fn emit_filter(
     b.ret(ret_val(resolved.bad_arch_action).0);
     Ok(())
 }
+
+/// An arch block of libseccomp's linear layout (runc's) that never loads the syscall number:
+/// a libseccomp code-generation bug ([`blocks_libseccomp_leaves_without_the_syscall_load`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnloadedBlock {
+    /// The arches of the block (x86_64 and x32 share one), in filter order.
+    pub arches: Vec<Arch>,
+    /// The names this arch lacks whose rules libseccomp puts first (its pseudo-syscalls), with
+    /// the place of their first rule.
+    pub first: Vec<(String, std::sync::Arc<str>)>,
+}
+
+/// The arch blocks to which libseccomp's linear layout (what runc loads; libseccomp 2.5.4
+/// and 2.6.1 alike) gives no `ld [nr]`, so that the block compares the arch token with
+/// syscall numbers and every call of its arches gets the default action.
+///
+/// src/gen_bpf.c `_gen_bpf_syscalls` orders a block's syscalls by priority — fewest rule-tree
+/// nodes first (src/db.c), ties in database order: each arch's syscalls by number, which
+/// puts pseudo-syscalls (negative numbers, compared unsigned) after the real ones, the first
+/// arch's before the second's (x86_64 and x32 share a block when both are in the filter) —
+/// and passes the accumulator reset to the first one only. Pseudo-syscalls (names the arch
+/// lacks, kept in libseccomp's database) are then left out of the BPF (`_skip_syscall`), so
+/// when one is first, nothing loads the number. x86_64 or x32 alone is spared: its x32-bit
+/// check loads the number first.
+pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
+    resolved: &Resolved,
+) -> Vec<UnloadedBlock> {
+    if resolved.dialect != Dialect::Libseccomp {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for block in blocks(resolved) {
+        if block.split != Split::None {
+            continue;
+        }
+        // Cheap first: without a pseudo-syscall in the block there is nothing to find (most
+        // profiles with thousands of argument values have none, and their trees are slow).
+        let pseudo: Vec<Vec<(&str, &[ResolvedRule])>> = block
+            .members
+            .iter()
+            .map(|arch| {
+                let names = arch.unnumbered_names(true);
+                let kept = if arch.multiplexes() {
+                    names.multiplexed
+                } else {
+                    names.other_arch
+                };
+                kept.into_iter()
+                    .filter_map(|name| {
+                        let rules = arch.unknown_rules.get(name)?;
+                        (!rules.is_empty()).then_some((name, rules.as_slice()))
+                    })
+                    .collect()
+            })
+            .collect();
+        if pseudo.iter().all(Vec::is_empty) {
+            continue;
+        }
+        // The block's syscalls in libseccomp's order of ties, each with its node count; the
+        // first with the fewest nodes is the one the number is loaded for.
+        let mut best: Option<(usize, bool)> = None;
+        let mut first_pseudo = Vec::new();
+        let mut any_real = false;
+        'members: for (arch, pseudo) in block.members.iter().zip(&pseudo) {
+            let layout = ArgLayout::new(arch.arch, resolved.dialect);
+            for (_, rules) in rules_with_multiplexing(arch, resolved.dialect) {
+                let Some(count) = rules::libseccomp_node_count(layout, &rules) else {
+                    // libseccomp refuses the profile: runc loads nothing.
+                    return Vec::new();
+                };
+                any_real = true;
+                if best.is_none_or(|(b, _)| count < b) {
+                    best = Some((count, false));
+                }
+                if count == 0 {
+                    break 'members;
+                }
+            }
+            for &(name, rules) in pseudo {
+                let Some(count) = rules::libseccomp_node_count(layout, rules) else {
+                    return Vec::new();
+                };
+                let origin = rules[0].origin.clone();
+                match best {
+                    Some((b, _)) if count > b => {}
+                    Some((b, true)) if count == b => first_pseudo.push((name.to_string(), origin)),
+                    Some((b, false)) if count == b => {}
+                    _ => {
+                        best = Some((count, true));
+                        first_pseudo = vec![(name.to_string(), origin)];
+                    }
+                }
+            }
+            if best.is_some_and(|(count, _)| count == 0) {
+                break;
+            }
+        }
+        if any_real && best.is_some_and(|(_, pseudo)| pseudo) {
+            out.push(UnloadedBlock {
+                arches: block.members.iter().map(|a| a.arch).collect(),
+                first: first_pseudo,
+            });
+        }
+    }
+    out
+}

@@ -319,9 +319,70 @@ impl FilterInfo {
             kernel: resolved.kernel,
             settings: options.settings.clone(),
             optimization: None,
-            warnings: resolved.warnings.clone(),
+            warnings: resolved
+                .warnings
+                .iter()
+                .cloned()
+                .chain(runc_unenforced(resolved))
+                .collect(),
         }
     }
+}
+
+/// Where runc would not enforce the profile: the arch blocks that libseccomp's filter (the
+/// linear layout runc loads, libseccomp 2.5 and 2.6 alike) generates without loading the
+/// syscall number, so that every call of those arches gets the default action. It happens
+/// when the rule libseccomp orders first in a block is for a name the arch lacks (see
+/// `lower::blocks_libseccomp_leaves_without_the_syscall_load`). secopt's own filters decide as
+/// the profile says; these warnings are for who also loads the profile with runc. Each is
+/// at the first rule of that name. Empty outside libseccomp's dialect.
+pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
+    lower::blocks_libseccomp_leaves_without_the_syscall_load(resolved)
+        .into_iter()
+        .map(|block| {
+            let arches = block
+                .arches
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let names = block
+                .first
+                .iter()
+                .map(|(n, _)| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let lacks = if block.first.len() == 1 {
+                "a name"
+            } else {
+                "names"
+            };
+            let (s, ve) = if block.arches.len() == 1 {
+                ("s", "s")
+            } else {
+                ("", "ve")
+            };
+            let x32 = if block.arches.contains(&Arch::X32) && block.arches.contains(&Arch::X86_64) {
+                ", or leave SCMP_ARCH_X32 out of `architectures` (x86_64 alone loads it)"
+            } else {
+                ""
+            };
+            policy::Warning {
+                path: block.first[0].1.to_string(),
+                message: format!(
+                    "runc will not enforce this profile on {arches}: in the filter libseccomp \
+                     generates for runc (2.5 and 2.6), their block never loads the syscall \
+                     number, because the rule libseccomp puts first there is for {names}, \
+                     {lacks} {arches} lack{s}, which it leaves out of the filter with the load; \
+                     every {arches} call then gets the default action ({}) under runc. \
+                     secopt's filter decides as the profile says. For runc to enforce it: give \
+                     a syscall {arches} ha{ve} a rule without conditions and with another \
+                     action than the default{x32}",
+                    ret_val(resolved.default_action)
+                ),
+            }
+        })
+        .collect()
 }
 
 /// A program the kernel accepts, with its metadata. The only way to make one is

@@ -251,6 +251,18 @@ pub(crate) fn libseccomp_takes(layout: ArgLayout, rules: &[ResolvedRule]) -> Res
     libseccomp_tree(layout, rules).map(|_| ())
 }
 
+/// The number of nodes in libseccomp's rule tree for `rules` (0 when one has no
+/// conditions), or `None` if libseccomp refuses one (the compile reports that).
+pub(crate) fn libseccomp_node_count(layout: ArgLayout, rules: &[ResolvedRule]) -> Option<usize> {
+    if rules.iter().any(|r| r.conditions.is_empty()) {
+        // It replaces every conditional rule (and later ones are ignored): no tree to build.
+        return Some(0);
+    }
+    libseccomp_tree(layout, rules)
+        .ok()
+        .map(|db| db.node_count())
+}
+
 /// `rules` merged into libseccomp's rule tree, in order, or the first it refuses.
 fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
     let mut db = SyscallDb::new();
