@@ -146,6 +146,38 @@ fn missing_file_and_bad_usage() {
         &secopt(&["emu", "/nonexistent.bpf", "--nr", "read"]),
         &["/nonexistent.bpf"],
     );
+    // A misspelt option of the verbs that run a command is an unknown option, not the
+    // command ("`--nflags`: command not found"); after `--` anything is the command.
+    let dir = tmpdir("misspelt");
+    let allow = write(
+        &dir,
+        "allow.json",
+        br#"{"defaultAction": "SCMP_ACT_ALLOW"}"#,
+    );
+    let workload = dir.join("w.json");
+    for args in [
+        vec!["exec", "-p", &allow, "--nflags", "--", "true"],
+        vec!["exec", "-p", &allow, "--dry-run", "--no-flag", "--", "true"],
+        vec![
+            "record",
+            "-o",
+            workload.to_str().unwrap(),
+            "--nargs",
+            "--",
+            "true",
+        ],
+    ] {
+        let misspelt = args.iter().find(|a| a.starts_with("--n")).unwrap();
+        assert_bad_input(
+            &secopt(&args),
+            &[&format!("unexpected argument '{misspelt}'")],
+        );
+    }
+    let out = secopt(&["exec", "-p", &allow, "--", "--not-a-command"]);
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    // Without `--`, the command's own options stay its own.
+    let out = secopt(&["exec", "-p", &allow, "sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
 }
 
 #[test]

@@ -1120,6 +1120,37 @@ fn big_endian_filters_read_back_with_raw_be() {
     ]));
     let out = secopt(&["verify", raw, optimized, "--input-format", "raw-be"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
+
+    // Verbs that install a filter here offer no flag they lack (this kernel reads its own
+    // byte order); record spells the flag its way.
+    for args in [
+        vec!["exec", "--bpf", raw, "--", "true"],
+        vec!["bench", "--bpf", &format!("be={raw}"), "--calls", "1"],
+    ] {
+        let out = secopt(&args);
+        bad_input(
+            &out,
+            &[
+                "s390x.bpf",
+                "read as big-endian it is a valid filter, for s390x",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("pass `--input-format"), "{stderr}");
+    }
+    let workload = d.join("w.json");
+    bad_input(
+        &secopt(&[
+            "record",
+            "--filter",
+            raw,
+            "-o",
+            workload.to_str().unwrap(),
+            "--",
+            "true",
+        ]),
+        &["s390x.bpf", "pass `--filter-format raw-be`"],
+    );
 }
 
 /// Options that mean nothing for the profile given are refused, not silently ignored (runc's

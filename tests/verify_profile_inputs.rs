@@ -330,3 +330,57 @@ fn verify_and_diff_warn_about_a_firecracker_file_as_compile_does() {
         assert!(!vmm.contains("thread api"), "{verb}: {vmm}");
     }
 }
+
+/// Options that compile a profile input are refused when no input is such a profile (they
+/// would change nothing), naming each; with a profile on one side they are taken.
+#[test]
+fn profile_options_without_a_profile_input_are_refused() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-unused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let filter = dir.join("allow.s");
+    std::fs::write(&filter, "ret ALLOW\n").unwrap();
+    let profile = dir.join("allow.json");
+    std::fs::write(&profile, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
+    let (f, p) = (filter.to_str().unwrap(), profile.to_str().unwrap());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_secopt"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for verb in ["verify", "diff"] {
+        for (flags, named) in [
+            (
+                &["--runc-compat"][..],
+                "--runc-compat compiles a profile input",
+            ),
+            (
+                &["--caps", "all", "--kernel", "5.4"][..],
+                "--caps, --kernel compile a profile input",
+            ),
+            (
+                &["--firecracker-dialect", "rust-vmm"][..],
+                "--firecracker-dialect",
+            ),
+            (&["--profile-arch", "aarch64"][..], "--profile-arch"),
+        ] {
+            let mut args = vec![verb, f, f];
+            args.extend_from_slice(flags);
+            let out = run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{verb} {flags:?}: {stderr}");
+            assert!(stderr.contains(named), "{verb} {flags:?}: {stderr}");
+        }
+        // With the profile on one side, the OCI options are taken (the profile's filter kills
+        // other arches' calls where `ret ALLOW` does not: a difference, exit 1).
+        let out = run(&[verb, f, p, "--caps", "all", "--kernel", "5.4"]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{verb}: {out:?}");
+        // The Firecracker dialect still means nothing for an OCI profile.
+        let out = run(&[verb, f, p, "--firecracker-dialect", "rust-vmm"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && stderr.contains("no input is a Firecracker JSON file"),
+            "{verb}: {stderr}"
+        );
+    }
+}

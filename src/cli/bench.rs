@@ -5,9 +5,7 @@
 //! refusing a filter, a decision check) fails before any output is written; the report and
 //! the plot are written atomically at the end.
 
-use super::io::{
-    check_can_write, display_name, load_program, read_input, write_output, InputFormat,
-};
+use super::io::{check_can_write, display_name, read_input, write_output};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::Arch;
 use crate::bench::{self, peers, workload, BenchError, BenchOptions, Variant, VariantKind};
@@ -314,7 +312,7 @@ fn file_variants(specs: &[String]) -> Result<Vec<Variant>, Failure> {
             }
             let programs = paths
                 .iter()
-                .map(|p| load_program(p, InputFormat::Auto))
+                .map(|p| super::io::load_program_to_install(p))
                 .collect::<Result<Vec<_>, _>>()?;
             let kind = VariantKind::File {
                 path: paths

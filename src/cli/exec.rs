@@ -13,7 +13,7 @@
 
 use super::asm_cmd::parse_arch;
 use super::compile::SyscallTable;
-use super::io::{display_name, load_program, read_input, InputFormat};
+use super::io::{display_name, read_input};
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
 use crate::bpf::action::Action as RetAction;
@@ -119,12 +119,7 @@ pub struct ExecArgs {
     #[arg(short, long)]
     pub verbose: bool,
     /// The command and its arguments (after `--`).
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
 }
 
@@ -337,7 +332,7 @@ fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
         .iter()
         .map(|p| {
             Ok(PlannedFilter {
-                program: load_program(p, InputFormat::Auto)?,
+                program: super::io::load_program_to_install(p)?,
                 origin: display_name(p),
             })
         })

@@ -152,6 +152,42 @@ pub fn looks_like_text(bytes: &[u8]) -> bool {
     !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
 }
 
+/// Said of a raw filter that the kernel rejects as read little-endian but accepts read
+/// big-endian, for the verbs with `--input-format`.
+const BIG_ENDIAN_HINT: &str =
+    " (read as big-endian it is a valid filter: pass `--input-format raw-be`)";
+
+/// [`load_program`] of a filter to be installed on this machine (`exec --bpf`, `bench
+/// --bpf`), whose kernel reads filters in its own byte order: a big-endian filter is named
+/// as such, with no flag to offer.
+pub fn load_program_to_install(path: &Path) -> Result<Program, Failure> {
+    load_program(path, InputFormat::Auto).map_err(|mut f| {
+        f.message = f.message.replace(
+            BIG_ENDIAN_HINT,
+            " (read as big-endian it is a valid filter, for s390x, ppc64 or mips: this \
+             machine's kernel reads filters in its own byte order, so it cannot be installed \
+             here; `secopt optimize --input-format raw-be` and `disasm` read it)",
+        );
+        f
+    })
+}
+
+/// [`load_program`] with `flag` (`--filter-format`) offered for a big-endian filter, for a
+/// verb that spells `--input-format` so.
+pub fn load_program_with_flag(
+    path: &Path,
+    format: InputFormat,
+    flag: &str,
+) -> Result<Program, Failure> {
+    load_program(path, format).map_err(|mut f| {
+        f.message = f.message.replace(
+            BIG_ENDIAN_HINT,
+            &format!(" (read as big-endian it is a valid filter: pass `{flag} raw-be`)"),
+        );
+        f
+    })
+}
+
 /// Loads a program (raw or assembly) and validates it as the kernel would.
 /// Every failure names the file and the place (instruction index or line:column).
 pub fn load_program(path: &Path, format: InputFormat) -> Result<Program, Failure> {
@@ -435,7 +471,7 @@ fn decode_as(
             && Program::from_raw_in(bytes, Endian::Big)
                 .is_ok_and(|p| validate::validate(&p).is_ok());
         let hint = if big_endian {
-            " (read as big-endian it is a valid filter: pass `--input-format raw-be`)"
+            BIG_ENDIAN_HINT
         } else if only_too_long(&prog) {
             too_long_hint
         } else {

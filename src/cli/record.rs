@@ -15,9 +15,7 @@
 //!   alone cannot find them: registers past a syscall's arity, pointers and descriptors are
 //!   just as constant in a loop as a flag is.
 
-use super::io::{
-    check_can_write, check_output_dir, display_name, load_program, write_output, InputFormat,
-};
+use super::io::{check_can_write, check_output_dir, display_name, write_output, InputFormat};
 use super::Failure;
 use crate::arch::{Arch, X32_SYSCALL_BIT};
 use crate::bpf::analysis::{Analyzer, Budget};
@@ -70,7 +68,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "FILTER")]
     pub filter: Option<PathBuf>,
     /// How the --filter file is encoded.
-    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto, requires = "filter")]
     pub filter_format: InputFormat,
     /// Record counts only, no argument samples.
     #[arg(long, conflicts_with = "filter")]
@@ -97,7 +95,6 @@ pub struct RecordArgs {
     #[arg(
         required_unless_present = "pid",
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "COMMAND"
     )]
     pub command: Vec<OsString>,
@@ -669,7 +666,8 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
     let filter_name = args.filter.as_deref().map(display_name);
     let sampling = match &args.filter {
         Some(path) => {
-            program = load_program(path, args.filter_format)?;
+            program =
+                super::io::load_program_with_flag(path, args.filter_format, "--filter-format")?;
             let analyzer = Analyzer::new(&program).map_err(|e| {
                 Failure::input(format!("{}: {e}", filter_name.as_deref().unwrap_or("")))
             })?;

@@ -276,19 +276,74 @@ fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
             "both inputs are `-`: stdin holds one filter; give the other as a file",
         ));
     }
-    Ok((load_side(&p.a, p)?, load_side(&p.b, p)?))
+    let mut seen = ProfilesSeen::default();
+    let sides = (
+        load_side(&p.a, p, &mut seen)?,
+        load_side(&p.b, p, &mut seen)?,
+    );
+    seen.refuse_unused_options(p)?;
+    Ok(sides)
+}
+
+/// Which kinds of profile the inputs were, so that options for a kind neither side is are
+/// refused rather than ignored (a user who passes a flag expects it to matter).
+#[derive(Default)]
+struct ProfilesSeen {
+    oci: bool,
+    firecracker: bool,
+}
+
+impl ProfilesSeen {
+    fn refuse_unused_options(&self, p: &PairArgs) -> Result<(), Failure> {
+        let mut unused = Vec::new();
+        if !self.oci {
+            if p.runc_compat {
+                unused.push("--runc-compat");
+            }
+            if p.caps != "default" {
+                unused.push("--caps");
+            }
+            if p.kernel.is_some() {
+                unused.push("--kernel");
+            }
+            if p.syscall_table != SyscallTable::Builtin {
+                unused.push("--syscall-table");
+            }
+        }
+        if !self.firecracker && p.firecracker_dialect != FirecrackerDialect::Libseccomp {
+            unused.push("--firecracker-dialect");
+        }
+        if !self.oci && !self.firecracker && p.profile_arch.is_some() {
+            unused.push("--profile-arch");
+        }
+        if unused.is_empty() {
+            return Ok(());
+        }
+        let kind = match (self.oci, self.firecracker) {
+            (false, false) => "neither input is a profile (both are filters)",
+            (true, false) => "no input is a Firecracker JSON file",
+            _ => "no input is an OCI profile",
+        };
+        Err(Failure::input(format!(
+            "{} compile{} a profile input, but {kind}: leave {} out",
+            unused.join(", "),
+            if unused.len() == 1 { "s" } else { "" },
+            if unused.len() == 1 { "it" } else { "them" },
+        )))
+    }
 }
 
 /// A filter file, an OCI/Docker profile compiled the way `secopt compile` does by default, a
 /// Firecracker JSON file or filter file (every thread), or `FIRECRACKER_FILE:THREAD` (one).
 /// Profiles are compiled for `arch` (`--profile-arch`) as `secopt compile --arch` does, else
 /// for this host.
-fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
+fn load_side(path: &Path, p: &PairArgs, seen: &mut ProfilesSeen) -> Result<Side, Failure> {
     let (format, arch) = (p.input_format, p.profile_arch);
     if format == InputFormat::Auto {
         if let Some((file, thread)) = firecracker_json_thread(path) {
             let bytes = super::io::read_input(&file)?;
             let threads = compile_firecracker(&bytes, &display_name(&file), p, Some(&thread))?;
+            seen.firecracker = true;
             return one_thread(threads, &file, &thread);
         }
     }
@@ -304,6 +359,7 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
             || serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok());
     if profile {
         if super::io::looks_like_firecracker(&bytes) {
+            seen.firecracker = true;
             return Ok(Side::Threads(compile_firecracker(&bytes, &name, p, None)?));
         }
         let caps = crate::policy::CapSet::parse(&p.caps)
@@ -337,6 +393,7 @@ fn load_side(path: &Path, p: &PairArgs) -> Result<Side, Failure> {
             },
         )
         .map_err(|e| Failure::input(e.to_string()))?;
+        seen.oci = true;
         return Ok(Side::One(reference));
     }
     Ok(
