@@ -222,15 +222,22 @@ fn profile_variants(
     };
     let resolved = policy::resolve(&policy, &options).map_err(|e| Failure::input(e.to_string()))?;
     for arch in &resolved.arches {
-        if !arch.unknown.is_empty() {
-            let shown: Vec<&str> = arch.unknown.iter().take(6).map(String::as_str).collect();
-            let more = arch.unknown.len() - shown.len();
+        // As compile says it: names libseccomp applies through socketcall/ipc are not skipped.
+        let names = arch.unnumbered_names(resolved.dialect == policy::Dialect::Libseccomp);
+        let skipped: Vec<&str> = names.other_arch.iter().chain(&names.nowhere).copied().collect();
+        if !skipped.is_empty() {
             notes.push(format!(
-                "{name}: {} of its syscall names do not exist on {} ({}{}), skipped there as runc does",
-                arch.unknown.len(),
+                "{name}: {} of its syscall names do not exist on {}, skipped there as runc does: {}",
+                skipped.len(),
                 arch.arch,
-                shown.join(", "),
-                if more > 0 { format!(", and {more} more") } else { String::new() }
+                policy::name_listing(&skipped, 6, "")
+            ));
+        }
+        if !names.multiplexed.is_empty() {
+            notes.push(format!(
+                "{name}: on {} only through socketcall/ipc, as libseccomp applies them: {}",
+                arch.arch,
+                names.multiplexed.join(", ")
             ));
         }
     }
@@ -241,7 +248,7 @@ fn profile_variants(
         variants.extend(peers::libseccomp_variants(&policy, &resolved).map_err(bench_failure)?);
     } else {
         notes.push(
-            "no libseccomp variants: this secopt was built without the `libseccomp` feature (cargo install secopt --features libseccomp, with libseccomp installed)".into(),
+            "no libseccomp variants: this secopt was built without the `libseccomp` feature (with libseccomp-dev installed: cargo build --release --features libseccomp)".into(),
         );
     }
     if !a.no_secopt {
