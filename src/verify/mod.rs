@@ -28,8 +28,10 @@
 //! `nr == 41 ∧ a0lo == 16` and `ALLOW` on the rest; `B`'s test `a0lo >= 16 ∧ a0lo <= 16` builds
 //! the same BDD node for its `ERRNO(1)` set, so every output bit is the same node: equal.
 //! Changing `B`'s bound to `<= 17` adds the inputs with `a0lo == 17` to its ERRNO set; `D` is
-//! `nr == 41 ∧ a0lo == 17`, and its smallest point (arch 0, nr 41, `args[0]` 17, the rest 0) is
-//! the counterexample:
+//! `nr == 41 ∧ a0lo == 17`. The counterexample is its smallest point with the host's arch token
+//! (else one the filters test, else any: a real machine's token gives it a real byte order, in
+//! which offset 16 is `args[0]`'s low word): on x86_64, arch x86_64, nr 41, `args[0]` 17, the
+//! rest 0:
 //!
 //! ```
 //! use secopt::bpf::insn::*;
@@ -58,6 +60,9 @@
 //! assert_eq!(equivalent(&a, &b(16), &opts).unwrap(), Verdict::Equal);
 //! let Verdict::Different(cx) = equivalent(&a, &b(17), &opts).unwrap() else { panic!() };
 //! assert_eq!((cx.data.nr, cx.data.args[0]), (41, 17));
+//! if let Some(host) = secopt::arch::Arch::host() {
+//!     assert_eq!(cx.data.arch, host.token());
+//! }
 //! assert_eq!((cx.a, cx.b), (RetVal::ALLOW, RetVal::errno(1)));
 //! ```
 //!
