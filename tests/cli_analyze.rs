@@ -511,8 +511,8 @@ fn analyze_and_optimize_count_cached_numbers_alike() {
         "6.18",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let report: Value = serde_json::from_str(&stdout).unwrap();
-    let before = &report["report"]["before"]["cacheable"];
+    let reports: Value = serde_json::from_str(&stdout).unwrap();
+    let before = &reports[0]["report"]["before"]["cacheable"];
     let x86_64 = before
         .as_array()
         .unwrap()

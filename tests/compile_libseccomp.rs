@@ -1500,7 +1500,7 @@ fn runc_unenforced_names_exactly_the_blocks_libseccomp_leaves_without_the_syscal
             let policy = policy::oci::parse(text.as_bytes(), "random.json").unwrap();
             let resolved =
                 policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
-            // "runc will not enforce this profile on x86_64 and x32: …"
+            // "… will not enforce this profile on x86_64 and x32: …"
             let warned: BTreeSet<u32> = compile::runc_unenforced(&resolved)
                 .iter()
                 .flat_map(|w| {

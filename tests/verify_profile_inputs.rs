@@ -292,8 +292,8 @@ fn verify_and_diff_warn_about_a_firecracker_file_as_compile_does() {
     let dir = std::env::temp_dir().join(format!("secopt-verify-fc-warn-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("fc.json");
-    // Firecracker's own compilers up to 1.9 are libseccomp-based and ignore a field they do
-    // not know (seccompiler-bin's serde structs without deny_unknown_fields).
+    // Firecracker's compiler since 1.11 (libseccomp-based, the default dialect) ignores a
+    // field it does not know; 1.10's and rust-vmm's refuse it.
     std::fs::write(
         &file,
         r#"{"vmm": {"default_action": "trap", "filter_action": "allow", "comment": 1,
@@ -352,11 +352,11 @@ fn profile_options_without_a_profile_input_are_refused() {
         for (flags, named) in [
             (
                 &["--runc-compat"][..],
-                "--runc-compat compiles a profile input",
+                "--runc-compat only affects a profile input",
             ),
             (
                 &["--caps", "all", "--kernel", "5.4"][..],
-                "--caps, --kernel compile a profile input",
+                "--caps, --kernel only affect a profile input",
             ),
             (
                 &["--firecracker-dialect", "rust-vmm"][..],
@@ -371,8 +371,8 @@ fn profile_options_without_a_profile_input_are_refused() {
             assert_eq!(out.status.code(), Some(2), "{verb} {flags:?}: {stderr}");
             assert!(stderr.contains(named), "{verb} {flags:?}: {stderr}");
         }
-        // With the profile on one side, the OCI options are taken (the profile's filter kills
-        // other arches' calls where `ret ALLOW` does not: a difference, exit 1).
+        // With the profile on one side, the OCI options are not refused (the profile's filter
+        // kills other arches' calls where `ret ALLOW` does not: a difference, exit 1).
         let out = run(&[verb, f, p, "--caps", "all", "--kernel", "5.4"]);
         assert!(matches!(out.status.code(), Some(0 | 1)), "{verb}: {out:?}");
         // The Firecracker dialect still means nothing for an OCI profile.

@@ -224,7 +224,12 @@ fn profile_variants(
     for arch in &resolved.arches {
         // As compile says it: names libseccomp applies through socketcall/ipc are not skipped.
         let names = arch.unnumbered_names(resolved.dialect == policy::Dialect::Libseccomp);
-        let skipped: Vec<&str> = names.other_arch.iter().chain(&names.nowhere).copied().collect();
+        let skipped: Vec<&str> = names
+            .other_arch
+            .iter()
+            .chain(&names.nowhere)
+            .copied()
+            .collect();
         if !skipped.is_empty() {
             notes.push(format!(
                 "{name}: {} of its syscall names do not exist on {}, skipped there as runc does: {}",

@@ -363,13 +363,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         }
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         if args.strict {
-            let unenforced = crate::compile::runc_unenforced(&resolved);
-            if !unenforced.is_empty() {
-                return Err(input_error(PolicyError::Warnings {
-                    file: source.to_string(),
-                    warnings: unenforced,
-                }));
-            }
+            refuse_unenforced(&resolved, &source)?;
         }
         if args.runc_compat {
             if let Some(why) = runc_refusal(&resolved) {
@@ -603,6 +597,9 @@ fn compile_firecracker(
             report_warnings(&policy);
         }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        if args.strict {
+            refuse_unenforced(&resolved, source)?;
+        }
         report_unknown(&resolved, Some(&thread), true);
         // Every message of the build (errors, optimizer notes) names the source: with three
         // threads in one file, it names the thread too; the filter's info keeps the file.
@@ -625,16 +622,30 @@ pub(super) fn report_warnings(policy: &Policy) {
     }
 }
 
-/// A Firecracker thread's warnings (its [`Resolved::warnings`]), on stderr unless `--quiet`:
-/// what `verify` and `diff` say of a Firecracker file, as `compile` does.
+/// A Firecracker thread's warnings (its [`Resolved::warnings`], and where libseccomp's
+/// filter would not enforce it), on stderr unless `--quiet`: what `verify` and `diff` say of
+/// a Firecracker file, as `compile` does.
 pub(super) fn report_thread_warnings(resolved: &Resolved, thread: &str) {
-    for w in &resolved.warnings {
+    let unenforced = crate::compile::runc_unenforced(resolved);
+    for w in resolved.warnings.iter().chain(&unenforced) {
         say!(
             "secopt: warning: {} (thread {}): {w}",
             resolved.source,
             shown(thread)
         );
     }
+}
+
+/// `--strict`: where libseccomp's filter would not enforce the profile is an error too.
+fn refuse_unenforced(resolved: &Resolved, source: &str) -> Result<(), Failure> {
+    let unenforced = crate::compile::runc_unenforced(resolved);
+    if unenforced.is_empty() {
+        return Ok(());
+    }
+    Err(input_error(PolicyError::Warnings {
+        file: source.to_string(),
+        warnings: unenforced,
+    }))
 }
 
 /// Why runc would refuse to start a container with this profile, if it would: `--runc-compat`

@@ -325,7 +325,7 @@ impl ProfilesSeen {
             _ => "no input is an OCI profile",
         };
         Err(Failure::input(format!(
-            "{} compile{} a profile input, but {kind}: leave {} out",
+            "{} only affect{} a profile input, but {kind}: leave {} out",
             unused.join(", "),
             if unused.len() == 1 { "s" } else { "" },
             if unused.len() == 1 { "it" } else { "them" },

@@ -338,14 +338,17 @@ pub(crate) fn emit_filter(
 pub(crate) struct UnloadedBlock {
     /// The arches of the block (x86_64 and x32 share one), in filter order.
     pub arches: Vec<Arch>,
-    /// The names this arch lacks whose rules libseccomp puts first (its pseudo-syscalls), with
-    /// the place of their first rule.
+    /// The arch whose pseudo-syscall libseccomp puts first.
+    pub lacking: Arch,
+    /// That pseudo-syscall's name with the place of its first rule; several when they tie
+    /// (libseccomp orders them by pseudo-number, which secopt does not model).
     pub first: Vec<(String, std::sync::Arc<str>)>,
 }
 
 /// The arch blocks to which libseccomp's linear layout (what runc loads; libseccomp 2.5.4
 /// and 2.6.1 alike) gives no `ld [nr]`, so that the block compares the arch token with
-/// syscall numbers and every call of its arches gets the default action.
+/// syscall numbers and every call of its arches gets the default action. Names in
+/// `unknown_to_libseccomp` are taken as a libseccomp without them would: not in its database.
 ///
 /// src/gen_bpf.c `_gen_bpf_syscalls` orders a block's syscalls by priority — fewest rule-tree
 /// nodes first (src/db.c), ties in database order: each arch's syscalls by number, which
@@ -357,6 +360,7 @@ pub(crate) struct UnloadedBlock {
 /// check loads the number first.
 pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
     resolved: &Resolved,
+    unknown_to_libseccomp: &[&str],
 ) -> Vec<UnloadedBlock> {
     if resolved.dialect != Dialect::Libseccomp {
         return Vec::new();
@@ -379,6 +383,7 @@ pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
                     names.other_arch
                 };
                 kept.into_iter()
+                    .filter(|name| !unknown_to_libseccomp.contains(name))
                     .filter_map(|name| {
                         let rules = arch.unknown_rules.get(name)?;
                         (!rules.is_empty()).then_some((name, rules.as_slice()))
@@ -390,20 +395,22 @@ pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
             continue;
         }
         // The block's syscalls in libseccomp's order of ties, each with its node count; the
-        // first with the fewest nodes is the one the number is loaded for.
-        let mut best: Option<(usize, bool)> = None;
+        // first with the fewest nodes is the one the number is loaded for. `best`: that
+        // count, and the member whose pseudo-syscalls hold it (`None`: a real syscall).
+        let mut best: Option<(usize, Option<usize>)> = None;
         let mut first_pseudo = Vec::new();
         let mut any_real = false;
-        'members: for (arch, pseudo) in block.members.iter().zip(&pseudo) {
+        'members: for (member, (arch, pseudo)) in block.members.iter().zip(&pseudo).enumerate() {
             let layout = ArgLayout::new(arch.arch, resolved.dialect);
             for (_, rules) in rules_with_multiplexing(arch, resolved.dialect) {
                 let Some(count) = rules::libseccomp_node_count(layout, &rules) else {
-                    // libseccomp refuses the profile: runc loads nothing.
+                    // Refused (by libseccomp, or past secopt's merge budget): the compile
+                    // fails, and runc loads nothing.
                     return Vec::new();
                 };
                 any_real = true;
                 if best.is_none_or(|(b, _)| count < b) {
-                    best = Some((count, false));
+                    best = Some((count, None));
                 }
                 if count == 0 {
                     break 'members;
@@ -416,10 +423,12 @@ pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
                 let origin = rules[0].origin.clone();
                 match best {
                     Some((b, _)) if count > b => {}
-                    Some((b, true)) if count == b => first_pseudo.push((name.to_string(), origin)),
-                    Some((b, false)) if count == b => {}
+                    // A tie with an earlier member's syscall, or a real one: that stays first.
+                    Some((b, holder)) if count == b && holder != Some(member) => {}
+                    // A tie among this member's pseudo-syscalls: their order is not modelled.
+                    Some((b, _)) if count == b => first_pseudo.push((name.to_string(), origin)),
                     _ => {
-                        best = Some((count, true));
+                        best = Some((count, Some(member)));
                         first_pseudo = vec![(name.to_string(), origin)];
                     }
                 }
@@ -428,9 +437,10 @@ pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
                 break;
             }
         }
-        if any_real && best.is_some_and(|(_, pseudo)| pseudo) {
+        if let (true, Some((_, Some(member)))) = (any_real, best) {
             out.push(UnloadedBlock {
                 arches: block.members.iter().map(|a| a.arch).collect(),
+                lacking: block.members[member].arch,
                 first: first_pseudo,
             });
         }

@@ -329,15 +329,33 @@ impl FilterInfo {
     }
 }
 
-/// Where runc would not enforce the profile: the arch blocks that libseccomp's filter (the
-/// linear layout runc loads, libseccomp 2.5 and 2.6 alike) generates without loading the
-/// syscall number, so that every call of those arches gets the default action. It happens
-/// when the rule libseccomp orders first in a block is for a name the arch lacks (see
-/// `lower::blocks_libseccomp_leaves_without_the_syscall_load`). secopt's own filters decide as
-/// the profile says; these warnings are for who also loads the profile with runc. Each is
-/// at the first rule of that name. Empty outside libseccomp's dialect.
+/// Where the filter libseccomp generates for the profile — its linear layout, what runc,
+/// crun and Firecracker's compiler since 1.11 load; libseccomp 2.5 and 2.6 alike — does not
+/// enforce it: the arch blocks it generates without loading the syscall number, so that
+/// every call of those arches gets the default action. It happens when the rule libseccomp
+/// orders first in a block is for a name the arch lacks (see
+/// `lower::blocks_libseccomp_leaves_without_the_syscall_load`). secopt's own filters decide
+/// as the profile says; these warnings are for who also loads the profile with those tools.
+/// Each is at the first rule of that name. Empty outside libseccomp's dialect. Where it
+/// depends on a name that libseccomp up to 2.5.5 does not know
+/// ([`NEWER_THAN_LIBSECCOMP_2_5_5`]), the warning says for which versions it holds.
 pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
-    lower::blocks_libseccomp_leaves_without_the_syscall_load(resolved)
+    let newest = lower::blocks_libseccomp_leaves_without_the_syscall_load(resolved, &[]);
+    if newest.is_empty() {
+        return Vec::new();
+    }
+    let older = lower::blocks_libseccomp_leaves_without_the_syscall_load(
+        resolved,
+        &NEWER_THAN_LIBSECCOMP_2_5_5,
+    );
+    let quoted = |names: &[(String, std::sync::Arc<str>)]| {
+        let list: Vec<String> = names.iter().map(|(n, _)| format!("`{n}`")).collect();
+        match list.as_slice() {
+            [one] => one.clone(),
+            more => format!("one of {}", more.join(", ")),
+        }
+    };
+    newest
         .into_iter()
         .map(|block| {
             let arches = block
@@ -346,21 +364,20 @@ pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
                 .map(|a| a.to_string())
                 .collect::<Vec<_>>()
                 .join(" and ");
-            let names = block
-                .first
-                .iter()
-                .map(|(n, _)| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let lacks = if block.first.len() == 1 {
-                "a name"
-            } else {
-                "names"
-            };
-            let (s, ve) = if block.arches.len() == 1 {
-                ("s", "s")
-            } else {
-                ("", "ve")
+            let also_older = older.iter().find(|b| b.arches == block.arches);
+            let versions = match also_older {
+                Some(old) if old.first == block.first => String::new(),
+                Some(old) => format!(
+                    " (with libseccomp 2.5.5 or older, which do not know {}: {}, which {} lacks)",
+                    quoted(&block.first),
+                    quoted(&old.first),
+                    old.lacking
+                ),
+                None => format!(
+                    " (with a libseccomp that knows {}: 2.5.5 and older do not, skip its rule, \
+                     and their filter loads the number)",
+                    quoted(&block.first)
+                ),
             };
             let x32 = if block.arches.contains(&Arch::X32) && block.arches.contains(&Arch::X86_64) {
                 ", or leave SCMP_ARCH_X32 out of `architectures` (x86_64 alone loads it)"
@@ -370,15 +387,18 @@ pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
             policy::Warning {
                 path: block.first[0].1.to_string(),
                 message: format!(
-                    "runc will not enforce this profile on {arches}: in the filter libseccomp \
-                     generates for runc (2.5 and 2.6), their block never loads the syscall \
-                     number, because the rule libseccomp puts first there is for {names}, \
-                     {lacks} {arches} lack{s}, which it leaves out of the filter with the load; \
-                     every {arches} call then gets the default action ({}) under runc. \
-                     secopt's filter decides as the profile says. For runc to enforce it: give \
-                     a syscall {arches} ha{ve} a rule without conditions and with another \
-                     action than the default{x32}",
-                    ret_val(resolved.default_action)
+                    "libseccomp's filter (what runc, crun and Firecracker's compiler since 1.11 \
+                     load) will not enforce this profile on {arches}: its linear layout never \
+                     loads the syscall number there, because the rule it puts first is for \
+                     {}, which {} lacks{versions}, and which it leaves out of the filter with \
+                     the load; every {arches} call then gets the default action ({}) under \
+                     those tools. secopt's filter decides as the profile says. For them to \
+                     enforce it: give a syscall {arches} ha{} a rule without conditions and \
+                     with another action than the default{x32}",
+                    quoted(&block.first),
+                    block.lacking,
+                    ret_val(resolved.default_action),
+                    if block.arches.len() == 1 { "s" } else { "ve" },
                 ),
             }
         })

@@ -43,8 +43,8 @@
 //!   - its syscall tables are Linux 5.10's ([`FIRECRACKER_1_10_LAST_NR`]).
 //!
 //! All refuse syscall names unknown on the target arch (Firecracker's libseccomp-based
-//! compiler accepts a name of another architecture and its rule has no effect; secopt skips it
-//! with a note), argument indexes above 5, and a filter whose `filter_action` equals its
+//! compiler accepts a name of another architecture, whose rule decides nothing but can make
+//! libseccomp drop the syscall load: `compile::runc_unenforced`; secopt skips it with a note), argument indexes above 5, and a filter whose `filter_action` equals its
 //! default action (Firecracker's libseccomp-based compiler only when the filter has a rule,
 //! which libseccomp refuses with EACCES). secopt additionally refuses errno/trace data above
 //! 65535 (the rust-vmm backends would keep only the low 16 bits) and repeated keys.
@@ -250,7 +250,8 @@ fn read_filter(
         if table.nr(name).is_none() {
             // Firecracker's compiler resolves names with libseccomp, which answers a
             // pseudo-number for a name of another architecture (`chown32` on x86_64) and adds
-            // its rule without effect; resolution skips it with a note. rust-vmm's table
+            // its rule, which decides nothing (but see `compile::runc_unenforced`); resolution
+            // skips it with a note. rust-vmm's table
             // has only the target's names.
             let elsewhere = Arch::ALL.iter().any(|a| a.syscalls().nr(name).is_some());
             if !(elsewhere && dialect == Dialect::Libseccomp) {
