@@ -19,7 +19,7 @@ use secopt::compile::{compile_oci, CompileOptions};
 use secopt::kernel::seccomp::{install_filter_raw, set_no_new_privs, to_sock_filters};
 use secopt::optimize::OptimizeOptions;
 use secopt::policy::{FilterFlag, ResolveOptions};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitCode};
 
 fn main() -> Result<ExitCode, Box<dyn std::error::Error + Send + Sync>> {
@@ -81,5 +81,11 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error + Send + Sync>> {
     let status = child
         .status()
         .map_err(|e| format!("{command} under {profile}: {e}"))?;
-    Ok(ExitCode::from(status.code().unwrap_or(128) as u8))
+    // As a shell reports it: the exit status, or 128 + the signal that killed the command
+    // (SIGSYS, 159, when a KILL action stopped it).
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(128);
+    Ok(ExitCode::from(code as u8))
 }
