@@ -496,3 +496,47 @@ fn one_probe_list_is_listed_as_a_workload_file() {
     assert_eq!(args[1], "0x4020ae76", "{args}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A profile whose libseccomp filter (what runc loads, and bench's libseccomp variants) does
+/// not enforce it on x86_64 (`compile::runc_unenforced`) is said so among the report's notes.
+#[test]
+fn a_profile_libseccomp_would_not_enforce_is_noted() {
+    let dir = tmpdir("unenforced");
+    let profile = write(
+        &dir,
+        "send-first.json",
+        r#"{"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X32"],
+            "syscalls": [{"names": ["send"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+                         {"names": ["write"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13,
+                          "args": [{"index": 0, "value": 1000, "op": "SCMP_CMP_EQ"}]}]}"#,
+    );
+    let workload = write(&dir, "w.json", r#"{"getppid": 10}"#);
+    let json = dir.join("r.json");
+    let out = secopt(&[
+        "bench",
+        "-p",
+        &profile,
+        "--no-libseccomp",
+        "-w",
+        &workload,
+        "--rounds",
+        "3",
+        "--calls",
+        "10",
+        "--warmup",
+        "2",
+        "--format",
+        "json",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("will not enforce this profile on x86_64 and x32")
+            && notes.contains("first is for `send`, which x86_64 lacks"),
+        "{notes}"
+    );
+}
