@@ -362,15 +362,17 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             report_warnings(&policy);
         }
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        // Computed once: it rebuilds libseccomp's rule trees where a block has a pseudo-syscall.
+        let unenforced = crate::compile::runc_unenforced(&resolved);
         if args.strict {
-            refuse_unenforced(&resolved, &source)?;
+            refuse_unenforced(unenforced.clone(), &source)?;
         }
         if args.runc_compat {
             if let Some(why) = runc_refusal(&resolved) {
                 return Err(Failure::input(format!("{source}: {why}")));
             }
         }
-        report_unknown(&resolved, None, true);
+        report_unknown(&resolved, None, true, &unenforced);
         if args.syscall_table == SyscallTable::Builtin {
             report_names_runc_may_skip(&resolved);
         }
@@ -597,10 +599,11 @@ fn compile_firecracker(
             report_warnings(&policy);
         }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        let unenforced = crate::compile::runc_unenforced(&resolved);
         if args.strict {
-            refuse_unenforced(&resolved, source)?;
+            refuse_unenforced(unenforced.clone(), source)?;
         }
-        report_unknown(&resolved, Some(&thread), true);
+        report_unknown(&resolved, Some(&thread), true, &unenforced);
         // Every message of the build (errors, optimizer notes) names the source: with three
         // threads in one file, it names the thread too; the filter's info keeps the file.
         let labelled = format!("{} (thread {})", resolved.source, shown(&thread));
@@ -637,8 +640,7 @@ pub(super) fn report_thread_warnings(resolved: &Resolved, thread: &str) {
 }
 
 /// `--strict`: where libseccomp's filter would not enforce the profile is an error too.
-fn refuse_unenforced(resolved: &Resolved, source: &str) -> Result<(), Failure> {
-    let unenforced = crate::compile::runc_unenforced(resolved);
+fn refuse_unenforced(unenforced: Vec<policy::Warning>, source: &str) -> Result<(), Failure> {
     if unenforced.is_empty() {
         return Ok(());
     }
@@ -670,19 +672,22 @@ fn runc_refusal(resolved: &Resolved) -> Option<String> {
 /// Where the names a note leaves out are listed.
 const MORE: &str = " (`--emit json` lists them)";
 
-/// Unknown names per arch, as runc would skip them (not the socket and IPC calls that
-/// libseccomp still applies through `socketcall`/`ipc`): a warning for names no arch has, and
-/// with `notes`, notes for the others.
-pub(super) fn report_unknown(resolved: &Resolved, thread: Option<&str>, notes: bool) {
+/// The rules that never apply and `unenforced` ([`crate::compile::runc_unenforced`], which the
+/// caller computes once for this and `--strict`) as warnings; unknown names per arch, as runc
+/// would skip them (not the socket and IPC calls that libseccomp still applies through
+/// `socketcall`/`ipc`): a warning for names no arch has, and with `notes`, notes for the
+/// others.
+pub(super) fn report_unknown(
+    resolved: &Resolved,
+    thread: Option<&str>,
+    notes: bool,
+    unenforced: &[policy::Warning],
+) {
     let prefix = match thread {
         Some(t) => format!("{} (thread {})", resolved.source, shown(t)),
         None => resolved.source.clone(),
     };
-    for w in resolved
-        .shadowed
-        .iter()
-        .chain(&crate::compile::runc_unenforced(resolved))
-    {
+    for w in resolved.shadowed.iter().chain(unenforced) {
         say!("secopt: warning: {prefix}: {w}");
     }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
