@@ -1238,9 +1238,50 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
     }
     assert!(!Path::new(go).exists());
 
-    // --name on an output without a name: said, not silently dropped.
-    let run = secopt(&["compile", example, "--name", "web", "-o", out]);
-    assert!(ok(&run).contains("--name names the array of C, Rust and Go output"));
+    // --name and --go-package on an output they do nothing for: refused, with nothing
+    // written, as every option that would do nothing is.
+    let raw = d.join("named.bpf");
+    let raw = raw.to_str().unwrap();
+    for (option, value, says) in [
+        (
+            "--name",
+            "web",
+            "--name names the array of C, Rust and Go output; raw output",
+        ),
+        (
+            "--go-package",
+            "filters",
+            "--go-package is for Go output; raw output is not Go",
+        ),
+    ] {
+        bad_input(
+            &secopt(&["compile", example, option, value, "-o", raw]),
+            &[says],
+        );
+        assert!(!Path::new(raw).exists(), "{option}");
+    }
+    // The format comes from --emit as well as from the output's extension.
+    let header = d.join("named.h");
+    let header = header.to_str().unwrap();
+    bad_input(
+        &secopt(&[
+            "compile",
+            example,
+            "--go-package",
+            "filters",
+            "--emit",
+            "c",
+            "-o",
+            out,
+        ]),
+        &["c output is not Go"],
+    );
+    ok(&secopt(&[
+        "compile", example, "--name", "web", "-o", header,
+    ]));
+    assert!(std::fs::read_to_string(header)
+        .unwrap()
+        .contains(" web[WEB_LEN] = {"));
 
     // --quiet: Docker's profile compiles with notes and warnings on stderr; without them.
     let docker = profile("oci/docker-default.json");

@@ -112,11 +112,13 @@ pub struct CompileArgs {
     /// Only this Firecracker thread kind (`vmm`, `api`, `vcpu`, ...).
     #[arg(long)]
     pub thread: Option<String>,
-    /// Name of the array in C/Rust/Go output (default: from the profile's file name).
+    /// Name of the array in C/Rust/Go output (default: from the profile's file name);
+    /// refused for other output.
     #[arg(long)]
     pub name: Option<String>,
     /// The package clause of Go output (default: `seccomp`): the package of the directory the
-    /// file goes in, e.g. `--go-package filters` for `internal/filters/docker.go`.
+    /// file goes in, e.g. `--go-package filters` for `internal/filters/docker.go`; refused for
+    /// other output.
     #[arg(long, value_parser = parse_go_package)]
     pub go_package: Option<String>,
     /// Write the plain reference lowering (libseccomp-style per-arch chains, the program the
@@ -187,7 +189,7 @@ pub struct CompileArgs {
     )]
     pub report_format: Option<Format>,
     /// Print errors only: no notes, warnings or summary line on stderr (a report asked for
-    /// with --report is still printed).
+    /// with --report is still printed, and so is progress asked for with `--progress always`).
     #[arg(short, long)]
     pub quiet: bool,
     /// Say what the optimizer is doing on stderr: `auto` on a terminal once it has taken half
@@ -384,6 +386,12 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         print_reports(&args, &filters, to_stdout)?;
     }
     Ok(EXIT_OK)
+}
+
+/// The `--emit` spelling of `format`.
+fn emit_name(format: EmitFormat) -> String {
+    clap::ValueEnum::to_possible_value(&format)
+        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 fn parse_go_package(s: &str) -> Result<String, String> {
@@ -879,11 +887,19 @@ fn write_all(
             None => base_name.to_string(),
         };
         let named = matches!(format, EmitFormat::C | EmitFormat::Rust | EmitFormat::Go);
-        if args.name.is_some() && !named && planned.is_empty() {
-            say!("secopt: warning: --name names the array of C, Rust and Go output; this output has none");
+        // Options that would do nothing are refused (docs/design-notes.md); nothing has been
+        // written yet.
+        if args.name.is_some() && !named {
+            return Err(Failure::input(format!(
+                "--name names the array of C, Rust and Go output; {} output has none (--emit c, rust or go, or a .h, .rs or .go output)",
+                emit_name(format)
+            )));
         }
-        if args.go_package.is_some() && format != EmitFormat::Go && planned.is_empty() {
-            say!("secopt: warning: --go-package is for Go output; this output is not Go");
+        if args.go_package.is_some() && format != EmitFormat::Go {
+            return Err(Failure::input(format!(
+                "--go-package is for Go output; {} output is not Go (--emit go, or a .go output)",
+                emit_name(format)
+            )));
         }
         let bytes = match (format, &args.go_package) {
             (EmitFormat::Go, Some(package)) => compile::emit_go(filter, &name, package),

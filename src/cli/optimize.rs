@@ -74,7 +74,8 @@ pub struct OptimizeArgs {
     #[arg(long)]
     pub no_verify: bool,
     /// Print errors only: no warnings or summary line on stderr (a report asked for with
-    /// --report is still printed), as `compile -q`.
+    /// --report is still printed, and so is progress asked for with `--progress always`), as
+    /// `compile -q`.
     #[arg(short, long)]
     pub quiet: bool,
     /// Syscall counts to optimize for: an `strace -c` / `strace -f -c` summary, JSON
