@@ -20,7 +20,7 @@ cell() {
 import json, sys
 d = json.load(sys.stdin)[0]
 r = d["report"]["after"]
-cells = (r["instructions"], r["cost_with_cache"], r["cost_without_cache"], r["worst_case_path"])
+cells = (r["length"], r["cost_with_cache"], r["cost_without_cache"], r["max_steps"])
 print("%d / %.2f / %.2f / %d (%s)" % (cells + (d["verification"]["status"],)))'
 }
 

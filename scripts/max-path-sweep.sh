@@ -19,7 +19,7 @@ for thread in api vmm vcpu; do
         args=("$fc" --thread "$thread" --favor "$favor" --cost-model "$model" "${weights[@]}")
         worst=$("$new" compile "${args[@]}" -o /tmp/max-path-sweep.bpf --no-verify --report \
           --report-format json 2>/dev/null |
-          python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["report"]["after"]["worst_case_path"])')
+          python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["report"]["after"]["max_steps"])')
         for below in 0 1 2 3; do
           bound=$((worst - below))
           rc() { "$1" compile "${args[@]}" --max-path "$bound" -o /tmp/max-path-sweep.bpf \

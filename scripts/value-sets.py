@@ -112,8 +112,8 @@ def measure(label, profile, tmp, arches=("x86_64",)):
         size = re.search(r"favouring (\w+) needs (\d+) instructions, more than", note)
         if size:
             how += f", favouring size ({size.group(1)}: {size.group(2)})"
-    print(f"| {label} | {report['before']['instructions']} | "
-          f"{report['after']['instructions']} | {report['after']['worst_case_path']} | "
+    print(f"| {label} | {report['before']['length']} | "
+          f"{report['after']['length']} | {report['after']['max_steps']} | "
           f"{how} | {seconds} s | {int(kb) // 1024} MB |")
 
 

@@ -341,7 +341,7 @@ fn a_short_real_run_produces_well_formed_reports() {
     // `mine` denies getpid only; redis makes no getpid, so every decision is ALLOW.
     assert!(rows
         .iter()
-        .all(|row| row["cells"][4]["decision"] == "ALLOW" && row["cells"][4]["insns"] == 3));
+        .all(|row| row["cells"][4]["action"] == "ALLOW" && row["cells"][4]["steps"] == 3));
     for k in [
         "kernel",
         "bpf_jit_enable",
@@ -478,7 +478,7 @@ fn one_probe_list_is_listed_as_a_workload_file() {
             (
                 e["label"].as_str().unwrap().to_string(),
                 e["count"].as_u64().unwrap(),
-                e["max_path"].as_u64().unwrap(),
+                e["max_steps"].as_u64().unwrap(),
             )
         })
         .collect();

@@ -89,9 +89,10 @@ fn analyze_reports_libseccomps_docker_filter_like_the_interpreter() {
             for s in arch["syscalls"].as_array().unwrap() {
                 let nr = s["nr"].as_u64().unwrap() as u32;
                 let bypass = s["never_filtered"].as_bool().unwrap();
-                // The text agrees with `cached` (a bypass is not the filter's cache entry).
-                let text = s["cache"].as_str().unwrap_or("");
-                assert_eq!(text.starts_with("never filtered"), bypass, "{text}");
+                // The cache's kind agrees with `never_filtered` (a bypass is not the filter's
+                // cache entry).
+                let kind = &s["cache"]["kind"];
+                assert_eq!(kind == "never_filtered", bypass, "{kind}");
                 // x32 numbers are outside every kernel bitmap; uretprobe/uprobe bypass filters.
                 let expect = name != "x32" && !bypass && cacheable_by_interpreter(prog, token, nr);
                 if expect {
@@ -144,8 +145,8 @@ fn analyze_reports_libseccomps_docker_filter_like_the_interpreter() {
                 .clone()
         };
         assert_eq!(find("read")["cached"], true);
-        assert_eq!(find("read")["returns"], serde_json::json!(["ALLOW"]));
-        assert_eq!(find("clone3")["returns"], serde_json::json!(["ERRNO(38)"]));
+        assert_eq!(find("read")["actions"], serde_json::json!(["ALLOW"]));
+        assert_eq!(find("clone3")["actions"], serde_json::json!(["ERRNO(38)"]));
         // libseccomp compares all 64 bits on x86_64: high half, then low half.
         assert_eq!(
             find("socket")["reads"],
@@ -154,7 +155,7 @@ fn analyze_reports_libseccomps_docker_filter_like_the_interpreter() {
         assert_eq!(find("socket")["cached"], false);
         assert_eq!(find("personality")["depends_on_args"], true);
         // mount needs CAP_SYS_ADMIN, which Docker's default set lacks: the default action.
-        assert_eq!(find("mount")["returns"], serde_json::json!(["ERRNO(1)"]));
+        assert_eq!(find("mount")["actions"], serde_json::json!(["ERRNO(1)"]));
         assert!(x86_64["cacheable_count"].as_u64().unwrap() > 250);
     }
 }
@@ -192,7 +193,7 @@ fn worked_example_in_the_readme_runs_as_described() {
     assert_eq!(run["action"], "ALLOW");
     assert_eq!(run["steps"], 18);
     assert_eq!(
-        run["words_read"],
+        run["reads"],
         serde_json::json!(["nr", "arch", "args[0].lo"])
     );
     // AF_UNIX (1) fails both domain compares and ends at `ret ERRNO(1)`: also 18.
@@ -294,7 +295,7 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
             (min.into(), max.into()),
             "{name}"
         );
-        let mut got: Vec<String> = r["returns"]
+        let mut got: Vec<String> = r["actions"]
             .as_array()
             .unwrap()
             .iter()
@@ -374,11 +375,11 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
             .find(|e| e["label"] == label)
             .unwrap();
         assert_eq!(
-            (&e["min_path"], &e["max_path"], &e["cached"]),
+            (&e["min_steps"], &e["max_steps"], &e["cached"]),
             (&min.into(), &max.into(), &cached.into()),
             "{label}"
         );
-        let mut got: Vec<&str> = e["decisions"]
+        let mut got: Vec<&str> = e["actions"]
             .as_array()
             .unwrap()
             .iter()
@@ -391,9 +392,9 @@ fn a_stack_is_analyzed_as_the_kernel_runs_it() {
     // (10·11 + 4·15 + 2·15 + 4·13) / 20 without the cache; read costs 0 with it. The worst
     // paths: 7 (an unlisted x86_64 syscall) + 9 (write to fd 1).
     let totals = &doc["totals"];
-    assert_eq!(totals["expected_without_cache"], 252.0 / 20.0);
-    assert_eq!(totals["expected_with_cache"], 142.0 / 20.0);
-    assert_eq!(totals["worst_case_path"], 7 + 9);
+    assert_eq!(totals["cost_without_cache"], 252.0 / 20.0);
+    assert_eq!(totals["cost_with_cache"], 142.0 / 20.0);
+    assert_eq!(totals["max_steps"], 7 + 9);
     assert_eq!(totals["cached_calls"], 10);
 
     // The text report says the costs are summed over a stack.

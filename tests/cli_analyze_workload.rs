@@ -147,9 +147,9 @@ fn hand_written_filter_and_json_workload_cost_what_was_counted_by_hand() {
         let e = entry(&r, label);
         assert_eq!(
             (
-                e["min_path"].as_u64().unwrap(),
-                e["max_path"].as_u64().unwrap(),
-                &e["decisions"],
+                e["min_steps"].as_u64().unwrap(),
+                e["max_steps"].as_u64().unwrap(),
+                &e["actions"],
                 e["cached"].as_bool().unwrap(),
                 e["cost_with_cache"].as_u64().unwrap(),
                 e["cost_without_cache"].as_u64().unwrap(),
@@ -185,13 +185,9 @@ fn hand_written_filter_and_json_workload_cost_what_was_counted_by_hand() {
     // Without the cache: (500·6 + 300·11 + 100·9 + 0·11 + 60·11 + 40·7) / 1000 = 8140 / 1000.
     // With it getpid costs 0: 5140 / 1000.
     let t = &r["totals"];
-    assert_close(
-        t["expected_without_cache"].as_f64().unwrap(),
-        8.14,
-        "without",
-    );
-    assert_close(t["expected_with_cache"].as_f64().unwrap(), 5.14, "with");
-    assert_eq!(t["worst_case_path"], 11);
+    assert_close(t["cost_without_cache"].as_f64().unwrap(), 8.14, "without");
+    assert_close(t["cost_with_cache"].as_f64().unwrap(), 5.14, "with");
+    assert_eq!(t["max_steps"], 11);
     // ioctl's decision depends on args[1]: 300 + 100 + 0 + 60 calls.
     assert_eq!(t["argument_dependent_calls"], 460);
     assert_eq!(
@@ -267,12 +263,12 @@ System call usage summary for x32 mode:
     // 200 calls. Without the cache: 10·6 + 30·11 + 20·6 + 40·6 + 100·5 = 1250 → 6.25. With
     // it x86_64 getpid and x86 getpid (ia32 bitmap) cost 0: 1250 − 60 − 120 = 1070 → 5.35.
     assert_close(
-        r["totals"]["expected_without_cache"].as_f64().unwrap(),
+        r["totals"]["cost_without_cache"].as_f64().unwrap(),
         6.25,
         "without",
     );
     assert_close(
-        r["totals"]["expected_with_cache"].as_f64().unwrap(),
+        r["totals"]["cost_with_cache"].as_f64().unwrap(),
         5.35,
         "with",
     );
@@ -285,7 +281,7 @@ System call usage summary for x32 mode:
                 e["label"].as_str().unwrap(),
                 e["abi"].as_str().unwrap(),
                 e["cached"].as_bool().unwrap(),
-                e["max_path"].as_u64().unwrap(),
+                e["max_steps"].as_u64().unwrap(),
             )
         })
         .collect();
@@ -302,7 +298,7 @@ System call usage summary for x32 mode:
     // x32 numbers carry bit 30: outside every bitmap.
     assert_eq!(entry(&r, "read/x32")["nr"], 0x4000_0000u64);
     assert_eq!(entry(&r, "read/x32")["cache"]["kind"], "outside_table");
-    assert_eq!(entry(&r, "read/x32")["decisions"], json!(["KILL_PROCESS"]));
+    assert_eq!(entry(&r, "read/x32")["actions"], json!(["KILL_PROCESS"]));
 
     // Linux 5.10 has no allow cache: with == without, nothing cached, for either workload.
     for w in [
@@ -313,8 +309,8 @@ System call usage summary for x32 mode:
             let r = analyze_json(&filter, &w, &["--kernel", kernel, "--arch", "x86_64"]);
             assert_eq!(r["allow_cache"], false);
             assert_eq!(
-                r["totals"]["expected_with_cache"],
-                r["totals"]["expected_without_cache"]
+                r["totals"]["cost_with_cache"],
+                r["totals"]["cost_without_cache"]
             );
             assert_eq!(r["totals"]["cached_calls"], 0);
             for e in r["entries"].as_array().unwrap() {
@@ -477,24 +473,24 @@ fn docker_default_paths_decisions_and_cache_agree_with_the_interpreter() {
             let steps: Vec<u64> = runs.iter().map(|r| r.1.steps as u64).collect();
             let (min, max) = (steps.iter().min().unwrap(), steps.iter().max().unwrap());
             assert_eq!(
-                e["max_path"].as_u64().unwrap(),
+                e["max_steps"].as_u64().unwrap(),
                 *max,
                 "{what}: longest path"
             );
             assert_eq!(
-                e["min_path"].as_u64().unwrap(),
+                e["min_steps"].as_u64().unwrap(),
                 *min,
                 "{what}: shortest path"
             );
             assert_eq!(e["cost_without_cache"].as_u64().unwrap(), *max, "{what}");
             let decisions: BTreeSet<RetVal> = runs.iter().map(|r| r.1.ret).collect();
             let listed: Vec<String> = decisions.iter().map(|d| d.to_string()).collect();
-            assert_eq!(e["decisions"], json!(listed), "{what}: decisions");
+            assert_eq!(e["actions"], json!(listed), "{what}: decisions");
             if decisions.len() > 1 {
                 dependent_calls += 1;
             }
             assert_eq!(
-                e["decision_depends_on_args"].as_bool().unwrap(),
+                e["depends_on_args"].as_bool().unwrap(),
                 decisions.len() > 1,
                 "{what}"
             );
@@ -601,16 +597,16 @@ fn known_arguments_give_the_interpreters_path() {
                 let what = format!("o{optimize} {abi} {label}");
                 assert_eq!(e["abi"], abi.name());
                 assert_eq!(
-                    e["min_path"].as_u64().unwrap(),
+                    e["min_steps"].as_u64().unwrap(),
                     trace.steps as u64,
                     "{what}"
                 );
                 assert_eq!(
-                    e["max_path"].as_u64().unwrap(),
+                    e["max_steps"].as_u64().unwrap(),
                     trace.steps as u64,
                     "{what}"
                 );
-                assert_eq!(e["decisions"], json!([trace.ret.to_string()]), "{what}");
+                assert_eq!(e["actions"], json!([trace.ret.to_string()]), "{what}");
                 assert_eq!(e["assumption"]["kind"], "workload_arguments", "{what}");
                 assert_eq!(e["assumption"]["unknown_fields"], json!([]), "{what}");
             }
@@ -659,8 +655,8 @@ fn shared_workloads_match_optimize_stats() {
                 );
                 let s = stats(&prog, &weights, &arches, kernel);
                 let t = &r["totals"];
-                let with = t["expected_with_cache"].as_f64().unwrap();
-                let without = t["expected_without_cache"].as_f64().unwrap();
+                let with = t["cost_with_cache"].as_f64().unwrap();
+                let without = t["cost_without_cache"].as_f64().unwrap();
                 // Equal up to the last bit serde_json's float parser may lose.
                 assert_close(with, s.cost_with_cache, &format!("{layout} {file} {k}"));
                 assert_close(
@@ -669,20 +665,20 @@ fn shared_workloads_match_optimize_stats() {
                     &format!("{layout} {file} {k}"),
                 );
                 assert_eq!(
-                    t["worst_case_path"].as_u64().unwrap(),
+                    t["max_steps"].as_u64().unwrap(),
                     s.worst_case_path as u64,
                     "{layout} {file}"
                 );
                 assert_eq!(t["calls"].as_f64().unwrap(), weights.total());
                 if kernel == KernelVersion::new(5, 10) {
-                    assert_eq!(t["expected_with_cache"], t["expected_without_cache"]);
+                    assert_eq!(t["cost_with_cache"], t["cost_without_cache"]);
                     continue;
                 }
                 eprintln!(
                     "docker-default libseccomp {layout} ({} insns), {file}: with cache {with:.4}, \
                      without {without:.4}, worst path {}, argument-dependent calls {} of {} ({})",
                     prog.len(),
-                    t["worst_case_path"],
+                    t["max_steps"],
                     t["argument_dependent_calls"],
                     t["calls"],
                     t["argument_dependent_syscalls"],

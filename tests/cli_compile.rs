@@ -681,11 +681,8 @@ fn compile_optimizes_by_default() {
     let doc: serde_json::Value = serde_json::from_str(&report).unwrap();
     let r = &doc[0];
     assert_eq!(r["verification"]["status"], "equal", "{r}");
-    assert_eq!(
-        r["report"]["before"]["instructions"],
-        reference.len() as u64
-    );
-    assert_eq!(r["report"]["after"]["instructions"], optimized.len() as u64);
+    assert_eq!(r["report"]["before"]["length"], reference.len() as u64);
+    assert_eq!(r["report"]["after"]["length"], optimized.len() as u64);
 
     // The assembly header says what the program is.
     run(&[], &d.join("opt.s"));
@@ -726,7 +723,7 @@ fn compile_and_optimize_reports_share_one_json_shape() {
         assert_eq!(doc["input"], fc.as_str(), "{doc}");
         let file = d.join(format!("fc-{}.bpf", doc["thread"].as_str().unwrap()));
         let len = std::fs::metadata(&file).unwrap().len() / 8;
-        assert_eq!(doc["report"]["after"]["instructions"], len, "{doc}");
+        assert_eq!(doc["report"]["after"]["length"], len, "{doc}");
     }
 
     let vcpu = d.join("fc-vcpu.bpf");

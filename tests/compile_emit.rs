@@ -221,7 +221,7 @@ fn json_holds_program_and_metadata() {
     let f = docker_default(&[Arch::X86_64, Arch::X86, Arch::X32]);
     let doc: serde_json::Value =
         serde_json::from_slice(&compile::emit(&f, EmitFormat::Json, "x")).unwrap();
-    assert_eq!(doc["source"], "docker-default.json");
+    assert_eq!(doc["input"], "docker-default.json");
     assert_eq!(doc["default_action"], "ERRNO(1)");
     assert_eq!(doc["default_action_value"], 0x0005_0001);
     assert_eq!(doc["bad_arch_action"], "KILL_THREAD");

@@ -666,7 +666,7 @@ fn a_profile_whose_reference_lowering_is_too_long_runs_under_its_optimized_filte
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let len = v["instructions"].as_u64().unwrap();
+    let len = v["length"].as_u64().unwrap();
     assert!(len <= 4096, "{len}");
     let notes = v["notes"].to_string();
     assert!(
@@ -728,7 +728,7 @@ fn dry_run_reports_and_runs_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert!(!marker.exists());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["instructions"], 7);
+    assert_eq!(v["length"], 7);
     // SECCOMP_FILTER_FLAG_LOG (2) | SECCOMP_FILTER_FLAG_SPEC_ALLOW (4).
     assert_eq!(v["flag_bits"], 6);
     assert!(v["command"].as_str().unwrap().ends_with("/touch"));

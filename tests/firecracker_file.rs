@@ -661,7 +661,7 @@ fn verify_and_diff_compare_firecracker_s_filters_thread_by_thread() {
     let theirs = firecracker_programs(PROFILES[1], Encoding::Bitcode);
     for (i, t) in v["threads"].as_array().unwrap().iter().enumerate() {
         assert_eq!(t["verdict"], "different", "{t}");
-        let input = &t["counterexample"]["input"];
+        let input = &t["counterexample"]["seccomp_data"];
         let mut data = secopt::bpf::SeccompData {
             nr: input["nr"].as_i64().unwrap() as i32,
             arch: input["arch"].as_u64().unwrap() as u32,

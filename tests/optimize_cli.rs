@@ -101,7 +101,7 @@ fn json_report_and_weights_file() {
     assert_eq!(doc["method"], "lifted");
     assert_eq!(doc["verification"]["status"], "equal");
     let r = &doc["report"];
-    assert_eq!(r["before"]["instructions"], 1246);
+    assert_eq!(r["before"]["length"], 1246);
     assert_eq!(r["cost_model"], "no_cache");
     assert!(r["weights"].as_str().unwrap().starts_with("workload"));
     let before = r["before"]["cost_without_cache"].as_f64().unwrap();
@@ -548,9 +548,9 @@ fn measured_without_cache(filter: &std::path::Path, workload: &str) -> (f64, u64
     let v: Value = serde_json::from_slice(&stdout).unwrap();
     let t = &v["totals"];
     (
-        t["expected_without_cache"].as_f64().unwrap(),
+        t["cost_without_cache"].as_f64().unwrap(),
         v["length"].as_u64().unwrap(),
-        t["worst_case_path"].as_u64().unwrap(),
+        t["max_steps"].as_u64().unwrap(),
     )
 }
 
@@ -842,9 +842,9 @@ fn the_default_layout_is_not_beaten_on_every_count_by_a_bounded_one() {
         assert_eq!(v[0]["verification"]["status"], "equal", "{v}");
         let a = &v[0]["report"]["after"];
         let opt = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
-        assert_eq!(a["instructions"].as_u64(), Some(opt.len() as u64), "{v}");
+        assert_eq!(a["length"].as_u64(), Some(opt.len() as u64), "{v}");
         let f = |k: &str| a[k].as_f64().unwrap();
-        let worst = a["worst_case_path"].as_u64().unwrap();
+        let worst = a["max_steps"].as_u64().unwrap();
         Some((
             opt.len(),
             f("cost_with_cache"),
@@ -1123,7 +1123,7 @@ fn a_stack_of_filters_becomes_one_that_decides_as_the_kernel_does() {
     // in the newest), and the output caches the same.
     let report: Value = the_report(&stdout);
     let before = &report["report"]["before"];
-    assert_eq!(before["instructions"], filters[0].len() + filters[1].len());
+    assert_eq!(before["length"], filters[0].len() + filters[1].len());
     let x86_64_cached = |side: &Value| {
         side["cacheable"]
             .as_array()

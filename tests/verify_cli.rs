@@ -94,7 +94,7 @@ fn libseccomp_layouts_verify_equal_and_a_change_is_found() {
     assert_eq!(code, 1, "{out}{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["verdict"], "different");
-    let input = &v["counterexample"]["input"];
+    let input = &v["counterexample"]["seccomp_data"];
     let data = SeccompData {
         nr: input["nr"].as_i64().unwrap() as i32,
         arch: input["arch"].as_u64().unwrap() as u32,
@@ -109,7 +109,7 @@ fn libseccomp_layouts_verify_equal_and_a_change_is_found() {
         interp::eval(&changed, &data).unwrap().0 as u64,
         v["counterexample"]["b"]["value"].as_u64().unwrap()
     );
-    assert_eq!(v["counterexample"]["b"]["text"], "KILL_PROCESS");
+    assert_eq!(v["counterexample"]["b"]["action"], "KILL_PROCESS");
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn a_big_endian_counterexample_says_so() {
     let (code, out, _) = secopt(&["verify", &a, &b, "--format", "json"]);
     assert_eq!(code, 1, "{out}");
     let v: Value = serde_json::from_str(&out).unwrap();
-    let input = &v["counterexample"]["input"];
+    let input = &v["counterexample"]["seccomp_data"];
     assert_eq!(input["arch"], 0x8000_0016u32, "{v}");
     assert_eq!(input["byte_order"], "big-endian", "{v}");
     assert_eq!(input["args"][0].as_u64().unwrap() >> 32, 5, "{v}");
@@ -200,7 +200,7 @@ fn diff_lists_the_change_per_syscall() {
     );
     let change = &entry["changes"][0];
     assert_eq!(change["when"], "args[0].lo == 16");
-    assert_eq!(change["example"]["input"]["args"][0], 16);
+    assert_eq!(change["example"]["seccomp_data"]["args"][0], 16);
     let (code, out, _) = secopt(&["diff", &a, &a]);
     assert_eq!(code, 0);
     assert!(out.starts_with("no differences"), "{out}");
@@ -333,7 +333,7 @@ fn unknown_and_bad_input_exit_codes() {
     assert!(v["reason"].as_str().unwrap().contains("1000 nodes"), "{v}");
     // `[args[i].lo]` is the word at 16 + 8i: the low half when the arch token says
     // little-endian (bit 30), the high half otherwise.
-    let input = &v["counterexample"]["input"];
+    let input = &v["counterexample"]["seccomp_data"];
     let little = input["arch"].as_u64().unwrap() & 0x4000_0000 != 0;
     let word = |i: usize| {
         let arg = input["args"][i].as_u64().unwrap();
@@ -344,8 +344,8 @@ fn unknown_and_bad_input_exit_codes() {
         }
     };
     assert_ne!(word(0).wrapping_mul(word(1)), 12345, "{v}");
-    assert_eq!(v["counterexample"]["a"]["text"], "ERRNO(1)");
-    assert_eq!(v["counterexample"]["b"]["text"], "ALLOW");
+    assert_eq!(v["counterexample"]["a"]["action"], "ERRNO(1)");
+    assert_eq!(v["counterexample"]["b"]["action"], "ALLOW");
 
     // `diff` likewise: it cannot list where they differ, but says that they do (exit 1),
     // with an input both filters were run on; against itself it stays unknown (exit 3).
@@ -510,7 +510,7 @@ fn progress_is_logged_on_stderr_when_asked_and_changes_nothing_else() {
     let threads = v["threads"].as_array().unwrap();
     assert_eq!(threads.len(), 3, "{v}");
     for t in threads {
-        assert!(t["work"]["bdd_nodes"].as_u64().unwrap() > 2, "{t}");
+        assert!(t["proof"]["bdd_nodes"].as_u64().unwrap() > 2, "{t}");
     }
 }
 
@@ -528,7 +528,7 @@ fn the_json_report_gives_the_work_the_proof_took() {
         let (code, stdout, stderr) = secopt(args);
         let v: Value =
             serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
-        let n = |k: &str| v["work"][k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
+        let n = |k: &str| v["proof"][k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
         // The budget the work is measured against, as the flags gave it.
         let max_nodes = args
             .iter()

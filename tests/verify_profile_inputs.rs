@@ -233,15 +233,15 @@ fn a_profile_over_the_kernel_limit_is_verified_by_its_meaning() {
     assert_eq!(code, 1, "{out}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let example = &report["counterexample"];
-    assert_eq!(example["input"]["syscall"], "ioctl", "{out}");
-    let request = example["input"]["args"][1].as_u64().unwrap();
+    assert_eq!(example["seccomp_data"]["syscall"], "ioctl", "{out}");
+    let request = example["seccomp_data"]["args"][1].as_u64().unwrap();
     // The profile's meaning, worked out here: ALLOW exactly for the listed requests.
     let expected = if requests.contains(&request) {
         "ALLOW"
     } else {
         "ERRNO(1)"
     };
-    assert_eq!(example["a"]["text"], expected, "{out}");
+    assert_eq!(example["a"]["action"], expected, "{out}");
     assert!(
         request == u64::from(k) || request == u64::from(other),
         "{out}"

@@ -35,8 +35,8 @@ row() { # NAME FILE WORKLOAD
 import json, sys
 d = json.load(sys.stdin)
 t = d["totals"]
-cells = [sys.argv[1], str(d["length"]), "%.2f" % t["expected_with_cache"],
-         "%.2f" % t["expected_without_cache"], sys.argv[2]]
+cells = [sys.argv[1], str(d["length"]), "%.2f" % t["cost_with_cache"],
+         "%.2f" % t["cost_without_cache"], sys.argv[2]]
 print("| " + " | ".join(cells) + " |")' "$1" "$worst"
 }
 
@@ -82,8 +82,8 @@ fc_row() { # NAME FILE WORKLOAD POLICY (verified against it on x86_64's syscalls
 import json, sys
 d = json.load(sys.stdin)
 t = d["totals"]
-cells = [sys.argv[1], str(d["length"]), "%.2f" % t["expected_with_cache"],
-         "%.2f" % t["expected_without_cache"], str(t["worst_case_path"])]
+cells = [sys.argv[1], str(d["length"]), "%.2f" % t["cost_with_cache"],
+         "%.2f" % t["cost_without_cache"], str(t["max_steps"])]
 print("| " + " | ".join(cells) + " |")' "$1"
 }
 for thread in vmm api vcpu; do
@@ -98,7 +98,7 @@ for thread in vmm api vcpu; do
 import json, sys
 d = json.load(sys.stdin)
 common = json.load(open(sys.argv[1]))
-allowed = {e["label"] for e in d["entries"] if "ALLOW" in e["decisions"]}
+allowed = {e["label"] for e in d["entries"] if "ALLOW" in e["actions"]}
 json.dump({k: v for k, v in common.items() if k in allowed}, sys.stdout, indent=1)' \
             "$work/common.json" > "$W"
     fi

@@ -23,11 +23,15 @@ pub struct Cell {
     pub variant: String,
     pub timing: Timing,
     /// Instructions the filter executes for this call (the probe's arguments), as run
-    /// (with `--no-cache`, the prepended load included).
+    /// (with `--no-cache`, the prepended load included). JSON `steps`, as every verb names
+    /// the instructions one input runs (docs/json.md).
+    #[serde(rename = "steps")]
     pub insns: usize,
     /// Whether the allow cache skipped the filter for this syscall in this run.
     pub cached: bool,
-    /// What the (unrewritten) filter returns, e.g. `ALLOW`, `ERRNO(1)`, `KILL_PROCESS`.
+    /// What the (unrewritten) filter returns, e.g. `ALLOW`, `ERRNO(1)`, `KILL_PROCESS` (JSON
+    /// `action`).
+    #[serde(rename = "action")]
     pub decision: String,
 }
 
@@ -49,9 +53,13 @@ pub struct SyscallRow {
 /// not), in instructions per syscall, weighted by the counts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DeterministicCost {
-    /// With the kernel's allow cache (Linux 5.11+): cached syscalls cost 0.
+    /// With the kernel's allow cache (Linux 5.11+): cached syscalls cost 0. (JSON
+    /// `cost_with_cache` and `cost_without_cache`, as `analyze` and the optimizer's report
+    /// name them.)
+    #[serde(rename = "cost_with_cache")]
     pub with_cache: f64,
     /// Without it (before 5.11, or with `--no-cache`): every syscall runs the filter.
+    #[serde(rename = "cost_without_cache")]
     pub without_cache: f64,
     /// Share of the workload's calls the allow cache skips (0..1).
     pub cached_share: f64,
@@ -63,9 +71,12 @@ pub struct VariantRow {
     pub name: String,
     pub description: String,
     pub kind: VariantKind,
-    /// Instructions in the filter as produced (0 for none).
+    /// Instructions in the filter as produced (0 for none; JSON `length`, as every verb names
+    /// an instruction count).
+    #[serde(rename = "length")]
     pub instructions: usize,
-    /// Instructions in the program the child installed.
+    /// Instructions in the program the child installed (JSON `bench_length`).
+    #[serde(rename = "bench_length")]
     pub bench_instructions: usize,
     pub deterministic: DeterministicCost,
     /// Workload-weighted time per call over the measured syscalls.
@@ -97,7 +108,8 @@ pub struct PerInstruction {
     pub intercept_ns: f64,
     /// Cells fitted.
     pub cells: usize,
-    /// Fewest and most instructions among them.
+    /// Fewest and most instructions run among them (JSON `steps_range`).
+    #[serde(rename = "steps_range")]
     pub insns_range: (usize, usize),
 }
 

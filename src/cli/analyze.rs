@@ -31,7 +31,7 @@ secopt analyze docker.bpf --kernel 5.10          a kernel without the allow cach
 secopt analyze docker.bpf --format json | jq '.arches[0].cacheable_count'\n  \
 secopt analyze docker.bpf --workload nginx.strace-c.txt           cost per syscall of a workload\n  \
 secopt analyze docker.bpf --workload vcpu.json --kernel 5.10      the same without the allow cache\n  \
-secopt analyze docker.bpf --workload w.json --format json | jq .totals.expected_with_cache\n  \
+secopt analyze docker.bpf --workload w.json --format json | jq .totals.cost_with_cache\n  \
 secopt analyze f0.bpf f1.bpf --workload w.json   a stack (secopt dump PID --index 0 -o f0.bpf, …)\n  \
 secopt analyze seccomp_filter.out --summary     every thread of a Firecracker filter file\n\n\
 Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
@@ -71,18 +71,18 @@ pub struct AnalyzeArgs {
     /// filter is attached, and never runs the filter for a cached number. Prints one row per
     /// entry and the expected instructions per syscall with and without the cache.
     ///
-    /// JSON output (`--format json`): `input`, `length`, `kernel`, `allow_cache`, `assumption`
-    /// (the rule above, in words), `workload` {`source`, `format`, `native_abi`, `entries`,
-    /// `calls`}, `notes` [text, …], `entries` [{`label`, `syscall`, `abi`, `nr`, `origin`, `count`,
-    /// `share` (fraction of all calls), `args` [null or "0x…" as given], `decisions` [action
-    /// text], `decisions_complete`, `cached`, `cache` {`kind`: cached | never_filtered |
-    /// reads_arguments | not_allow | emulator_stops | outside_table | no_bitmap | no_allow_cache,
-    /// `text`}, `min_path`, `max_path`, `cost_with_cache`, `cost_without_cache`, `assumption`
-    /// {`kind`: no_arguments_read | workload_arguments | longest_path, `text`, `unknown_fields`
-    /// [read but not given]}, `decision_depends_on_args` (exact analysis of the syscall over all
-    /// argument values)}], `totals` {`calls`, `expected_with_cache`, `expected_without_cache`,
-    /// `worst_case_path`, `argument_dependent_calls`, `argument_dependent_syscalls` [label, …],
-    /// `longest_path_calls`, `cached_calls`}.
+    /// JSON output (`--format json`, docs/json.md): `input`, `length`, `kernel`, `allow_cache`,
+    /// `assumption` (the rule above, in words), `workload` {`input`, `format`, `native_abi`,
+    /// `entries`, `calls`}, `notes` [text, …], `entries` [{`label`, `syscall`, `abi`, `nr`,
+    /// `origin`, `count`, `share` (fraction of all calls), `args` [null or "0x…" as given],
+    /// `actions` [action text], `actions_complete`, `cached`, `cache` {`kind`: cached |
+    /// never_filtered | reads_arguments | not_allow | emulator_stops | outside_table | no_bitmap
+    /// | no_allow_cache, `text`}, `min_steps`, `max_steps`, `cost_with_cache`,
+    /// `cost_without_cache`, `assumption` {`kind`: no_arguments_read | workload_arguments |
+    /// longest_path, `text`, `unknown_fields` [read but not given]}, `depends_on_args` (exact
+    /// analysis of the syscall over all argument values)}], `totals` {`calls`,
+    /// `cost_with_cache`, `cost_without_cache`, `max_steps`, `argument_dependent_calls`,
+    /// `argument_dependent_syscalls` [label, …], `longest_path_calls`, `cached_calls`}.
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
     /// With --workload: leave out syscall names the ABI does not have (each becomes a note)
@@ -397,12 +397,15 @@ fn analyze(
                                     "nr": r.nr,
                                     "cached": r.cache.as_ref().map(|_| emulated_allow(&r.cache)),
                                     "never_filtered": passthrough(&r.cache),
-                                    "cache": r.cache.as_ref().map(|c| c.to_string()),
+                                    "cache": r.cache.map(|c| {
+                                        let cell = cache_cell(kernel, c, *arch);
+                                        json!({"kind": cell.kind, "text": cell.text})
+                                    }),
                                     "min_steps": r.paths.min_steps,
                                     "max_steps": r.paths.max_steps,
                                     "reads": names_of(&r.paths.argument_fields_read(endian_of(*arch))),
-                                    "returns": r.paths.returns.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
-                                    "returns_complete": r.paths.returns_complete,
+                                    "actions": r.paths.returns.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                                    "actions_complete": r.paths.returns_complete,
                                     "depends_on_args": r.paths.depends_on_args,
                                     "exact": r.paths.exact,
                                 })
@@ -425,7 +428,7 @@ fn analyze(
                         "unnamed_numbers": {
                             "min_steps": unnamed.min_steps,
                             "max_steps": unnamed.max_steps,
-                            "returns": unnamed.returns.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                            "actions": unnamed.returns.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
                             "reads": names_of(&unnamed.argument_fields_read(endian_of(*arch))),
                             "exact": unnamed.exact,
                         },
@@ -908,12 +911,12 @@ fn run_workload(
                         "count": e.count,
                         "share": share(e.count),
                         "args": e.args.iter().map(|a| a.map(|v| format!("{v:#x}"))).collect::<Vec<_>>(),
-                        "decisions": r.cost.eval.returns.iter().map(RetVal::to_string).collect::<Vec<_>>(),
-                        "decisions_complete": r.cost.eval.returns_complete,
+                        "actions": r.cost.eval.returns.iter().map(RetVal::to_string).collect::<Vec<_>>(),
+                        "actions_complete": r.cost.eval.returns_complete,
                         "cached": r.cost.cached,
                         "cache": {"kind": r.cache.kind, "text": r.cache.text},
-                        "min_path": r.cost.eval.min,
-                        "max_path": r.cost.eval.max,
+                        "min_steps": r.cost.eval.min,
+                        "max_steps": r.cost.eval.max,
                         "cost_with_cache": r.cost.cost_with_cache,
                         "cost_without_cache": r.cost.cost_without_cache,
                         "assumption": {
@@ -921,7 +924,7 @@ fn run_workload(
                             "text": r.assumption,
                             "unknown_fields": field_names(&r.cost.eval, e.arch.token()),
                         },
-                        "decision_depends_on_args": r.depends_on_args,
+                        "depends_on_args": r.depends_on_args,
                     })
                 })
                 .collect();
@@ -933,7 +936,7 @@ fn run_workload(
                 "allow_cache": cache_on,
                 "assumption": WORKLOAD_ASSUMPTION,
                 "workload": {
-                    "source": workload.source,
+                    "input": workload.source,
                     "format": workload.format,
                     "native_abi": native.name(),
                     "entries": workload.entries.len(),
@@ -943,9 +946,9 @@ fn run_workload(
                 "entries": entries,
                 "totals": {
                     "calls": calls,
-                    "expected_with_cache": costs.expected_with_cache,
-                    "expected_without_cache": costs.expected_without_cache,
-                    "worst_case_path": worst,
+                    "cost_with_cache": costs.expected_with_cache,
+                    "cost_without_cache": costs.expected_without_cache,
+                    "max_steps": worst,
                     "argument_dependent_calls": dependent_calls,
                     "argument_dependent_syscalls": dependent_labels,
                     "longest_path_calls": longest_calls,

@@ -331,7 +331,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         settings.push(("strict".to_string(), "yes".to_string()));
     }
     let (resolver, table) = args.syscall_table.resolver()?;
-    settings.push(("syscall table".to_string(), table));
+    settings.push(("syscall-table".to_string(), table));
     let options = CompileOptions {
         runc_compat: args.runc_compat,
         settings,

@@ -145,9 +145,7 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
         Format::Json => {
             let mut doc = serde_json::Map::new();
             doc.insert("input".into(), name.as_str().into());
-            let data_json = serde_json::to_value(data)
-                .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
-            doc.insert("seccomp_data".into(), data_json);
+            doc.insert("seccomp_data".into(), super::verify::data_json(&data));
             match runs.as_slice() {
                 [run] if run.thread.is_none() => run.add_json(&mut doc),
                 _ => {
@@ -240,9 +238,10 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Adds the run to a document: `thread` (a thread's filter), then `return`, `action`,
-    /// `steps`, `path`, `words_read`, `division_by_zero`; an unfiltered thread adds
-    /// `"filter": null`.
+    /// Adds the run to a document (names as every verb's JSON has them, docs/json.md):
+    /// `thread` (a thread's filter), then `value` (what the filter returns), `action` (it in
+    /// words), `steps`, `path`, `reads` (every field the run loaded, `nr` and `arch` too),
+    /// `division_by_zero`; an unfiltered thread adds `"filter": null`.
     fn add_json(&self, doc: &mut serde_json::Map<String, serde_json::Value>) {
         if let Some(thread) = self.thread {
             doc.insert("thread".into(), thread.into());
@@ -256,11 +255,11 @@ impl<'a> Run<'a> {
             .iter()
             .map(|&pc| serde_json::json!({"index": pc, "text": lines[pc]}))
             .collect();
-        doc.insert("return".into(), trace.ret.0.into());
+        doc.insert("value".into(), trace.ret.0.into());
         doc.insert("action".into(), trace.ret.to_string().into());
         doc.insert("steps".into(), trace.steps.into());
         doc.insert("path".into(), path.into());
-        doc.insert("words_read".into(), words_read.clone().into());
+        doc.insert("reads".into(), words_read.clone().into());
         doc.insert("division_by_zero".into(), trace.div_by_zero.into());
     }
 

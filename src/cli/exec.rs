@@ -791,9 +791,9 @@ fn print_plan(
     match format {
         Format::Json => {
             let mut doc = serde_json::json!({
-            "source": plan.origin,
+            "input": plan.origin,
             "arches": plan.arches.iter().map(|a| a.name()).collect::<Vec<_>>(),
-            "instructions": instructions,
+            "length": instructions,
             "no_new_privs": true,
             "flags": flags,
             "flag_bits": flag_bits(&plan.flags),
@@ -815,8 +815,8 @@ fn print_plan(
                     .enumerate()
                     .map(|(i, f)| {
                         serde_json::json!({
-                            "source": f.origin,
-                            "instructions": f.program.len(),
+                            "input": f.origin,
+                            "length": f.program.len(),
                             "listener": plan.listener.is_some() && i == plan.listener_on,
                             "assembly": assembly(f),
                         })

@@ -562,7 +562,9 @@ fn names_of(d: &SeccompData) -> (Option<Arch>, Option<&'static str>) {
     (arch, name)
 }
 
-fn data_json(d: &SeccompData) -> Value {
+/// One `seccomp_data` as every verb's JSON gives it (docs/json.md): the words, and the names
+/// and byte order they are read with.
+pub(super) fn data_json(d: &SeccompData) -> Value {
     let (arch, name) = names_of(d);
     json!({
         "arch": d.arch,
@@ -582,11 +584,11 @@ fn big_endian(d: &SeccompData) -> bool {
 }
 
 fn ret_json(r: RetVal) -> Value {
-    json!({ "value": r.0, "text": r.to_string() })
+    json!({ "value": r.0, "action": r.to_string() })
 }
 
 fn counterexample_json(c: &Counterexample) -> Value {
-    json!({ "input": data_json(&c.data), "a": ret_json(c.a), "b": ret_json(c.b) })
+    json!({ "seccomp_data": data_json(&c.data), "a": ret_json(c.a), "b": ret_json(c.b) })
 }
 
 /// The input as text: `arch x86_64 (0xc000003e), nr 41 (socket), ip 0, args [38, 0, …]`.
@@ -769,7 +771,7 @@ fn diff_json(d: &Diff) -> Value {
                                 "when": c.when,
                                 "exact": c.exact,
                                 "example": {
-                                    "input": data_json(&c.example),
+                                    "seccomp_data": data_json(&c.example),
                                     "a": ret_json(c.example_a),
                                     "b": ret_json(c.example_b),
                                 },
@@ -1023,7 +1025,7 @@ fn verdict_word(code: i32) -> &'static str {
 
 /// [`PairOutcome::compare`] with the comparison's status on stderr as `--progress` says.
 /// The status line names a pair's thread, if it is one (a single pair's files are on the
-/// command line). Also gives the work the proof took, for the JSON report's `work`: the
+/// command line). Also gives the work the proof took, for the JSON report's `proof`: the
 /// decision diagrams' nodes and steps (both 0 when the filters are the same instructions and
 /// nothing was explored), which say how near a proof is to `--max-nodes` and `--max-steps`
 /// on any machine.
@@ -1063,7 +1065,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                 Format::Json => {
                     let mut v = r.json(&name_a, &name_b);
                     v["domain"] = domain.as_str().into();
-                    v["work"] = work;
+                    v["proof"] = work;
                     emit_json(&mut out, &v)?;
                 }
                 Format::Text => {
@@ -1085,7 +1087,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                             compare_watched::<R>(p, (a, b), (&ta, &tb), Some(thread), &opts)?;
                         let mut v = r.json(&ta, &tb);
                         v["thread"] = thread.as_str().into();
-                        v["work"] = work;
+                        v["proof"] = work;
                         json_threads.push(v);
                         r.text(&mut text, Some(thread), (&ta, &tb), examples);
                         r.exit_code()

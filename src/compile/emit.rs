@@ -467,7 +467,7 @@ fn json_document(filter: &CompiledFilter) -> String {
         .collect();
     let doc = serde_json::json!({
         "generator": format!("secopt {}", env!("CARGO_PKG_VERSION")),
-        "source": info.source,
+        "input": info.source,
         "thread": info.thread,
         "dialect": info.dialect,
         "native": info.native,

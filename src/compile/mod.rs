@@ -108,7 +108,9 @@ pub struct CompileOptions {
 /// How an optimized filter relates to its reference lowering (in [`FilterInfo`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OptimizationInfo {
-    /// Instructions of the reference lowering the output was derived from.
+    /// Instructions of the reference lowering the output was derived from (JSON
+    /// `reference_length`, as every verb names an instruction count).
+    #[serde(rename = "reference_length")]
     pub reference_instructions: usize,
     pub method: Method,
     /// Whether the output was proved equal to the reference (`false` only when the

@@ -337,6 +337,8 @@ pub use crate::verify::ProofWork;
 /// Numbers about one program.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProgramStats {
+    /// The program's length (JSON `length`, as every verb names an instruction count).
+    #[serde(rename = "length")]
     pub instructions: usize,
     /// Syscall numbers the program lets the kernel cache, per kernel bitmap (`name`, arch
     /// token, count); the kernel's passthroughs (`uretprobe`/`uprobe`) are not counted.
@@ -345,7 +347,8 @@ pub struct ProgramStats {
     pub cost_with_cache: f64,
     /// Expected instructions per weighted syscall without it.
     pub cost_without_cache: f64,
-    /// Longest path over all inputs.
+    /// Longest path over all inputs (JSON `max_steps`, as `analyze` names it).
+    #[serde(rename = "max_steps")]
     pub worst_case_path: u32,
 }
 

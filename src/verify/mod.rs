@@ -77,7 +77,7 @@
 //! The work is measured in the budget's own units: a [`Meter`] in [`VerifyOptions::meter`]
 //! follows the nodes and steps while the programs are explored and compared ([`Phase`]), for a
 //! caller on another thread (`secopt verify --progress` draws them against the budget), and
-//! holds what a verdict took once it returns (JSON `work`; the optimizer's self-check reports
+//! holds what a verdict took once it returns (JSON `proof`; the optimizer's self-check reports
 //! its proof's as [`crate::optimize::Optimized::proof`]). The counts are the same on every
 //! machine, and a budget of exactly them reaches the same verdict.
 
@@ -170,7 +170,7 @@ pub struct VerifyOptions {
 }
 
 /// The work of one proof: the decision diagrams' nodes and steps, and the budget's limits on
-/// them it ran under (`secopt verify`'s JSON `work`, the optimizer's
+/// them it ran under (`secopt verify`'s JSON `proof`, the optimizer's
 /// [`crate::optimize::Optimized::proof`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ProofWork {
