@@ -156,6 +156,20 @@ fn dump_reads_back_the_filters_a_process_installed() {
     }
     assert!(!dir.join("each-2.bpf").exists());
 
+    // A pattern one of whose files cannot be written (its directory is missing) writes none
+    // and leaves a file that was there as it was.
+    std::fs::create_dir(dir.join("s0")).unwrap();
+    std::fs::write(dir.join("s0/f.bpf"), "precious").unwrap();
+    let pattern = dir.join("s{}/f.bpf");
+    let run = run_secopt(&["dump", &pid, "-o", pattern.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr_of(&run));
+    let err = stderr_of(&run);
+    assert!(
+        err.contains("s1 does not exist") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.join("s0/f.bpf")).unwrap(), b"precious");
+
     let json = run_secopt(&["dump", &pid, "--format", "json"]);
     assert!(json.status.success(), "{}", stderr_of(&json));
     let doc: Value = serde_json::from_slice(&json.stdout).unwrap();

@@ -5,7 +5,7 @@ use super::asm_cmd::parse_arch;
 use super::hints;
 use super::io::{
     check_not_an_input, check_output_dir, display_name, looks_like_firecracker, read_input,
-    write_binary_output, write_output,
+    write_binary_output,
 };
 use super::optimize::{print_report_list, read_weights, Reference};
 use super::self_check::SelfCheckArgs;
@@ -907,31 +907,11 @@ fn write_all(
         };
         planned.push((thread, filter, path, bytes));
     }
-    let mut created: Vec<&Path> = Vec::new();
-    for (_, _, path, bytes) in &planned {
-        let existed = path.as_path() == Path::new("-") || std::fs::symlink_metadata(path).is_ok();
-        if let Err(e) = write_output(path, bytes) {
-            for p in &created {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(if created.is_empty() {
-                e
-            } else {
-                Failure::input(format!(
-                    "{}; removed what this run had written before it: {}",
-                    e.message,
-                    created
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            });
-        }
-        if !existed {
-            created.push(path);
-        }
-    }
+    let outputs: Vec<(&Path, &[u8])> = planned
+        .iter()
+        .map(|(_, _, path, bytes)| (path.as_path(), bytes.as_slice()))
+        .collect();
+    super::io::write_all_or_none(&outputs)?;
     for (thread, filter, path, _) in &planned {
         if path.as_path() == Path::new("-") {
             to_stdout = true;

@@ -229,12 +229,24 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
                 list(&filters)
             )));
         }
-        for &(i, f) in &selected {
-            let path = match pattern {
-                Some(p) => PathBuf::from(p.replace("{}", &i.to_string())),
-                None => out.clone(),
-            };
-            write_output(&path, &f.to_raw_in(native_endian()))?;
+        // Every file is checked before the first is written, and a failure leaves none
+        // behind (a pattern whose directory exists for some indexes only).
+        let planned: Vec<(usize, &Program, PathBuf, Vec<u8>)> = selected
+            .iter()
+            .map(|&(i, f)| {
+                let path = match pattern {
+                    Some(p) => PathBuf::from(p.replace("{}", &i.to_string())),
+                    None => out.clone(),
+                };
+                (i, f, path, f.to_raw_in(native_endian()))
+            })
+            .collect();
+        let outputs: Vec<(&std::path::Path, &[u8])> = planned
+            .iter()
+            .map(|(_, _, path, bytes)| (path.as_path(), bytes.as_slice()))
+            .collect();
+        super::io::write_all_or_none(&outputs)?;
+        for (i, f, path, _) in &planned {
             eprintln!(
                 "secopt: {who}: filter index {i} of {count} ({} instructions) -> {}",
                 f.len(),

@@ -546,6 +546,45 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     }
 }
 
+/// Writes several outputs (one command's per-thread or per-filter files) so that a failure
+/// leaves none behind: every path is checked ([`check_can_write`]) before the first is
+/// written, and the files this run created are removed again if a later write fails (files
+/// that existed before are replaced one by one, each atomically, by [`write_output`]).
+pub fn write_all_or_none(outputs: &[(&Path, &[u8])]) -> Result<(), Failure> {
+    for (path, _) in outputs {
+        check_can_write(path).map_err(|e| Failure {
+            message: format!("{}; nothing was written", e.message),
+            ..e
+        })?;
+    }
+    let mut created: Vec<&Path> = Vec::new();
+    for &(path, bytes) in outputs {
+        let existed = path == Path::new("-") || std::fs::symlink_metadata(path).is_ok();
+        if let Err(e) = write_output(path, bytes) {
+            for p in &created {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(if created.is_empty() {
+                e
+            } else {
+                Failure::input(format!(
+                    "{}; removed what this run had written before it: {}",
+                    e.message,
+                    created
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            });
+        }
+        if !existed {
+            created.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// Checks, before any work is done or anything written, that `path`'s directory exists
 /// (`-`, stdout, always passes).
 pub fn check_output_dir(path: &Path) -> Result<(), Failure> {
