@@ -709,3 +709,47 @@ fn replace_atomically(
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write that fails after an earlier one succeeded (`/dev/full` passes every check and
+    /// then refuses the bytes) leaves no file this run created, and leaves a file that was
+    /// there before.
+    #[test]
+    fn a_failed_write_removes_what_the_run_created() {
+        if !Path::new("/dev/full").exists() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("secopt-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (new, old) = (dir.join("new.bpf"), dir.join("old.bpf"));
+        std::fs::write(&old, "before").unwrap();
+        let full = Path::new("/dev/full");
+        let e = write_all_or_none(&[(&new, b"x"), (full, b"y")]).unwrap_err();
+        assert!(
+            e.message.contains("/dev/full: cannot write")
+                && e.message
+                    .contains("removed what this run had written before it")
+                && e.message.contains("new.bpf"),
+            "{}",
+            e.message
+        );
+        assert!(!new.exists());
+        // Nothing this run created: the error is the write's own.
+        let e = write_all_or_none(&[(full, b"y"), (&new, b"x")]).unwrap_err();
+        assert!(!e.message.contains("removed"), "{}", e.message);
+        assert!(!new.exists());
+        // A missing directory is found before anything is written.
+        let missing = dir.join("no-such-dir/f.bpf");
+        let e = write_all_or_none(&[(&old, b"after"), (&missing, b"x")]).unwrap_err();
+        assert!(
+            e.message.ends_with("does not exist; nothing was written"),
+            "{}",
+            e.message
+        );
+        assert_eq!(std::fs::read(&old).unwrap(), b"before");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
