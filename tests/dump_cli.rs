@@ -91,6 +91,42 @@ fn sleeper(filters: Vec<Vec<u8>>) -> Child {
     child
 }
 
+/// A forked child in seccomp strict mode, blocked reading a pipe nobody writes (strict mode
+/// allows read); the caller kills and reaps it.
+fn strict_mode_child() -> libc::pid_t {
+    let mut fds = [0; 2];
+    // SAFETY: pipe fills the two fds; the child only makes async-signal-safe calls (prctl,
+    // read, _exit) before it is killed.
+    let pid = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        let pid = libc::fork();
+        if pid == 0 {
+            libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_STRICT, 0, 0, 0);
+            let mut byte = 0u8;
+            libc::read(fds[0], (&mut byte as *mut u8).cast(), 1);
+            libc::_exit(0);
+        }
+        // The child keeps its own copy of the write end, so its read still blocks.
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+        pid
+    };
+    assert!(pid > 0);
+    let started = Instant::now();
+    let status = format!("/proc/{pid}/status");
+    while !std::fs::read_to_string(&status)
+        .unwrap_or_default()
+        .contains("Seccomp:\t1")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the child did not enter strict mode"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    pid
+}
+
 /// The process state letter from `/proc/PID/stat` (`S` sleeping, `t` stopped by a tracer).
 fn state(pid: u32) -> char {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -297,6 +333,17 @@ fn dump_explains_what_it_cannot_read() {
         c.kill().unwrap();
         c.wait().unwrap();
     }
+
+    // Seccomp strict mode has no filter either: exit 1, saying which mode it is.
+    let strict = strict_mode_child();
+    let run = run_secopt(&["dump", &strict.to_string()]);
+    // SAFETY: kill and waitpid on the child forked above, which nothing else reaps.
+    unsafe {
+        libc::kill(strict, libc::SIGKILL);
+        libc::waitpid(strict, std::ptr::null_mut(), 0);
+    }
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    assert!(stderr_of(&run).contains("seccomp strict mode"));
     // A process that has exited and is not reaped yet (a zombie) cannot be traced, even by
     // root: said as such, not as a missing permission.
     let mut zombie = sleeper(vec![raw_filter(FIRST)]);

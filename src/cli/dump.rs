@@ -29,8 +29,8 @@ secopt dump 1234 --index 1 -o f1.bpf      the second-oldest of several\n  \
 secopt dump 1234 -o 'f{}.bpf'             each of several: f0.bpf (the oldest), f1.bpf, …\n  \
 secopt dump 1234 --join -o all.bpf        all of them as one program, for verify/diff/emu\n  \
 secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report\n\n\
-Exit status: 0 the filters were read; 1 the process has no seccomp filter; 2 no such process, \
-not allowed to read them, or bad usage."
+Exit status: 0 the filters were read; 1 the process has no seccomp filter (none at all, or \
+seccomp strict mode); 2 no such process, not allowed to read them, or bad usage."
 )]
 pub struct DumpArgs {
     /// The process (or thread) id.
@@ -103,11 +103,15 @@ fn read(pid: libc::pid_t, who: &str) -> Result<Vec<Program>, Failure> {
     let status = proc_status(pid)?;
     match status.seccomp_mode {
         Some(0) => return Err(no_filter(who)),
+        // No filter either, so the same exit status as `Some(0)`.
         Some(1) => {
-            return Err(Failure::input(format!(
-                "{who} is in seccomp strict mode (read, write, _exit and sigreturn only): \
-                 there is no filter to read"
-            )))
+            return Err(Failure {
+                code: EXIT_DIFFERENT,
+                message: format!(
+                    "{who} is in seccomp strict mode (read, write, _exit and sigreturn only): \
+                     there is no filter to read"
+                ),
+            })
         }
         _ => {}
     }

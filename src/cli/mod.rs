@@ -104,9 +104,11 @@ pub fn parse_time_limit(s: &str) -> Result<f64, String> {
         ));
     }
     if std::time::Duration::try_from_secs_f64(secs).is_err() {
+        // The most a time limit holds is u64::MAX seconds, which a float rounds up to 2^64,
+        // past it: the bound said is the largest whole number that is read back as one.
         return Err(format!(
-            "`{s}`: more seconds than a time limit can hold (at most {})",
-            std::time::Duration::MAX.as_secs()
+            "`{s}`: more seconds than a time limit can hold (at most {:.0})",
+            (std::time::Duration::MAX.as_secs() as f64).next_down()
         ));
     }
     Ok(secs)

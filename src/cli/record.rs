@@ -925,10 +925,18 @@ mod tests {
             ("-3", "positive"),
             ("soon", "not a number"),
             ("1e30", "more seconds than a time limit can hold"),
+            (
+                "18446744073709551615",
+                "more seconds than a time limit can hold",
+            ),
         ] {
             let e = parse_duration(s).unwrap_err();
             assert!(e.contains(says), "{s}: {e}");
         }
+        // The bound the message gives is itself taken.
+        let e = parse_duration("1e30").unwrap_err();
+        let most = e.rsplit("at most ").next().unwrap().trim_end_matches(')');
+        assert!(parse_duration(most).is_ok(), "{e}");
     }
 
     #[test]
