@@ -540,3 +540,82 @@ fn a_profile_libseccomp_would_not_enforce_is_noted() {
         "{notes}"
     );
 }
+
+/// A denied call returns ERRNO before the syscall does its work, so its time is no overhead
+/// of the filter (a denied `openat` measured 60 ns below no filter): the cell says so, and the
+/// aggregate and the per-instruction fit leave it out.
+#[test]
+fn denied_calls_are_marked_and_left_out_of_the_overheads() {
+    let dir = tmpdir("denied");
+    // getpid (39) and openat (257) denied; everything else allowed.
+    let deny = write(
+        &dir,
+        "deny.s",
+        "ld [nr]\njeq #39, deny, next\njeq #257, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW\n",
+    );
+    let spec = format!("deny={deny}");
+    let run = |format: &str| {
+        let out = secopt(&[
+            "bench",
+            "--bpf",
+            &spec,
+            "--probe",
+            "common",
+            "--no-cache",
+            "--rounds",
+            "2",
+            "--calls",
+            "5",
+            "--warmup",
+            "1",
+            "--format",
+            format,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let r: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let names: Vec<&str> = r["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["none", "allow", "deny"]);
+    let rows = r["syscalls"].as_array().unwrap();
+    let mut denied = Vec::new();
+    for row in rows {
+        for (v, c) in row["cells"].as_array().unwrap().iter().enumerate() {
+            let is_denied = c["action"] != "ALLOW" && c["action"] != "(no filter)";
+            assert_eq!(c["denied"], is_denied, "{row}");
+            if is_denied {
+                assert_eq!(v, 2, "{row}");
+                denied.push(row["syscall"].as_str().unwrap());
+            }
+        }
+    }
+    denied.sort_unstable();
+    assert_eq!(denied, ["getpid", "openat"]);
+    // Under --no-cache every filter cell is uncached: the fit takes the two filter variants'
+    // cells on every syscall but the two denied ones.
+    let fit = &r["per_instruction"];
+    assert_eq!(fit["cells"], 2 * rows.len() - 2, "{fit}");
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("over the syscalls every variant allows") && notes.contains("getpid"),
+        "{notes}"
+    );
+    // The text marks the denied cells and says what the columns under --no-cache are.
+    let text = run("text");
+    let getpid = text.lines().find(|l| l.starts_with("getpid ")).unwrap();
+    assert!(getpid.trim_end().ends_with('d'), "{getpid}");
+    let read = text.lines().find(|l| l.starts_with("read ")).unwrap();
+    assert!(!read.trim_end().ends_with('d'), "{read}");
+    assert!(text.contains("of the filters as produced"), "{text}");
+    assert!(
+        text.contains(&format!("over {} uncached cells", 2 * rows.len() - 2)),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -42,7 +42,9 @@ Workloads: an `strace -c` / `strace -f -c` summary, a `secopt record` capture, o
 secopt's variant is laid out for the workload (as `secopt compile --weights` would). Each syscall is made \
 through a harmless invocation (a never-open fd, NULL pointers, zero lengths, query-only \
 arguments); syscalls without one (exit, fork, rt_sigreturn, ...) are listed as skipped. Filter \
-returns other than ALLOW are rewritten to ERRNO for the run, with the path unchanged.\n\n\
+returns other than ALLOW are rewritten to ERRNO for the run, with the path unchanged; such a \
+call returns before the syscall runs, so its time is no overhead: it is marked `d` and left out \
+of the workload-weighted figures.\n\n\
 Exit status: 0 measured, 1 a decision check failed, 2 bad input (missing file, unknown \
 syscall, a filter the kernel refuses).")]
 pub struct BenchArgs {
