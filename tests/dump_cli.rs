@@ -361,3 +361,95 @@ fn dump_explains_what_it_cannot_read() {
     );
     zombie.wait().unwrap();
 }
+
+/// Seccomp filters are per thread: in a process whose threads installed different filters
+/// (tests/data/thread_filters.c: the main thread filter A, two workers filter B, a third
+/// none), `dump PID` lists PID's own stack and says which threads have another, and which
+/// `dump` reads it.
+#[test]
+fn dump_says_which_threads_have_other_filters() {
+    if !root_or_skip("dump-threads") {
+        return;
+    }
+    let dir = TempDir::new("dump-threads");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/thread_filters.c");
+    let exe = dir.join("thread_filters");
+    let status = Command::new("cc")
+        .args(["-O1", "-Wall", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(status.success(), "cc failed on {}", src.display());
+    let mut child = Command::new(&exe)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start thread_filters");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    let pid = child.id();
+    let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_str().unwrap().parse().unwrap())
+        .collect();
+    tids.sort_unstable();
+    // Threads are numbered in creation order: the main thread, two with B, one with none.
+    let [main, b1, b2, none] = tids[..] else {
+        panic!("{tids:?}")
+    };
+
+    let run = run_secopt(&["dump", &main.to_string(), "--format", "json"]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let doc: Value = serde_json::from_str(&stdout_of(&run)).unwrap();
+    assert_eq!(doc["filter_count"], 1);
+    assert_eq!(doc["filters"][0]["length"], 1);
+    let notes: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!(
+            "threads {b1} (thread_filters), {b2} (thread_filters)"
+        )) && notes[0].contains("another filter, of 2 instructions")
+            && notes[0].contains(&format!("`secopt dump {b1}` reads it")),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].starts_with(&format!("thread {none} (thread_filters)"))
+            && notes[1].contains("has no filter"),
+        "{notes:?}"
+    );
+    // The same notes on stderr, whatever the output.
+    assert!(stderr_of(&run).contains("secopt: note: "));
+
+    // From a worker: the main thread's filter is the other one, and the sibling is not named.
+    let run = run_secopt(&["dump", &b1.to_string()]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let err = stderr_of(&run);
+    assert!(
+        err.contains(&format!(
+            "thread {main} (thread_filters) of this process has another filter, of 1 instruction"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains(&format!("{b2} (")), "{err}");
+
+    // A thread without a filter: exit 1, and where the filters are.
+    let run = run_secopt(&["dump", &none.to_string()]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    assert!(
+        stderr_of(&run).contains(&format!("`secopt dump {main}` reads them")),
+        "{}",
+        stderr_of(&run)
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -21,7 +21,10 @@ CAP_SYS_PTRACE and CAP_SYS_ADMIN, and a secopt not itself under seccomp). The pr
 stopped for the moment it takes and then resumes.\n\n\
 Without -o the filters are listed as assembly (or JSON), oldest first. A process can have \
 several: the kernel runs every one on each system call and acts on the most restrictive \
-answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2)).",
+answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2)).\n\n\
+Filters are per thread: those of the thread named are read, and a note names the threads of \
+its process that have other filters (Firecracker's API, VMM and vCPU threads each have their \
+own), with the `secopt dump TID` that reads them.",
     after_help = "Examples:\n  \
 secopt dump 1234                          list the filters of process 1234 as assembly\n  \
 secopt dump 1234 -o ctr.bpf               write its filter (one filter) as raw cBPF\n  \
@@ -86,6 +89,115 @@ fn proc_status(pid: libc::pid_t) -> Result<ProcStatus, Failure> {
 
 pub(super) fn process_name(pid: i32) -> String {
     proc_status(pid).map_or_else(|_| "?".to_string(), |s| s.name)
+}
+
+/// Most other threads whose filters are read to compare them with the one dumped (each is
+/// stopped for the reading, as that one is); past it, only their filter counts are compared.
+const THREADS_READ: usize = 64;
+
+/// A thread's filters, or only their count where they were not read (past [`THREADS_READ`],
+/// or the thread is traced by another process).
+type ThreadStack = Result<Vec<Program>, usize>;
+
+/// What the other threads of `pid`'s process have, where it is not `filters` (the stack of
+/// `pid` itself, empty when it has none): seccomp is per thread, and a process whose threads
+/// installed different filters (Firecracker's API, VMM and vCPU threads) shows one stack per
+/// thread, while `dump PID` reads only the thread PID names. One note per other stack, naming
+/// its threads and the `dump` that reads it. Threads that exit or cannot be read meanwhile are
+/// passed over.
+fn other_threads(pid: libc::pid_t, filters: &[Program]) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut tids: Vec<libc::pid_t> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&t| t != pid)
+        .collect();
+    tids.sort_unstable();
+    // Each other stack, with the threads that have it.
+    let mut groups: Vec<(ThreadStack, Vec<libc::pid_t>)> = Vec::new();
+    let mut read = 0;
+    for tid in tids {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+        };
+        let stack: ThreadStack = match (field("Seccomp"), field("Seccomp_filters")) {
+            (Some(2), count) => {
+                let traced = field("TracerPid").is_some_and(|t| t != 0);
+                if count.is_some_and(|c| c != filters.len()) || traced || read >= THREADS_READ {
+                    match count {
+                        Some(c) if c == filters.len() => continue,
+                        Some(c) => Err(c),
+                        None => continue,
+                    }
+                } else {
+                    read += 1;
+                    match crate::kernel::read_filters(tid) {
+                        Ok(f) => Ok(f),
+                        Err(_) => continue,
+                    }
+                }
+            }
+            (Some(0), _) => Ok(Vec::new()),
+            _ => continue,
+        };
+        if stack.as_ref().is_ok_and(|s| s.as_slice() == filters) {
+            continue;
+        }
+        match groups.iter_mut().find(|(s, _)| *s == stack) {
+            Some((_, members)) => members.push(tid),
+            None => groups.push((stack, vec![tid])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(stack, members)| {
+            let named: Vec<String> = members
+                .iter()
+                .take(8)
+                .map(|&t| format!("{t} ({})", process_name(t)))
+                .collect();
+            let more = members.len().saturating_sub(8);
+            let plural = |n: usize, one: &str, many: &str| {
+                format!("{n} {}", if n == 1 { one } else { many })
+            };
+            let (what, reads) = match &stack {
+                Ok(s) if s.is_empty() => ("no filter".to_string(), None),
+                Ok(s) if s.len() == 1 => (
+                    format!(
+                        "another filter, of {}",
+                        plural(s[0].len(), "instruction", "instructions")
+                    ),
+                    Some("it"),
+                ),
+                Ok(s) => (format!("other filters ({})", list(s)), Some("them")),
+                Err(c) => (plural(*c, "filter", "filters"), Some("them")),
+            };
+            let dump = reads.map_or_else(String::new, |it| {
+                format!(", and `secopt dump {}` reads {it}", members[0])
+            });
+            format!(
+                "{} {}{} of this process {} {what}; seccomp filters are per thread{dump}",
+                if members.len() == 1 {
+                    "thread"
+                } else {
+                    "threads"
+                },
+                named.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                },
+                if members.len() == 1 { "has" } else { "have" },
+            )
+        })
+        .collect()
 }
 
 /// A process without a filter is an answer, not bad input: exit 1, as a failed check, so a
@@ -207,8 +319,26 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         ));
     }
     let who = format!("process {pid} ({})", process_name(pid));
-    let filters = read(pid, &who)?;
+    let filters = match read(pid, &who) {
+        Ok(f) => f,
+        // A thread without a filter may share its process with threads that have some.
+        Err(e) if e.code == EXIT_DIFFERENT => {
+            let others = other_threads(pid, &[]);
+            return Err(Failure {
+                message: std::iter::once(e.message)
+                    .chain(others)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                ..e
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let count = filters.len();
+    let notes = other_threads(pid, &filters);
+    for note in &notes {
+        eprintln!("secopt: note: {who}: {note}");
+    }
     if args.join {
         return write_joined(&args, &who, &filters);
     }
@@ -274,6 +404,7 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
                 "name": process_name(pid),
                 "filter_count": count,
                 "filters": filters,
+                "notes": notes,
             }))?;
         }
         Format::Text => {
