@@ -453,3 +453,65 @@ fn dump_says_which_threads_have_other_filters() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Reading the filters stops the thread; a sleep it was in resumes through `restart_syscall`,
+/// and a filter that denies that call makes the sleep fail. `sleep 60` (clock_nanosleep)
+/// under such a filter: dump warns that the process saw an error, and `sleep` does end early.
+#[test]
+fn dump_warns_when_the_reading_made_a_sleep_fail() {
+    if !root_or_skip("dump-restart") {
+        return;
+    }
+    // (The number only builds the filter; the oracle is what `sleep` does.)
+    let restart_syscall = secopt::arch::Arch::host()
+        .and_then(|a| a.syscalls().nr("restart_syscall"))
+        .expect("the host's restart_syscall");
+    let denies_restart = raw_filter(&[
+        (BPF_LD_W_ABS, 0, 0, 0),
+        (BPF_JEQ_K, 0, 1, restart_syscall),
+        (BPF_RET_K, 0, 0, ERRNO | 1),
+        (BPF_RET_K, 0, 0, ALLOW),
+    ]);
+    let mut child = sleeper(vec![denies_restart]);
+    // Until it sleeps in clock_nanosleep (state S), not still starting.
+    let started = Instant::now();
+    while state(child.id()) != 'S' {
+        assert!(started.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let run = run_secopt(&["dump", &child.id().to_string()]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let err = stderr_of(&run);
+    assert!(
+        err.contains("secopt: warning:")
+            && err
+                .contains("`clock_nanosleep`, which the kernel resumes through `restart_syscall`")
+            && err.contains("ERRNO(1)"),
+        "{err}"
+    );
+    // The oracle: `sleep` got the error and stopped well before its 60 seconds.
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(!status.success(), "{status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "sleep slept on"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // A filter that allows restart_syscall: no warning, and the sleep goes on.
+    let mut child = sleeper(vec![raw_filter(FIRST)]);
+    while state(child.id()) != 'S' {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let run = run_secopt(&["dump", &child.id().to_string()]);
+    assert!(!stderr_of(&run).contains("warning"), "{}", stderr_of(&run));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none());
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

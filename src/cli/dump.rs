@@ -13,19 +13,23 @@ use crate::bpf::{disasm, validate, Program};
 use crate::kernel::trace::untraceable;
 use std::path::PathBuf;
 
-#[derive(clap::Args, Debug)]
-#[command(
-    long_about = "Read the seccomp filters attached to a running process (a thread id, as in \
+/// `secopt dump --help`'s description (set on the subcommand in `cli`: a variant's doc
+/// comment there would override one given here).
+pub const LONG_ABOUT: &str =
+    "Read the seccomp filters attached to a running process (a thread id, as in \
 /proc/PID/task) from the kernel, with ptrace (PTRACE_SECCOMP_GET_FILTER: needs root, i.e. \
 CAP_SYS_PTRACE and CAP_SYS_ADMIN, and a secopt not itself under seccomp). The process is \
-stopped for the moment it takes and then resumes.\n\n\
+stopped for the moment it takes and then resumes (a sleep it was in resumes through \
+restart_syscall: where the filter denies that, the sleep fails, and secopt warns).\n\n\
 Without -o the filters are listed as assembly (or JSON), oldest first. A process can have \
 several: the kernel runs every one on each system call and acts on the most restrictive \
 answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2)).\n\n\
 Filters are per thread: those of the thread named are read, and a note names the threads of \
 its process that have other filters (Firecracker's API, VMM and vCPU threads each have their \
-own), with the `secopt dump TID` that reads them.",
-    after_help = "Examples:\n  \
+own), with the `secopt dump TID` that reads them.";
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
 secopt dump 1234                          list the filters of process 1234 as assembly\n  \
 secopt dump 1234 -o ctr.bpf               write its filter (one filter) as raw cBPF\n  \
 secopt dump 1234 --index 1 -o f1.bpf      the second-oldest of several\n  \
@@ -33,8 +37,7 @@ secopt dump 1234 -o 'f{}.bpf'             each of several: f0.bpf (the oldest), 
 secopt dump 1234 --join -o all.bpf        all of them as one program, for verify/diff/emu\n  \
 secopt dump $(pidof nginx) -o n.bpf && secopt optimize n.bpf -o n.opt.bpf --report\n\n\
 Exit status: 0 the filters were read; 1 the process has no seccomp filter (none at all, or \
-seccomp strict mode); 2 no such process, not allowed to read them, or bad usage."
-)]
+seccomp strict mode); 2 no such process, not allowed to read them, or bad usage.")]
 pub struct DumpArgs {
     /// The process (or thread) id.
     pub pid: libc::pid_t,
@@ -200,6 +203,45 @@ fn other_threads(pid: libc::pid_t, filters: &[Program]) -> Vec<String> {
         .collect()
 }
 
+/// The syscall `pid` is blocked in, by name on the host's arch, when it is one the kernel
+/// restarts through `restart_syscall` after a stop (the sleeps: `nanosleep`, `clock_nanosleep`,
+/// `poll`, and `futex` waits with a timeout), read from `/proc/PID/syscall` before the reading
+/// stops the thread.
+fn blocked_in_restartable(pid: libc::pid_t) -> Option<&'static str> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
+    let nr: u32 = text.split_whitespace().next()?.parse().ok()?;
+    let name = crate::arch::Arch::host()?.syscalls().name(nr)?;
+    ["nanosleep", "clock_nanosleep", "poll", "futex"]
+        .contains(&name)
+        .then_some(name)
+}
+
+/// When the reading interrupted a sleep (`blocked`) and the thread's filters deny
+/// `restart_syscall`, through which the kernel resumes that sleep: the sleep has then failed,
+/// with the filters' errno or worse. Said so the user knows the process saw an error (a
+/// debugger or `strace -p` would have done the same).
+fn interrupted_sleep(blocked: Option<&str>, filters: &[Program]) -> Option<String> {
+    let blocked = blocked?;
+    let arch = crate::arch::Arch::host()?;
+    let nr = arch.syscalls().nr("restart_syscall")?;
+    let data = crate::bpf::SeccompData::new(arch.token(), nr as i32, [0; 6]);
+    let answer = crate::bpf::stack::eval_stack(filters, &data).ok()?;
+    use crate::bpf::action::Action;
+    if matches!(answer.action(), Some(Action::Allow | Action::Log)) {
+        return None;
+    }
+    Some(format!(
+        "reading the filters stopped the thread in `{blocked}`, which the kernel resumes through \
+         `restart_syscall`, and its filters answer that with {answer}: the `{blocked}` has \
+         {}returned an error to the process instead of sleeping on",
+        if blocked == "futex" {
+            "likely (if it waited with a timeout) "
+        } else {
+            ""
+        }
+    ))
+}
+
 /// A process without a filter is an answer, not bad input: exit 1, as a failed check, so a
 /// script can tell it from a wrong pid or missing privileges (exit 2).
 fn no_filter(who: &str) -> Failure {
@@ -319,6 +361,7 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         ));
     }
     let who = format!("process {pid} ({})", process_name(pid));
+    let blocked = blocked_in_restartable(pid);
     let filters = match read(pid, &who) {
         Ok(f) => f,
         // A thread without a filter may share its process with threads that have some.
@@ -335,6 +378,9 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         Err(e) => return Err(e),
     };
     let count = filters.len();
+    if let Some(warning) = interrupted_sleep(blocked, &filters) {
+        eprintln!("secopt: warning: {who}: {warning}");
+    }
     let notes = other_threads(pid, &filters);
     for note in &notes {
         eprintln!("secopt: note: {who}: {note}");
@@ -504,4 +550,23 @@ fn write_joined(args: &DumpArgs, who: &str, filters: &[Program]) -> Result<i32, 
         }
     }
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The description is the subcommand's own, not the one-line summary in its place (a
+    /// variant's doc comment overrode it, and `--help` never said that reading needs root).
+    #[test]
+    fn help_describes_what_reading_needs_and_does() {
+        use clap::CommandFactory;
+        let mut cli = super::super::Cli::command();
+        let help = cli
+            .find_subcommand_mut("dump")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for says in ["needs root", "restart_syscall", "Filters are per thread"] {
+            assert!(help.contains(says), "{says}: {help}");
+        }
+    }
 }

@@ -185,6 +185,7 @@ enum Command {
     Exec(exec::ExecArgs),
     /// Read the seccomp filters a running process has from the kernel (as assembly, JSON, or
     /// one of them as a raw filter for optimize/analyze/verify).
+    #[command(long_about = dump::LONG_ABOUT)]
     Dump(dump::DumpArgs),
     /// Show a filter as assembly text (syscall, field and action names resolved per arch).
     Disasm(asm_cmd::DisasmArgs),
