@@ -1462,6 +1462,22 @@ fn a_profile_runc_would_not_enforce_is_warned_about() {
     std::fs::remove_file(&out_file).unwrap();
     bad_input(&run(true), &["will not enforce this profile", "strict"]);
     assert!(!out_file.exists());
+    // A filter for x86_64 alone (`--arch`) changes nothing of what runc loads: the profile's
+    // x86_64 and x32 share the block, and the warning stays.
+    let x86_64_only = secopt(&[
+        "compile",
+        path.to_str().unwrap(),
+        "--arch",
+        "x86_64",
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
+    assert!(
+        ok(&x86_64_only).contains("will not enforce this profile on x86_64 and x32"),
+        "{}",
+        String::from_utf8_lossy(&x86_64_only.stderr)
+    );
+    std::fs::remove_file(&out_file).unwrap();
     let docker = secopt(&[
         "compile",
         &profile("oci/docker-default.json"),

@@ -1488,12 +1488,19 @@ fn runc_unenforced_names_exactly_the_blocks_libseccomp_leaves_without_the_syscal
                 r#"{{"names": ["{name}"], {action}, "args": [{args}]}}"#
             ));
         }
-        let text = format!(
-            r#"{{"defaultAction": "SCMP_ACT_LOG", "syscalls": [{}]}}"#,
-            rules.join(", ")
-        );
-        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         for arches in arch_sets {
+            // The arch set is the profile's own: the warning is of what runc loads, the
+            // profile's `architectures` whatever secopt compiles for.
+            let listed: Vec<String> = arches
+                .iter()
+                .map(|a| format!(r#""SCMP_ARCH_{}""#, a.name().to_uppercase()))
+                .collect();
+            let text = format!(
+                r#"{{"defaultAction": "SCMP_ACT_LOG", "architectures": [{}], "syscalls": [{}]}}"#,
+                listed.join(", "),
+                rules.join(", ")
+            );
+            let json: serde_json::Value = serde_json::from_str(&text).unwrap();
             let Ok(theirs) = build_filter(&json, &oracle_options(arches, &[], 1)) else {
                 continue; // refused (EEXIST): runc loads nothing
             };

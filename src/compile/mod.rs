@@ -338,10 +338,26 @@ impl FilterInfo {
 /// orders first in a block is for a name the arch lacks (see
 /// `lower::blocks_libseccomp_leaves_without_the_syscall_load`). secopt's own filters decide
 /// as the profile says; these warnings are for who also loads the profile with those tools.
-/// Each is at the first rule of that name. Empty outside libseccomp's dialect. Where it
+/// Each is at the first rule of that name. Empty outside libseccomp's dialect. It is of the
+/// profile's own architectures ([`Resolved::arches_as_runc_loads`]) where
+/// [`ResolveOptions::arches`](crate::policy::ResolveOptions::arches) replaced them: runc loads
+/// those. Where it
 /// depends on a name that libseccomp up to 2.5.5 does not know
 /// ([`NEWER_THAN_LIBSECCOMP_2_5_5`]), the warning says for which versions it holds.
 pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
+    // Of the profile as runc loads it: with its own architectures where `--arch` replaced them.
+    let own;
+    let resolved = match &resolved.arches_as_runc_loads {
+        Some(arches) => {
+            own = Resolved {
+                arches: arches.clone(),
+                arches_as_runc_loads: None,
+                ..resolved.clone()
+            };
+            &own
+        }
+        None => resolved,
+    };
     let newest = lower::blocks_libseccomp_leaves_without_the_syscall_load(resolved, &[]);
     if newest.is_empty() {
         return Vec::new();

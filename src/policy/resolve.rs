@@ -322,6 +322,12 @@ pub struct Resolved {
     /// Rules that never apply (an earlier rule without conditions decides their syscall with
     /// another action): warnings, errors with [`ResolveOptions::strict`].
     pub shadowed: Vec<Warning>,
+    /// When [`ResolveOptions::arches`] replaced the profile's own architecture set: the
+    /// profile's own set, resolved alike. It is what runc hands libseccomp whatever secopt
+    /// compiles, so what `compile::runc_unenforced` says of runc's filter is said of it.
+    /// `None` when the set was the profile's, or resolving it failed.
+    #[serde(skip)]
+    pub arches_as_runc_loads: Option<Vec<ResolvedArch>>,
 }
 
 impl Resolved {
@@ -472,6 +478,13 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     }
     let mut warnings = policy.warnings.clone();
     warnings.extend(shadowed.iter().cloned());
+    let arches_as_runc_loads = options.arches.as_ref().and_then(|_| {
+        let own = ResolveOptions {
+            arches: None,
+            ..options.clone()
+        };
+        resolve(policy, &own).ok().map(|r| r.arches)
+    });
 
     Ok(Resolved {
         source: policy.source.clone(),
@@ -489,6 +502,7 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         redundant_rules,
         warnings,
         shadowed,
+        arches_as_runc_loads,
     })
 }
 
