@@ -1533,3 +1533,126 @@ fn a_profile_runc_would_not_enforce_is_warned_about() {
     );
     assert!(!out_file.exists());
 }
+
+/// Slips a profile author makes that change what a rule does without a word from runc: each
+/// is warned about at its place (and refused under --strict), while secopt's filter still
+/// decides as runc's does. Docker's and the corpus's profiles make none of them.
+#[test]
+fn condition_slips_are_warned_about_at_their_place() {
+    let dir = tmpdir("slips");
+    let out = dir.join("out.bpf");
+    let out = out.to_str().unwrap();
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            // Mask and value swapped: (arg & 0) == 0 for every clone flag, CLONE_NEWUSER too.
+            r#"{"names": ["clone"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 0, "valueTwo": 2114060288, "op": "SCMP_CMP_MASKED_EQ"}]}"#,
+            "$.syscalls[0].args[0]",
+            &["holds for every argument: the mask is 0", "swapped?"],
+        ),
+        (
+            r#"{"names": ["clone"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 255, "valueTwo": 4096, "op": "SCMP_CMP_MASKED_EQ"}]}"#,
+            "$.syscalls[0].args[0]",
+            &[
+                "the value's bits 0x1000 outside it are ignored",
+                "(arg & 0xff) == 0x0",
+            ],
+        ),
+        (
+            r#"{"names": ["fcntl"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_LT"}]}"#,
+            "$.syscalls[0].args[0]",
+            &["SCMP_CMP_LT on args[1] never holds: arguments are unsigned"],
+        ),
+        (
+            r#"{"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 2, "value": 18446744073709551615, "op": "SCMP_CMP_LE"}]}"#,
+            "$.syscalls[0].args[0]",
+            &["holds for every argument: every 64-bit argument is at most 0xffffffffffffffff"],
+        ),
+        (
+            // runc ORs every condition when an index repeats: args[1] != 0 alone allows write.
+            r#"{"names": ["write"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}, {"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}, {"index": 1, "value": 0, "op": "SCMP_CMP_NE"}]}"#,
+            "$.syscalls[0].args",
+            &["(OR, not AND)"],
+        ),
+        (
+            // On x86 (and x32) arguments are 32 bits: 2^32 is compared as 0.
+            r#"{"names": ["personality"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 4294967296, "op": "SCMP_CMP_EQ"}]}"#,
+            "$.syscalls[0]",
+            &["on x86 and x32 (32-bit ABIs", "0x100000000 is read as 0x0"],
+        ),
+    ];
+    for (rule, place, says) in cases {
+        let path = dir.join("slip.json");
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"], "syscalls": [{rule}]}}"#
+            ),
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let stderr = ok(&secopt(&["compile", p, "-o", out]));
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("{p}: {place}: ")))
+            .unwrap_or_else(|| panic!("{rule}: no warning at {place}: {stderr}"));
+        for s in says {
+            assert!(line.contains(s), "{rule}: {s:?} not in {line}");
+        }
+        bad_input(
+            &secopt(&["compile", p, "-o", out, "--strict"]),
+            &[place, says[0]],
+        );
+    }
+    // Firecracker's files: a dword compares 32 bits, and a masked_eq of mask 0 always holds.
+    let fc = dir.join("fc.json");
+    std::fs::write(
+        &fc,
+        r#"{"vmm": {"default_action": "trap", "filter_action": "allow", "filter": [
+            {"syscall": "read", "args": [{"index": 0, "type": "dword", "op": "eq", "val": 4294967296}]},
+            {"syscall": "ioctl", "args": [{"index": 1, "type": "qword", "op": {"masked_eq": 0}, "val": 44672}]}]}}"#,
+    )
+    .unwrap();
+    let stderr = ok(&secopt(&[
+        "compile",
+        fc.to_str().unwrap(),
+        "--arch",
+        "x86_64",
+        "-o",
+        out,
+    ]));
+    for s in [
+        "$.vmm.filter[0].args[0]: this condition on args[0] compares the low 32 bits only (dword): the value 0x100000000 is read as 0x0",
+        "$.vmm.filter[1].args[0]: this condition on args[1] holds for every argument: the mask is 0",
+    ] {
+        assert!(stderr.contains(s), "{s}: {stderr}");
+    }
+    // A set of values of one argument is the idiom, not a slip; nor is Docker's profile.
+    let values = dir.join("values.json");
+    std::fs::write(
+        &values,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["socket"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}, {"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}]}]}"#,
+    )
+    .unwrap();
+    ok(&secopt(&[
+        "compile",
+        values.to_str().unwrap(),
+        "-o",
+        out,
+        "--strict",
+    ]));
+    for p in [
+        "oci/docker-default.json",
+        "oci/podman-containers-common-default.json",
+    ] {
+        let stderr = ok(&secopt(&["compile", &profile(p), "-o", out]));
+        for s in [
+            "never holds",
+            "holds for every",
+            "OR, not AND",
+            "low 32 bits",
+            "outside it",
+        ] {
+            assert!(!stderr.contains(s), "{p}: {stderr}");
+        }
+    }
+}

@@ -365,7 +365,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         }
         let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
         // Computed once: it rebuilds libseccomp's rule trees where a block has a pseudo-syscall.
-        let unenforced = crate::compile::runc_unenforced(&resolved);
+        let unenforced = lowering_warnings(&resolved);
         if args.strict {
             refuse_unenforced(unenforced.clone(), &source)?;
         }
@@ -607,7 +607,7 @@ fn compile_firecracker(
             report_warnings(&policy);
         }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
-        let unenforced = crate::compile::runc_unenforced(&resolved);
+        let unenforced = lowering_warnings(&resolved);
         if args.strict {
             refuse_unenforced(unenforced.clone(), source)?;
         }
@@ -626,6 +626,15 @@ fn compile_firecracker(
     Ok(out)
 }
 
+/// What lowering the profile as libseccomp does shows: where libseccomp's filter would not
+/// enforce it ([`crate::compile::runc_unenforced`]) and the constants 32-bit ABIs compare by
+/// their low half ([`crate::compile::truncated_constants`]). Warnings, errors under --strict.
+pub(super) fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
+    let mut warnings = crate::compile::runc_unenforced(resolved);
+    warnings.extend(crate::compile::truncated_constants(resolved));
+    warnings
+}
+
 /// The profile's warnings, on stderr (unless `--quiet`); `verify` and `diff` print them too.
 pub(super) fn report_warnings(policy: &Policy) {
     for w in &policy.warnings {
@@ -637,7 +646,7 @@ pub(super) fn report_warnings(policy: &Policy) {
 /// filter would not enforce it), on stderr unless `--quiet`: what `verify` and `diff` say of
 /// a Firecracker file, as `compile` does.
 pub(super) fn report_thread_warnings(resolved: &Resolved, thread: &str) {
-    let unenforced = crate::compile::runc_unenforced(resolved);
+    let unenforced = lowering_warnings(resolved);
     for w in resolved.warnings.iter().chain(&unenforced) {
         say!(
             "secopt: warning: {} (thread {}): {w}",

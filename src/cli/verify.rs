@@ -382,7 +382,7 @@ fn load_side(path: &Path, p: &PairArgs, seen: &mut ProfilesSeen) -> Result<Side,
         // What `compile` warns about this profile (misspelt names and fields), said here too:
         // the comparison is of what the profile means once they are skipped.
         super::compile::report_warnings(&policy);
-        let unenforced = crate::compile::runc_unenforced(&resolved);
+        let unenforced = super::compile::lowering_warnings(&resolved);
         super::compile::report_unknown(&resolved, None, false, &unenforced);
         // The profile's meaning, even past the kernel's length limit (its optimized filter
         // may fit where its plain lowering does not).

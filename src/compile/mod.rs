@@ -326,9 +326,77 @@ impl FilterInfo {
                 .iter()
                 .cloned()
                 .chain(runc_unenforced(resolved))
+                .chain(truncated_constants(resolved))
                 .collect(),
         }
     }
+}
+
+/// Conditions whose constant does not fit in 32 bits, on the arches where libseccomp compares
+/// only the low word of each argument (x86, x32, arm, the MIPS 32-bit ABIs, …:
+/// [`compares_low_words_only`]): there `args[0] == 0x1_0000_0000` is `args[0] == 0`, which
+/// is what runc's filter and secopt's decide, and almost never what the profile meant. One
+/// warning per rule and condition, naming the arches. Empty outside libseccomp's dialect
+/// (the Firecracker dialects' `dword`s are warned about as the file is read).
+pub fn truncated_constants(resolved: &Resolved) -> Vec<policy::Warning> {
+    if resolved.dialect != policy::Dialect::Libseccomp {
+        return Vec::new();
+    }
+    let mut found: Vec<(std::sync::Arc<str>, policy::ArgCondition, Vec<Arch>)> = Vec::new();
+    for a in resolved
+        .arches
+        .iter()
+        .filter(|a| compares_low_words_only(a.arch))
+    {
+        let rules = a
+            .syscalls
+            .values()
+            .chain(a.unknown_rules.values())
+            .flatten();
+        for rule in rules {
+            for c in &rule.conditions {
+                let compared = match c.op {
+                    policy::CmpOp::MaskedEq(mask) => mask | (c.value & mask),
+                    _ => c.value,
+                };
+                if c.width != policy::ArgWidth::Qword || compared <= 0xFFFF_FFFF {
+                    continue;
+                }
+                match found
+                    .iter_mut()
+                    .find(|(o, fc, _)| *o == rule.origin && fc == c)
+                {
+                    Some((_, _, arches)) if !arches.contains(&a.arch) => arches.push(a.arch),
+                    Some(_) => {}
+                    None => found.push((rule.origin.clone(), *c, vec![a.arch])),
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|(origin, c, arches)| {
+            let names: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
+            let what = match c.op {
+                policy::CmpOp::MaskedEq(mask) => format!(
+                    "the mask {mask:#x} and value {:#x} are read as {:#x} and {:#x}",
+                    c.value,
+                    mask & 0xFFFF_FFFF,
+                    c.value & mask & 0xFFFF_FFFF
+                ),
+                _ => format!("{:#x} is read as {:#x}", c.value, c.value & 0xFFFF_FFFF),
+            };
+            policy::Warning {
+                path: origin.to_string(),
+                message: format!(
+                    "on {} (32-bit ABIs: an argument has no high half) libseccomp compares \
+                     args[{}] by its low 32 bits, and so do runc's filter and secopt's: {what}",
+                    names.join(" and "),
+                    c.index
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Where the filter libseccomp generates for the profile — its linear layout, what runc,

@@ -483,7 +483,7 @@ fn read_condition(
         }
     }
     unknown_keys(r, &obj, dialect)?;
-    Ok(match dialect {
+    let condition = match dialect {
         Dialect::RustVmmSeccompiler | Dialect::Firecracker110 => ArgCondition {
             index,
             width,
@@ -497,7 +497,18 @@ fn read_condition(
             }
             _ => ArgCondition::new(index, op, value),
         },
-    })
+    };
+    // The slip as written (a dword `eq` is a masked comparison only in libseccomp's dialect).
+    let written = ArgCondition {
+        index,
+        width,
+        op,
+        value,
+    };
+    if let Some(slip) = written.slip() {
+        r.warn(path, format!("this condition on args[{index}] {slip}"));
+    }
+    Ok(condition)
 }
 
 fn read_op(r: &Reader, v: &Json, path: &JPath) -> Result<CmpOp, PolicyError> {

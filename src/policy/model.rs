@@ -113,6 +113,57 @@ impl ArgCondition {
         }
     }
 
+    /// What is odd about the condition, when part of it is ignored or its outcome does not
+    /// depend on the argument: almost always a slip in the profile (a mask and value swapped,
+    /// a signed reading of an unsigned argument, a 64-bit constant in a 32-bit comparison),
+    /// and one that widens or empties the rule without a word. The front ends warn with it.
+    ///
+    /// ```
+    /// use secopt::policy::{ArgCondition, CmpOp};
+    /// // Docker's clone rule: fine. The same with mask and value swapped: always true.
+    /// assert_eq!(ArgCondition::new(0, CmpOp::MaskedEq(0x7E02_0000), 0).slip(), None);
+    /// let swapped = ArgCondition::new(0, CmpOp::MaskedEq(0), 0x7E02_0000).slip().unwrap();
+    /// assert!(swapped.starts_with("holds for every argument"));
+    /// ```
+    pub fn slip(&self) -> Option<String> {
+        let (max, width) = match self.width {
+            ArgWidth::Qword => (u64::MAX, "64-bit"),
+            ArgWidth::Dword => (0xFFFF_FFFF, "32-bit (dword)"),
+        };
+        if self.width == ArgWidth::Dword && self.value > max {
+            return Some(format!(
+                "compares the low 32 bits only (dword): the value {:#x} is read as {:#x}",
+                self.value,
+                self.value & max
+            ));
+        }
+        match (self.op, self.value) {
+            (CmpOp::MaskedEq(0), _) => Some(
+                "holds for every argument: the mask is 0, so both sides of \
+                 `(arg & mask) == (value & mask)` are 0"
+                    .to_string(),
+            ),
+            (CmpOp::MaskedEq(mask), v) if v & !mask & max != 0 => Some(format!(
+                "compares only the bits of the mask {mask:#x}: libseccomp and Firecracker's \
+                 compilers mask the value too, so the value's bits {:#x} outside it are ignored \
+                 and the condition is `(arg & {mask:#x}) == {:#x}`",
+                v & !mask & max,
+                v & mask
+            )),
+            (CmpOp::Lt, 0) => Some("never holds: arguments are unsigned, none is below 0".into()),
+            (CmpOp::Ge, 0) => {
+                Some("holds for every argument: arguments are unsigned, all are 0 or more".into())
+            }
+            (CmpOp::Gt, v) if v >= max => Some(format!(
+                "never holds: no {width} argument is above {max:#x}"
+            )),
+            (CmpOp::Le, v) if v >= max => Some(format!(
+                "holds for every argument: every {width} argument is at most {max:#x}"
+            )),
+            _ => None,
+        }
+    }
+
     /// Whether argument value `arg` satisfies the condition (as on a 64-bit architecture;
     /// 32-bit arches see only the low half of every argument).
     ///

@@ -570,11 +570,13 @@ fn read_syscall_entry(
     }
 
     let mut conditions = Vec::new();
+    let mut args_path = None;
     if let Some((v, p)) = obj.get("args") {
         for (i, arg) in r.array(v, &p)?.iter().enumerate() {
             let ap = p.index(i);
             conditions.push((read_arg(r, arg, &ap)?, ap));
         }
+        args_path = Some(p);
     }
 
     if let Some((v, p)) = obj.get("comment") {
@@ -603,6 +605,23 @@ fn read_syscall_entry(
         seen[usize::from(c.index)] = true;
         dup
     });
+    // Values of one argument ORed is the idiom (`socket` for AF_UNIX or AF_INET); with a
+    // condition on another argument too, that one no longer narrows the rule.
+    let indexes = conditions
+        .iter()
+        .map(|(c, _)| c.index)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    if let (true, true, Some(args_path)) = (repeated, indexes > 1, &args_path) {
+        r.warn(
+            args_path,
+            "an argument index appears in more than one condition: runc then adds each \
+             condition as a rule of its own, so the rule applies when any one of them holds \
+             (OR, not AND), and the conditions on other arguments no longer narrow it (a rule \
+             per value, each with the other conditions, keeps AND)"
+                .to_string(),
+        );
+    }
     let groups: Vec<(Vec<ArgCondition>, std::sync::Arc<str>)> = if repeated {
         conditions
             .iter()
@@ -659,7 +678,7 @@ fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, Poli
     for (key, p) in obj.unused() {
         r.warn(&p, format!("unknown field {key:?} ignored"));
     }
-    Ok(match op {
+    let condition = match op {
         // OCI: (arg & value) == valueTwo.
         None => ArgCondition::new(
             index,
@@ -679,7 +698,16 @@ fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, Poli
             }
             ArgCondition::new(index, op, value)
         }
-    })
+    };
+    if let Some(slip) = condition.slip() {
+        let swapped = if op.is_none() {
+            " (`value` is the mask and `valueTwo` the value: swapped?)"
+        } else {
+            ""
+        };
+        r.warn(path, format!("{op_name} on args[{index}] {slip}{swapped}"));
+    }
+    Ok(condition)
 }
 
 fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter, PolicyError> {
