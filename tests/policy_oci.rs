@@ -712,12 +712,19 @@ fn bad_input_is_reported_with_its_path() {
     invalid(
         &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errnoRet":65536}"#),
         "$.syscalls[0].errnoRet",
-        "runc would silently keep its low 16 bits, 0: ERRNO(0)",
+        "runc would keep its low 16 bits, 0: ERRNO(0)",
+    );
+    // Low bits above libseccomp's largest errno: runc refuses to start (checked with runc
+    // 1.1.5: "error adding seccomp filter rule").
+    invalid(
+        &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errnoRet":70000}"#),
+        "$.syscalls[0].errnoRet",
+        "low 16 bits, 4464, above 4094, the largest libseccomp accepts, and so refuse to start",
     );
     invalid(
         &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errnoRet":65549}"#),
         "$.syscalls[0].errnoRet",
-        "low 16 bits, 13)",
+        "low 16 bits, 13, silently)",
     );
     invalid(
         &entry(r#"{"names":["read"],"action":"SCMP_ACT_ERRNO","errno":"EWHAT"}"#),

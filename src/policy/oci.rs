@@ -309,7 +309,8 @@ fn read_errno(
                 p,
                 format!(
                     "an errno is only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not {} \
-                     (the runtime spec requires this to be an error)",
+                     (the runtime spec requires this to be an error; runc ignores the errno \
+                     and runs the container): drop the errno, or change the action",
                     action.spelling()
                 ),
             ));
@@ -324,12 +325,15 @@ fn errno_in_range(r: &Reader, n: u64, path: &JPath) -> Result<u16, PolicyError> 
             path,
             format!(
                 "errno {n} does not fit in the 16-bit data field of a seccomp return value (max \
-                 65535; runc would silently keep its low 16 bits, {}{})",
+                 65535; runc would keep its low 16 bits, {}{})",
                 n & 0xffff,
-                if n & 0xffff == 0 {
-                    ": ERRNO(0), under which a denied call seems to succeed"
-                } else {
-                    ""
+                match n & 0xffff {
+                    0 => ": ERRNO(0), under which a denied call seems to succeed".to_string(),
+                    low if low > u64::from(LIBSECCOMP_MAX_ERRNO) => format!(
+                        ", above {LIBSECCOMP_MAX_ERRNO}, the largest libseccomp accepts, and so \
+                         refuse to start the container"
+                    ),
+                    _ => ", silently".to_string(),
                 }
             ),
         )
