@@ -1626,6 +1626,22 @@ fn condition_slips_are_warned_about_at_their_place() {
     ] {
         assert!(stderr.contains(s), "{s}: {stderr}");
     }
+    // A rule narrowing a syscall that an unconditional rule with the same action already
+    // decides: the author meant `socket` for AF_UNIX only and left `socket` in the list.
+    let forgot = dir.join("forgot.json");
+    std::fs::write(
+        &forgot,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+            {"names": ["socket"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}]},
+            {"names": ["read", "socket"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    )
+    .unwrap();
+    let says = "$.syscalls[0]: this ALLOW rule for socket has no effect: the rule at $.syscalls[1] has no conditions";
+    assert!(ok(&secopt(&["compile", forgot.to_str().unwrap(), "-o", out])).contains(says));
+    bad_input(
+        &secopt(&["compile", forgot.to_str().unwrap(), "-o", out, "--strict"]),
+        &[says],
+    );
     // A set of values of one argument is the idiom, not a slip; nor is Docker's profile.
     let values = dir.join("values.json");
     std::fs::write(

@@ -536,7 +536,25 @@ fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
                 .map(|r| (r, false))
                 .chain(rules[first + 1..].iter().map(|r| (r, true)))
             {
-                if rule.action == decided.action || !seen.insert(rule.seq) {
+                // The same action: a rule with conditions then narrows nothing (the author
+                // added `socket` for AF_UNIX and left `socket` in the allow list); a plain
+                // repeat is harmless.
+                if rule.action == decided.action {
+                    if !rule.conditions.is_empty() && seen.insert(rule.seq) {
+                        out.push(Warning {
+                            path: rule.origin.to_string(),
+                            message: format!(
+                                "this {} rule for {name} has no effect: the rule at {} has no \
+                                 conditions and gives every {name} call the same action, so \
+                                 these conditions narrow nothing (to narrow {name}, take it out \
+                                 of that rule)",
+                                rule.action, decided.origin
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                if !seen.insert(rule.seq) {
                     continue;
                 }
                 let why = if later {
