@@ -763,7 +763,7 @@ pub(super) fn report_unknown(
 /// where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS stub's answer
 /// above its (lower) threshold and the default action below it (a name is reported when it
 /// has rules, or sets runc's ENOSYS threshold).
-fn report_names_runc_may_skip(resolved: &Resolved) {
+pub(super) fn report_names_runc_may_skip(resolved: &Resolved) {
     let named: Vec<&str> = compile::NEWER_THAN_LIBSECCOMP_2_5_5
         .iter()
         .copied()
@@ -784,10 +784,16 @@ fn report_names_runc_may_skip(resolved: &Resolved) {
          names its libseccomp does not know, and libseccomp up to 2.5.5 (Debian 12 ships 2.5.4) \
          does not know {}: runc's filter ignores their rules, and its ENOSYS stub, whose \
          threshold is then the highest number its libseccomp knows, answers ENOSYS above that \
-         (unnamed syscalls included) and the default action below it. --syscall-table \
-         libseccomp resolves as the linked libseccomp does",
+         (unnamed syscalls included) and the default action below it. {}",
         resolved.source,
-        named.join(", ")
+        named.join(", "),
+        if cfg!(feature = "libseccomp") {
+            "--syscall-table libseccomp resolves as the linked libseccomp does"
+        } else {
+            "--syscall-table libseccomp would resolve as the system's libseccomp does, in a \
+             secopt built with `--features libseccomp` (this one is not); or leave those names \
+             out of the profile"
+        }
     );
 }
 

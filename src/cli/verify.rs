@@ -384,6 +384,10 @@ fn load_side(path: &Path, p: &PairArgs, seen: &mut ProfilesSeen) -> Result<Side,
         super::compile::report_warnings(&policy);
         let unenforced = super::compile::lowering_warnings(&resolved);
         super::compile::report_unknown(&resolved, None, false, &unenforced);
+        // A filter runc installed differs from this profile's exactly there: say so first.
+        if p.syscall_table == SyscallTable::Builtin {
+            super::compile::report_names_runc_may_skip(&resolved);
+        }
         // The profile's meaning, even past the kernel's length limit (its optimized filter
         // may fit where its plain lowering does not).
         let reference = crate::compile::reference_lowering(
