@@ -1642,6 +1642,32 @@ fn condition_slips_are_warned_about_at_their_place() {
         &secopt(&["compile", forgot.to_str().unwrap(), "-o", out, "--strict"]),
         &[says],
     );
+    // A name no table has, near one that exists: named with its place and the likely name;
+    // one far from every name only in the per-arch summary.
+    let typos = dir.join("typos.json");
+    std::fs::write(
+        &typos,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+            {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+            {"names": ["wirte", "getdents46", "frobnicate"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    )
+    .unwrap();
+    let stderr = ok(&secopt(&[
+        "compile",
+        typos.to_str().unwrap(),
+        "--arch",
+        "x86_64",
+        "-o",
+        out,
+    ]));
+    for s in [
+        "$.syscalls[1]: `wirte` is no syscall of any architecture secopt knows: a typo for `write`?",
+        "$.syscalls[1]: `getdents46` is no syscall of any architecture secopt knows: a typo for `getdents64`?",
+        "3 names unknown on x86_64, skipped as runc does: frobnicate, getdents46, wirte",
+    ] {
+        assert!(stderr.contains(s), "{s}: {stderr}");
+    }
+    assert!(!stderr.contains("`frobnicate` is no syscall"), "{stderr}");
     // A set of values of one argument is the idiom, not a slip; nor is Docker's profile.
     let values = dir.join("values.json");
     std::fs::write(

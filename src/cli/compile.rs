@@ -708,6 +708,27 @@ pub(super) fn report_unknown(
         say!("secopt: warning: {prefix}: {w}");
     }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
+    // A name no table has, once with its place and the name it is likely a typo for.
+    let mut typos: Vec<&str> = Vec::new();
+    for a in &resolved.arches {
+        for name in a.unnumbered_names(libseccomp).nowhere {
+            if typos.contains(&name) {
+                continue;
+            }
+            typos.push(name);
+            if let Some(meant) = likely_meant(name) {
+                let place = a
+                    .unknown_rules
+                    .get(name)
+                    .and_then(|rules| rules.first())
+                    .map_or_else(String::new, |r| format!("{}: ", r.origin));
+                say!(
+                    "secopt: warning: {prefix}: {place}`{name}` is no syscall of any \
+                     architecture secopt knows: a typo for `{meant}`?"
+                );
+            }
+        }
+    }
     for a in &resolved.arches {
         // Profiles list the syscalls of every arch they support (Docker's names chown32 and
         // _llseek for arm and i386); those are expected on other arches and only summarized.
@@ -763,6 +784,22 @@ pub(super) fn report_unknown(
 /// where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS stub's answer
 /// above its (lower) threshold and the default action below it (a name is reported when it
 /// has rules, or sets runc's ENOSYS threshold).
+/// The syscall name of any arch nearest `name`, when it is near enough to be what was meant
+/// (at most two edits, and fewer than half the name: `getdents46` → `getdents64`, `wirte` →
+/// `write`; `mkdri` → `mkdir`).
+fn likely_meant(name: &str) -> Option<&'static str> {
+    let mut best: Option<(usize, &'static str)> = None;
+    for arch in crate::arch::Arch::ALL {
+        for (_, known) in arch.syscalls().iter() {
+            let d = strsim::osa_distance(name, known);
+            if d <= 2 && 2 * d < name.len() && best.is_none_or(|(b, _)| d < b) {
+                best = Some((d, known));
+            }
+        }
+    }
+    best.map(|(_, known)| known)
+}
+
 pub(super) fn report_names_runc_may_skip(resolved: &Resolved) {
     let named: Vec<&str> = compile::NEWER_THAN_LIBSECCOMP_2_5_5
         .iter()
