@@ -39,7 +39,7 @@ out = subprocess.run([secopt, "analyze", prog, "--format", "json", "--arch", ARC
 arch = json.loads(out)["arches"][0]
 # Decision function per number: the action for number-only decisions, the syscall itself when
 # the decision reads arguments (no two of those are assumed equal: again only lowers the bound).
-target = {s["nr"]: s["name"] if s["depends_on_args"] else "/".join(s["returns"])
+target = {s["nr"]: s["name"] if s["depends_on_args"] else "/".join(s["actions"])
           for s in arch["syscalls"]}
 values = [target.get(n, "unnamed") for n in range(arch["cache_bitmap"]["table_size"])]
 values.append("beyond the table")

@@ -779,11 +779,6 @@ pub(super) fn report_unknown(
     }
 }
 
-/// Warns when the profile names syscalls that older libseccomp releases, and so runc linked
-/// with them, do not know: runc skips those names, so its filter does not apply their rules
-/// where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS stub's answer
-/// above its (lower) threshold and the default action below it (a name is reported when it
-/// has rules, or sets runc's ENOSYS threshold).
 /// The syscall name of any arch nearest `name`, when it is near enough to be what was meant
 /// (at most two edits, and fewer than half the name: `getdents46` → `getdents64`, `wirte` →
 /// `write`; `mkdri` → `mkdir`).
@@ -800,6 +795,11 @@ fn likely_meant(name: &str) -> Option<&'static str> {
     best.map(|(_, known)| known)
 }
 
+/// Warns when the profile names syscalls that older libseccomp releases, and so runc linked
+/// with them, do not know: runc skips those names, so its filter does not apply their rules
+/// where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS stub's answer
+/// above its (lower) threshold and the default action below it (a name is reported when it
+/// has rules, or sets runc's ENOSYS threshold).
 pub(super) fn report_names_runc_may_skip(resolved: &Resolved) {
     let named: Vec<&str> = compile::NEWER_THAN_LIBSECCOMP_2_5_5
         .iter()

@@ -94,21 +94,14 @@ pub(super) fn process_name(pid: i32) -> String {
     proc_status(pid).map_or_else(|_| "?".to_string(), |s| s.name)
 }
 
-/// Most other threads whose filters are read to compare them with the one dumped (each is
-/// stopped for the reading, as that one is); past it, only their filter counts are compared.
-const THREADS_READ: usize = 64;
-
-/// A thread's filters, or only their count where they were not read (past [`THREADS_READ`],
-/// or the thread is traced by another process).
-type ThreadStack = Result<Vec<Program>, usize>;
-
-/// What the other threads of `pid`'s process have, where it is not `filters` (the stack of
-/// `pid` itself, empty when it has none): seccomp is per thread, and a process whose threads
-/// installed different filters (Firecracker's API, VMM and vCPU threads) shows one stack per
-/// thread, while `dump PID` reads only the thread PID names. One note per other stack, naming
-/// its threads and the `dump` that reads it. Threads that exit or cannot be read meanwhile are
-/// passed over.
-fn other_threads(pid: libc::pid_t, filters: &[Program]) -> Vec<String> {
+/// What the other threads of `pid`'s process have, where their number of filters is not
+/// `count` (that of `pid` itself, 0 when it has none): seccomp is per thread, and a process
+/// whose threads installed different filters shows one stack per thread, while `dump PID`
+/// reads only the thread PID names. One note per other count, naming its threads and the
+/// `dump` that reads one of them. Only `/proc` is read: the other threads are not stopped
+/// (reading filters stops a thread, which can make its sleep fail: [`interrupted_sleep`]),
+/// so threads with as many filters as `pid` but other ones go unnamed.
+fn other_threads(pid: libc::pid_t, count: usize) -> Vec<String> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -117,9 +110,8 @@ fn other_threads(pid: libc::pid_t, filters: &[Program]) -> Vec<String> {
         .filter(|&t| t != pid)
         .collect();
     tids.sort_unstable();
-    // Each other stack, with the threads that have it.
-    let mut groups: Vec<(ThreadStack, Vec<libc::pid_t>)> = Vec::new();
-    let mut read = 0;
+    // Each other count, with the threads that have it.
+    let mut groups: Vec<(usize, Vec<libc::pid_t>)> = Vec::new();
     for tid in tids {
         let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
             continue;
@@ -129,63 +121,46 @@ fn other_threads(pid: libc::pid_t, filters: &[Program]) -> Vec<String> {
                 .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
                 .and_then(|v| v.trim().parse::<usize>().ok())
         };
-        let stack: ThreadStack = match (field("Seccomp"), field("Seccomp_filters")) {
-            (Some(2), count) => {
-                let traced = field("TracerPid").is_some_and(|t| t != 0);
-                if count.is_some_and(|c| c != filters.len()) || traced || read >= THREADS_READ {
-                    match count {
-                        Some(c) if c == filters.len() => continue,
-                        Some(c) => Err(c),
-                        None => continue,
-                    }
-                } else {
-                    read += 1;
-                    match crate::kernel::read_filters(tid) {
-                        Ok(f) => Ok(f),
-                        Err(_) => continue,
-                    }
-                }
-            }
-            (Some(0), _) => Ok(Vec::new()),
+        let theirs = match (field("Seccomp"), field("Seccomp_filters")) {
+            (Some(2), Some(c)) => c,
+            (Some(0), _) => 0,
             _ => continue,
         };
-        if stack.as_ref().is_ok_and(|s| s.as_slice() == filters) {
+        if theirs == count {
             continue;
         }
-        match groups.iter_mut().find(|(s, _)| *s == stack) {
+        match groups.iter_mut().find(|(c, _)| *c == theirs) {
             Some((_, members)) => members.push(tid),
-            None => groups.push((stack, vec![tid])),
+            None => groups.push((theirs, vec![tid])),
         }
     }
     groups
         .into_iter()
-        .map(|(stack, members)| {
+        .map(|(theirs, members)| {
             let named: Vec<String> = members
                 .iter()
                 .take(8)
                 .map(|&t| format!("{t} ({})", process_name(t)))
                 .collect();
             let more = members.len().saturating_sub(8);
-            let plural = |n: usize, one: &str, many: &str| {
-                format!("{n} {}", if n == 1 { one } else { many })
-            };
-            let (what, reads) = match &stack {
-                Ok(s) if s.is_empty() => ("no filter".to_string(), None),
-                Ok(s) if s.len() == 1 => (
+            let (what, dump) = match theirs {
+                0 => ("no filter".to_string(), String::new()),
+                n => (
+                    format!("{n} filter{}", if n == 1 { "" } else { "s" }),
                     format!(
-                        "another filter, of {}",
-                        plural(s[0].len(), "instruction", "instructions")
+                        ", and `secopt dump {}` reads {}",
+                        members[0],
+                        if members.len() == 1 {
+                            "them"
+                        } else {
+                            "the first's"
+                        }
                     ),
-                    Some("it"),
                 ),
-                Ok(s) => (format!("other filters ({})", list(s)), Some("them")),
-                Err(c) => (plural(*c, "filter", "filters"), Some("them")),
             };
-            let dump = reads.map_or_else(String::new, |it| {
-                format!(", and `secopt dump {}` reads {it}", members[0])
-            });
             format!(
-                "{} {}{} of this process {} {what}; seccomp filters are per thread{dump}",
+                "{} {}{} of this process {} {what}, not {count}; seccomp filters are per \
+                 thread{dump}",
                 if members.len() == 1 {
                     "thread"
                 } else {
@@ -203,23 +178,56 @@ fn other_threads(pid: libc::pid_t, filters: &[Program]) -> Vec<String> {
         .collect()
 }
 
-/// The syscall `pid` is blocked in, by name on the host's arch, when it is one the kernel
-/// restarts through `restart_syscall` after a stop (the sleeps: `nanosleep`, `clock_nanosleep`,
-/// `poll`, and `futex` waits with a timeout), read from `/proc/PID/syscall` before the reading
-/// stops the thread.
+/// The syscall `pid` is blocked in, by name, when the kernel resumes it through
+/// `restart_syscall` after a stop (`ERESTART_RESTARTBLOCK`): `nanosleep`; `clock_nanosleep`
+/// without `TIMER_ABSTIME`; `poll` with a timeout; a `futex` wait with a timeout. Other calls
+/// (and these otherwise) restart themselves. Read from `/proc/PID/syscall` before the reading
+/// stops the thread, and only for a process of the host's own ABI (a 32-bit process's numbers
+/// are of another table).
 fn blocked_in_restartable(pid: libc::pid_t) -> Option<&'static str> {
+    let host = crate::arch::Arch::host()?;
+    // ELF class and machine of the process's executable: 64-bit and the host's.
+    let mut head = [0u8; 20];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open(format!("/proc/{pid}/exe")).ok()?,
+        &mut head,
+    )
+    .ok()?;
+    let machine = u16::from_le_bytes([head[18], head[19]]);
+    let native = match host {
+        crate::arch::Arch::X86_64 => 62,
+        crate::arch::Arch::Aarch64 => 183,
+        _ => return None,
+    };
+    if head[4] != 2 || machine != native {
+        return None;
+    }
     let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
-    let nr: u32 = text.split_whitespace().next()?.parse().ok()?;
-    let name = crate::arch::Arch::host()?.syscalls().name(nr)?;
-    ["nanosleep", "clock_nanosleep", "poll", "futex"]
-        .contains(&name)
-        .then_some(name)
+    let mut fields = text.split_whitespace();
+    let nr: u32 = fields.next()?.parse().ok()?;
+    let args: Vec<u64> = fields
+        .take(6)
+        .filter_map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .collect();
+    let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+    let name = host.syscalls().name(nr)?;
+    const TIMER_ABSTIME: u64 = 1;
+    const FUTEX_CMD_MASK: u64 = !(128 | 256); // FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME
+    let restarts_through_block = match name {
+        "nanosleep" => true,
+        "clock_nanosleep" => arg(1) & TIMER_ABSTIME == 0,
+        "poll" => (arg(2) as i32) >= 0,
+        // FUTEX_WAIT (0) or FUTEX_WAIT_BITSET (9), with a timeout.
+        "futex" => matches!(arg(1) & FUTEX_CMD_MASK, 0 | 9) && arg(3) != 0,
+        _ => false,
+    };
+    restarts_through_block.then_some(name)
 }
 
-/// When the reading interrupted a sleep (`blocked`) and the thread's filters deny
-/// `restart_syscall`, through which the kernel resumes that sleep: the sleep has then failed,
-/// with the filters' errno or worse. Said so the user knows the process saw an error (a
-/// debugger or `strace -p` would have done the same).
+/// When the reading interrupted such a sleep (`blocked`) and the thread's filters deny
+/// `restart_syscall`, through which the kernel resumes it: the sleep has then failed, with the
+/// filters' errno or worse. Said so the user knows the process saw an error (a debugger or
+/// `strace -p` attaching would have done the same).
 fn interrupted_sleep(blocked: Option<&str>, filters: &[Program]) -> Option<String> {
     let blocked = blocked?;
     let arch = crate::arch::Arch::host()?;
@@ -233,12 +241,7 @@ fn interrupted_sleep(blocked: Option<&str>, filters: &[Program]) -> Option<Strin
     Some(format!(
         "reading the filters stopped the thread in `{blocked}`, which the kernel resumes through \
          `restart_syscall`, and its filters answer that with {answer}: the `{blocked}` has \
-         {}returned an error to the process instead of sleeping on",
-        if blocked == "futex" {
-            "likely (if it waited with a timeout) "
-        } else {
-            ""
-        }
+         returned an error to the process instead of sleeping on"
     ))
 }
 
@@ -366,7 +369,7 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         Ok(f) => f,
         // A thread without a filter may share its process with threads that have some.
         Err(e) if e.code == EXIT_DIFFERENT => {
-            let others = other_threads(pid, &[]);
+            let others = other_threads(pid, 0);
             return Err(Failure {
                 message: std::iter::once(e.message)
                     .chain(others)
@@ -378,10 +381,11 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         Err(e) => return Err(e),
     };
     let count = filters.len();
-    if let Some(warning) = interrupted_sleep(blocked, &filters) {
-        eprintln!("secopt: warning: {who}: {warning}");
+    let warning = interrupted_sleep(blocked, &filters);
+    if let Some(w) = &warning {
+        eprintln!("secopt: warning: {who}: {w}");
     }
-    let notes = other_threads(pid, &filters);
+    let notes = other_threads(pid, count);
     for note in &notes {
         eprintln!("secopt: note: {who}: {note}");
     }
@@ -451,6 +455,7 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
                 "filter_count": count,
                 "filters": filters,
                 "notes": notes,
+                "warnings": warning.iter().collect::<Vec<_>>(),
             }))?;
         }
         Format::Text => {

@@ -332,7 +332,7 @@ impl FilterInfo {
     }
 }
 
-/// Conditions whose constant does not fit in 32 bits, on the arches where libseccomp compares
+/// Conditions whose constant is 2^32 or more, on the arches where libseccomp compares
 /// only the low word of each argument (x86, x32, arm, the MIPS 32-bit ABIs, …:
 /// [`compares_low_words_only`]): there `args[0] == 0x1_0000_0000` is `args[0] == 0`, which
 /// is what runc's filter and secopt's decide, and almost never what the profile meant. One
@@ -355,8 +355,9 @@ pub fn truncated_constants(resolved: &Resolved) -> Vec<policy::Warning> {
             .flatten();
         for rule in rules {
             for c in &rule.conditions {
+                // A mask's high bits alone change nothing where the argument's high half is 0.
                 let compared = match c.op {
-                    policy::CmpOp::MaskedEq(mask) => mask | (c.value & mask),
+                    policy::CmpOp::MaskedEq(mask) => c.value & mask,
                     _ => c.value,
                 };
                 if c.width != policy::ArgWidth::Qword || compared <= 0xFFFF_FFFF {
@@ -389,8 +390,8 @@ pub fn truncated_constants(resolved: &Resolved) -> Vec<policy::Warning> {
             policy::Warning {
                 path: origin.to_string(),
                 message: format!(
-                    "on {} (32-bit ABIs: an argument has no high half) libseccomp compares \
-                     args[{}] by its low 32 bits, and so do runc's filter and secopt's: {what}",
+                    "on {} (32-bit ABIs to libseccomp) libseccomp compares args[{}] by its low \
+                     32 bits, and so do runc's filter and secopt's: {what}",
                     names.join(" and "),
                     c.index
                 ),

@@ -498,14 +498,9 @@ fn read_condition(
             _ => ArgCondition::new(index, op, value),
         },
     };
-    // The slip as written (a dword `eq` is a masked comparison only in libseccomp's dialect).
-    let written = ArgCondition {
-        index,
-        width,
-        op,
-        value,
-    };
-    if let Some(slip) = written.slip() {
+    // The slip of what is compared: in libseccomp's dialect a dword is 32 bits for `eq` only
+    // (the masked comparison above), 64 for every other operator.
+    if let Some(slip) = condition.slip() {
         r.warn(path, format!("this condition on args[{index}] {slip}"));
     }
     Ok(condition)

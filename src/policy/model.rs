@@ -137,7 +137,12 @@ impl ArgCondition {
                 self.value & max
             ));
         }
-        match (self.op, self.value) {
+        // A dword compares the low halves: its mask is the mask's low half.
+        let op = match self.op {
+            CmpOp::MaskedEq(mask) => CmpOp::MaskedEq(mask & max),
+            op => op,
+        };
+        match (op, self.value) {
             (CmpOp::MaskedEq(0), _) => Some(
                 "holds for every argument: the mask is 0, so both sides of \
                  `(arg & mask) == (value & mask)` are 0"

@@ -3,8 +3,8 @@
  * Seccomp filters are per thread: a thread inherits its creator's stack when it is created, and
  * a filter installed without SECCOMP_FILTER_FLAG_TSYNC applies to the installing thread alone.
  * Here the three workers are created before any filter exists; two of them then install
- * filter B (2 instructions), the third installs nothing, and the main thread installs filter A
- * (1 instruction). It prints "ready" once every thread is set up, then sleeps until killed.
+ * filter B (2 instructions) twice, the third installs nothing, and the main thread installs
+ * filter A (1 instruction) once. It prints "ready" once every thread is set up, then sleeps until killed.
  */
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -34,8 +34,10 @@ static void install(struct sock_filter *f, unsigned short len) {
 }
 
 static void *worker(void *with_filter) {
-    if (with_filter)
+    if (with_filter) {
         install(filter_b, 2);
+        install(filter_b, 2);
+    }
     pthread_barrier_wait(&set_up);
     for (;;)
         pause();
