@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs secopt's whole test suite on a fresh Debian machine with Rust installed.
 # Installs the system packages the tests use as oracles (libseccomp for the reference filters;
-# runc, bubblewrap and busybox-static for the end-to-end tests, firejail and chromium for
+# runc, bubblewrap and busybox-static for the end-to-end tests, strace to check what record
+# counts and what exec --denials names, firejail and chromium for
 # filters other generators wrote; those tests skip loudly without them unless
 # SECOPT_REQUIRE_E2E=1), then runs every test. Run as root (the kernel-oracle tests install
 # seccomp filters in child processes; runc and apt-get need root).
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/repair-dev-null.sh
 
-packages=(libseccomp-dev pkg-config runc bubblewrap busybox-static firejail chromium)
+packages=(libseccomp-dev pkg-config runc bubblewrap busybox-static strace firejail chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -256,6 +256,29 @@ fn every_verb_names_the_same_things_alike() {
             "/bin/true",
         ],
     );
+    // A call refused: the report has a denial with its samples.
+    let refusing = path(d, "no-mkdir.json");
+    std::fs::write(
+        &refusing,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}"#,
+    )
+    .unwrap();
+    let refused_dir = path(d, "never/made");
+    run(
+        "exec --denials-json",
+        &[
+            "exec",
+            "-p",
+            &refusing,
+            "--denials-json",
+            "-",
+            "--",
+            "mkdir",
+            "-p",
+            &refused_dir,
+        ],
+    );
     run(
         "bench",
         &[

@@ -45,7 +45,8 @@ secopt exec --bpf filter.bpf -- ./server --port 8080      exec under an existing
 secopt exec --bpf f0.bpf --bpf f1.bpf -- ./app     a stack, as `secopt dump PID` listed it\n  \
 secopt exec -p notify.json --listener-path /run/agent.sock -- ./app\n      \
 hand the NOTIFY listener to a seccomp agent (OCI container process state + SCM_RIGHTS)\n  \
-secopt exec -p docker-default.json --dry-run -- sh        show what would be installed\n\n\
+secopt exec -p docker-default.json --dry-run -- sh        show what would be installed\n  \
+secopt exec -p profile.json --denials -- ./app      which calls did the filter refuse?\n\n\
 Exit status: the command's own status once it runs; 127 if the command is not found, 126 if \
 it cannot be executed (also when the filter refuses its execve: then nothing is installed), 2 \
 for a bad profile, filter or option.")]
@@ -110,6 +111,16 @@ pub struct ExecArgs {
     /// Print what would be installed and executed, and exit without running anything.
     #[arg(long)]
     pub dry_run: bool,
+    /// Run the command under ptrace (with its threads and children, like `strace -f`) and,
+    /// when it has ended, list on stderr every call the filter did not allow: the syscall,
+    /// the answer, how often, the first arguments, and whether the kernel's return values
+    /// confirm the errno answers. The filter is the same and installed the same way; only
+    /// the calls are slower.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub denials: bool,
+    /// Also write that list as JSON to FILE (implies --denials; docs/json.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
+    pub denials_json: Option<PathBuf>,
     /// Output format of --dry-run.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -197,6 +208,9 @@ pub fn run(args: ExecArgs) -> Result<i32, Failure> {
         for note in &plan.notes {
             eprintln!("secopt: note: {note}");
         }
+    }
+    if args.denials || args.denials_json.is_some() {
+        return run_traced(&plan, &command, &args);
     }
     Err(install_and_exec(&plan, &command, &args.command))
 }
@@ -637,26 +651,12 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     // process may not even be able to say so (a profile that also denies write, mmap or
     // exit_group crashed it): decided before anything is installed, on this call's path and
     // argv pointers, whatever the instruction pointer.
-    if let Some(ret) = execve_denied(plan, [path.as_ptr() as u64, arg_ptrs.as_ptr() as u64]) {
-        let errno = match ret.action() {
-            Some(RetAction::Errno) => {
-                let text = std::io::Error::from_raw_os_error(i32::from(ret.data())).to_string();
-                // "Operation not permitted (os error 1)": the number is in `ret` already.
-                let text = text
-                    .split(" (os error")
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                format!(" ({text})")
-            }
-            _ => String::new(),
-        };
-        return not_executable(format!(
-            "`{}`: the filter answers execve with {ret}{errno}, so the command could not \
-             start under it; nothing was installed (a profile that runs a command must allow \
-             execve, which starts it)",
-            command.display()
-        ));
+    if let Some(refusal) = execve_refusal(
+        plan,
+        command,
+        [path.as_ptr() as u64, arg_ptrs.as_ptr() as u64],
+    ) {
+        return refusal;
     }
 
     let handoff = match &plan.listener {
@@ -722,6 +722,109 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     // `execv` passes the current environment.
     unsafe { libc::execv(path.as_ptr(), arg_ptrs.as_ptr()) };
     exec_failure(std::io::Error::last_os_error())
+}
+
+/// The failure to report when the stack refuses the execve that starts the command
+/// ([`execve_denied`]).
+fn execve_refusal(plan: &Plan, command: &Path, pointers: [u64; 2]) -> Option<Failure> {
+    let ret = execve_denied(plan, pointers)?;
+    let errno = match ret.action() {
+        Some(RetAction::Errno) => {
+            let text = std::io::Error::from_raw_os_error(i32::from(ret.data())).to_string();
+            // "Operation not permitted (os error 1)": the number is in `ret` already.
+            let text = text
+                .split(" (os error")
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            format!(" ({text})")
+        }
+        _ => String::new(),
+    };
+    Some(not_executable(format!(
+        "`{}`: the filter answers execve with {ret}{errno}, so the command could not start \
+         under it; nothing was installed (a profile that runs a command must allow execve, \
+         which starts it)",
+        command.display()
+    )))
+}
+
+/// `exec --denials`: runs the command under ptrace with the plan's filters, installed by its
+/// process just before its execve as [`install_and_exec`] installs them, and reports the
+/// calls they did not allow ([`super::denials`]) once it and its descendants have ended.
+/// Returns the command's shell status.
+fn run_traced(plan: &Plan, command: &Path, args: &ExecArgs) -> Result<i32, Failure> {
+    if let Some(listener) = &plan.listener {
+        return Err(Failure::input(format!(
+            "--denials cannot hand the NOTIFY listener to the agent at {} (the command's \
+             process installs the filter under the tracer); run without --denials, or compile \
+             the profile with the NOTIFY rules' action changed to see the rest",
+            listener.path.display()
+        )));
+    }
+    if let Some(path) = &args.denials_json {
+        super::io::check_can_write(path)?;
+    }
+    // The child's execve passes pointers of its own: judged here with null ones.
+    if let Some(refusal) = execve_refusal(plan, command, [0, 0]) {
+        return Err(refusal);
+    }
+    let programs: Vec<Program> = plan.filters.iter().map(|f| f.program.clone()).collect();
+    let child_filters = trace::ChildFilters {
+        filters: programs
+            .iter()
+            .map(crate::kernel::seccomp::to_sock_filters)
+            .collect(),
+        flags: flag_bits(&plan.flags),
+    };
+    let mut collector = super::denials::Collector::new(&programs);
+    let mut on_syscall = |stop| collector.observe(stop);
+    let mut masks = |_: u32, _: u32| [0u64; 6];
+    let mut options = trace::TraceOptions {
+        max_samples: 0,
+        arg_masks: &mut masks,
+        forward_signals: true,
+        on_attached: None,
+        on_syscall: Some(&mut on_syscall),
+        filters: Some(&child_filters),
+    };
+    let traced = trace::trace_command(&args.command, &mut options);
+    let trace = traced.map_err(|e| match e {
+        e @ TraceError::NotFound { .. } => not_found(e.to_string()),
+        e @ TraceError::CannotExecute { .. } => not_executable(e.to_string()),
+        TraceError::FilterRefused {
+            index: Some(i),
+            error,
+        } => Failure::input(format!(
+            "{}: seccomp(2) refused the filter (flags: {}): {error}",
+            plan.filters[i].origin,
+            flag_names(&plan.flags)
+        )),
+        other => Failure::input(format!("exec --denials: {other}")),
+    })?;
+    eprint!(
+        "{}",
+        super::denials::text_report(&collector, trace.total_calls(), trace.end, &plan.origin)
+    );
+    if let Some(path) = &args.denials_json {
+        let command: Vec<String> = args
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let doc = super::denials::json_report(
+            &collector,
+            trace.total_calls(),
+            trace.tasks,
+            trace.end,
+            &plan.origin,
+            &command,
+        );
+        let mut text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
+        text.push('\n');
+        super::io::write_output(path, text.as_bytes())?;
+    }
+    Ok(trace.end.shell_status())
 }
 
 /// What the stack answers this process's execve (`[path, argv]`: the pointers it passes)

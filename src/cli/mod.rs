@@ -8,6 +8,7 @@ mod analyze;
 mod asm_cmd;
 mod bench;
 mod compile;
+mod denials;
 mod dump;
 mod emu;
 mod exec;

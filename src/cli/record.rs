@@ -701,6 +701,8 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         arg_masks: &mut masks,
         forward_signals: true,
         on_attached: Some(&mut announce),
+        on_syscall: None,
+        filters: None,
     };
     // The process's own command line stands for the command when attaching (read
     // before: it may end while recorded).

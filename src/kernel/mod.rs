@@ -10,7 +10,8 @@
 //! - [`child`] (any Linux): waiting for filter-installing children and describing how they
 //!   ended (shared by the oracle and the benchmark).
 //! - [`trace`] (any Linux): running a command under ptrace and counting its system calls per
-//!   arch token and number, with argument samples (`secopt record`).
+//!   arch token and number, with argument samples (`secopt record`), optionally under
+//!   filters it installs and watching each call (`secopt exec --denials`).
 
 #[cfg(target_os = "linux")]
 pub mod child;

@@ -20,6 +20,16 @@
 //! dies. Tracing ends when no tracee is left (`waitpid` says `ECHILD`), so a command that
 //! leaves a daemon behind is traced until the daemon exits, as with `strace -f`.
 //!
+//! # Under a filter, call by call
+//!
+//! With [`TraceOptions::filters`] the command's process installs seccomp filters on itself
+//! (after `no_new_privs`) once the tracer is attached and just before its `execve`, as
+//! `secopt exec` does without a tracer; a failure there is reported as
+//! [`TraceError::FilterRefused`]. [`TraceOptions::on_syscall`] sees every entry and exit
+//! counted. An entry stop comes before seccomp runs (`syscall_trace_enter` reports it first),
+//! so the entry carries what the filters are about to judge, and the exit what the call
+//! returned after they did (`secopt exec --denials`).
+//!
 //! # Attaching to a running process
 //!
 //! [`trace_process`] seizes every thread of a running process instead (listing
@@ -68,6 +78,7 @@ const PTRACE_EVENT_EXEC: i32 = 4;
 const PTRACE_EVENT_STOP: i32 = 128;
 
 const PTRACE_SYSCALL_INFO_ENTRY: u8 = 1;
+const PTRACE_SYSCALL_INFO_EXIT: u8 = 2;
 
 /// `struct ptrace_syscall_info` (include/uapi/linux/ptrace.h), large enough for its biggest
 /// member (the seccomp one); the kernel copies at most this many bytes.
@@ -81,6 +92,7 @@ struct SyscallInfo {
     stack_pointer: u64,
     /// `entry.nr` (the exit member's `rval` shares these bytes).
     nr: u64,
+    /// `entry.args` (the exit member's `is_error` is the low byte of `args[0]`).
     args: [u64; 6],
     ret_data: u32,
     pad2: u32,
@@ -198,6 +210,47 @@ pub struct TraceOptions<'a> {
     /// [`trace_process`] calls it once every thread of the process is attached, with their
     /// number, before recording starts (so a caller can say "recording" only once it is).
     pub on_attached: Option<&'a mut dyn FnMut(usize)>,
+    /// Called at every system-call stop counted (entries and their exits), in the order the
+    /// tracees reach them; for a caller that looks at each call, as `secopt exec --denials`
+    /// does.
+    pub on_syscall: Option<&'a mut dyn FnMut(SyscallStop)>,
+    /// [`trace_command`] only: filters the command's process installs on itself (after
+    /// `no_new_privs`) once the tracer is attached, just before its `execve`, which is thus
+    /// the first call they decide, as when `secopt exec` installs them.
+    pub filters: Option<&'a ChildFilters>,
+}
+
+/// Filters for [`TraceOptions::filters`], in the form the child installs them without
+/// allocating (it runs between `fork` and `execve`).
+#[derive(Debug, Clone)]
+pub struct ChildFilters {
+    /// Installed in this order (oldest first), each with one `seccomp(2)` call.
+    pub filters: Vec<Vec<libc::sock_filter>>,
+    /// `SECCOMP_FILTER_FLAG_*` bits for every one of them.
+    pub flags: u32,
+}
+
+/// One system-call stop of a tracee, for [`TraceOptions::on_syscall`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyscallStop {
+    /// A call is about to be made: what a seccomp filter sees of it (the tracer stops it
+    /// before seccomp runs).
+    Entry {
+        tid: libc::pid_t,
+        /// `seccomp_data.arch`.
+        arch: u32,
+        /// `seccomp_data.nr`.
+        nr: u32,
+        instruction_pointer: u64,
+        args: [u64; 6],
+    },
+    /// The call of the tracee's last `Entry` returned (a call a filter kills has none).
+    Exit {
+        tid: libc::pid_t,
+        /// The return value: `-errno` when `is_error`.
+        rval: i64,
+        is_error: bool,
+    },
 }
 
 /// Why a command could not be traced.
@@ -214,6 +267,13 @@ pub enum TraceError {
     Unsupported(String),
     #[error("{what}: {error}")]
     System { what: String, error: io::Error },
+    /// The command's process could not install [`TraceOptions::filters`]`[index]`
+    /// (`index`: `None` for `prctl(PR_SET_NO_NEW_PRIVS)`).
+    #[error("{}: {error}", match .index { Some(i) => format!("seccomp(2) refused filter {}", i + 1), None => "prctl(PR_SET_NO_NEW_PRIVS)".to_string() })]
+    FilterRefused {
+        index: Option<usize>,
+        error: io::Error,
+    },
 }
 
 fn system(what: impl Into<String>) -> impl FnOnce(io::Error) -> TraceError {
@@ -443,10 +503,29 @@ impl Drop for Pipe {
     }
 }
 
-/// The child side of the fork: wait for the tracer, then exec. Runs between `fork` and
-/// `execve` of a possibly multi-threaded parent, so it only makes async-signal-safe calls and
-/// allocates nothing.
-fn child_after_fork(go: &Pipe, failed: &Pipe, path: &CString, argv: &[*const libc::c_char]) -> ! {
+/// What the child reports on its `failed` pipe: the step that failed and its errno.
+/// `STEP_EXEC` for `execve`, `STEP_NO_NEW_PRIVS`, or the index of the filter refused.
+const STEP_EXEC: i32 = -1;
+const STEP_NO_NEW_PRIVS: i32 = -2;
+
+/// The child side of the fork: wait for the tracer, install `filters` (if any), then exec.
+/// Runs between `fork` and `execve` of a possibly multi-threaded parent, so it only makes
+/// async-signal-safe calls and allocates nothing.
+fn child_after_fork(
+    go: &Pipe,
+    failed: &Pipe,
+    path: &CString,
+    argv: &[*const libc::c_char],
+    filters: Option<&ChildFilters>,
+) -> ! {
+    let report = |step: i32, errno: i32| -> ! {
+        let message = [step.to_ne_bytes(), errno.to_ne_bytes()];
+        // SAFETY: writes 8 bytes from a live buffer, then ends this (child) process.
+        unsafe {
+            libc::write(failed.write, message.as_ptr().cast(), 8);
+            libc::_exit(127)
+        }
+    };
     // SAFETY: plain system calls on descriptors and buffers owned by this (child) process.
     unsafe {
         libc::close(go.write);
@@ -465,11 +544,23 @@ fn child_after_fork(go: &Pipe, failed: &Pipe, path: &CString, argv: &[*const lib
             }
         }
         libc::close(go.read);
-        libc::execv(path.as_ptr(), argv.as_ptr());
-        let errno: i32 = *libc::__errno_location();
-        libc::write(failed.write, (&errno as *const i32).cast(), 4);
-        libc::_exit(127);
     }
+    if let Some(filters) = filters {
+        if let Err(e) = super::seccomp::set_no_new_privs() {
+            report(STEP_NO_NEW_PRIVS, e.raw_os_error().unwrap_or(0));
+        }
+        for (i, filter) in filters.filters.iter().enumerate() {
+            if let Err(e) = super::seccomp::install_filter_raw(filter, filters.flags) {
+                report(i as i32, e.raw_os_error().unwrap_or(0));
+            }
+        }
+    }
+    // SAFETY: `path` and the NUL-terminated `argv` outlive the call.
+    unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
+    report(
+        STEP_EXEC,
+        io::Error::last_os_error().raw_os_error().unwrap_or(0),
+    )
 }
 
 /// The wait status's stop signal and ptrace event (`status >> 16`).
@@ -491,6 +582,12 @@ struct Recorder<'o, 'a> {
 }
 
 impl Recorder<'_, '_> {
+    fn observe(&mut self, stop: SyscallStop) {
+        if let Some(on_syscall) = self.options.on_syscall.as_mut() {
+            on_syscall(stop);
+        }
+    }
+
     fn record(&mut self, token: u32, nr: u32, args: &[u64; 6]) {
         let masks = &mut self.options.arg_masks;
         let counts = self
@@ -554,7 +651,7 @@ pub fn trace_command(
         return Err(system("fork")(io::Error::last_os_error()));
     }
     if pid == 0 {
-        child_after_fork(&go, &failed, &c_path, &argv);
+        child_after_fork(&go, &failed, &c_path, &argv, options.filters);
     }
     go.close_read();
     failed.close_write();
@@ -610,16 +707,22 @@ pub fn trace_command(
         }
     };
 
-    let mut errno = [0u8; 4];
-    // SAFETY: reads at most 4 bytes into a live buffer; every writer has exited by now.
-    let got = unsafe { libc::read(failed.read, errno.as_mut_ptr().cast(), 4) };
-    if got == 4 {
-        return Err(TraceError::CannotExecute {
-            message: exec_error_message(
-                &io::Error::from_raw_os_error(i32::from_ne_bytes(errno)),
-                Path::new(&shown),
-            ),
-            program: shown,
+    let mut message = [0u8; 8];
+    // SAFETY: reads at most 8 bytes into a live buffer; every writer has exited by now.
+    let got = unsafe { libc::read(failed.read, message.as_mut_ptr().cast(), 8) };
+    if got == 8 {
+        let word = |i: usize| i32::from_ne_bytes(message[i..i + 4].try_into().expect("4 bytes"));
+        let error = io::Error::from_raw_os_error(word(4));
+        return Err(match word(0) {
+            STEP_EXEC => TraceError::CannotExecute {
+                message: exec_error_message(&error, Path::new(&shown)),
+                program: shown,
+            },
+            STEP_NO_NEW_PRIVS => TraceError::FilterRefused { index: None, error },
+            i => TraceError::FilterRefused {
+                index: Some(i as usize),
+                error,
+            },
         });
     }
     let exit = exit.ok_or_else(|| {
@@ -972,7 +1075,7 @@ fn run_loop(
     // Unless `started` (an attached process), the command has not exec'd yet: its calls are
     // the fork's plumbing, except the last entry before the exec event, which is the execve
     // that starts the command.
-    let mut last_entry: Option<(u32, u32, [u64; 6])> = None;
+    let mut last_entry: Option<SyscallStop> = None;
     loop {
         // Every stop handled so far has been resumed: the tracees can be left as they are.
         if stop() {
@@ -1021,11 +1124,26 @@ fn run_loop(
                 Ok(_) if info.op == PTRACE_SYSCALL_INFO_ENTRY => {
                     // seccomp_data.nr is the low 32 bits of the number register.
                     let nr = info.nr as u32;
+                    let entry = SyscallStop::Entry {
+                        tid,
+                        arch: info.arch,
+                        nr,
+                        instruction_pointer: info.instruction_pointer,
+                        args: info.args,
+                    };
                     if started {
                         recorder.record(info.arch, nr, &info.args);
+                        recorder.observe(entry);
                     } else if tid == main {
-                        last_entry = Some((info.arch, nr, info.args));
+                        last_entry = Some(entry);
                     }
+                }
+                Ok(_) if info.op == PTRACE_SYSCALL_INFO_EXIT && started => {
+                    recorder.observe(SyscallStop::Exit {
+                        tid,
+                        rval: info.nr as i64,
+                        is_error: info.args[0].to_ne_bytes()[0] != 0,
+                    });
                 }
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
@@ -1047,8 +1165,11 @@ fn run_loop(
         } else if event == PTRACE_EVENT_EXEC {
             if tid == main && !started {
                 started = true;
-                if let Some((token, nr, args)) = last_entry.take() {
-                    recorder.record(token, nr, &args);
+                if let Some(entry) = last_entry.take() {
+                    if let SyscallStop::Entry { arch, nr, args, .. } = entry {
+                        recorder.record(arch, nr, &args);
+                    }
+                    recorder.observe(entry);
                 }
             }
         } else if let Some(new_tid) = new_task(tid, event) {

@@ -45,7 +45,7 @@ pub use model::{
     CmpOp, Dialect, FilterFlag, HostFilter, KernelVersion, Policy, Rule, Warning,
     LIBSECCOMP_MAX_ERRNO,
 };
-pub use names::{errno_by_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};
+pub use names::{errno_by_name, errno_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};
 pub use resolve::{
     resolve, ResolveOptions, Resolved, ResolvedArch, ResolvedRule, SyscallResolver, UnnumberedNames,
 };

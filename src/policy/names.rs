@@ -290,6 +290,15 @@ pub(crate) const ERRNO_NAMES: [(&str, u16); 134] = [
     ("EHWPOISON", 133),
 ];
 
+/// The name of errno `value` (generic Linux numbering; the first of aliases such as
+/// `EAGAIN`/`EWOULDBLOCK`).
+pub fn errno_name(value: u16) -> Option<&'static str> {
+    ERRNO_NAMES
+        .iter()
+        .find(|&&(_, v)| v == value)
+        .map(|&(n, _)| n)
+}
+
 /// The number of errno `name` (generic Linux numbering).
 pub fn errno_by_name(name: &str) -> Option<u16> {
     ERRNO_NAMES

@@ -1,0 +1,641 @@
+//! `secopt exec --denials`: which calls of a command the filter did not allow.
+//!
+//! The command runs under ptrace ([`crate::kernel::trace`]) with the filters installed by its
+//! own process just before its `execve`, exactly as plain `exec` installs them. A ptrace
+//! syscall-entry stop comes *before* seccomp runs, so at each entry the tracer sees the very
+//! `seccomp_data` the kernel is about to give the filters: [`Collector`] runs the stack on it
+//! with secopt's interpreter (the one the kernel-oracle tests hold to the kernel's answers)
+//! and keeps every call whose answer is not `ALLOW`, counted per syscall and answer, with a
+//! few distinct argument tuples.
+//!
+//! The kernel checks the prediction where it can: an `ERRNO(e)` answer (and `TRACE`, which
+//! without a tracer asking for seccomp events is `ENOSYS`) must come back from the call as
+//! `-e`. Each such answer is counted as confirmed or contradicted; a contradiction means the
+//! kernel decided otherwise, which happens when the command installs a filter of its own
+//! (noted) — or would show a bug here.
+//!
+//! Worked example: a profile whose default is `ERRNO(1)` and which allows what `sh` needs
+//! but not `mkdir`; `secopt exec -p p.json --denials -- sh -c 'mkdir /tmp/x; echo $?'`
+//! prints `mkdir: Operation not permitted`, `1`, then
+//! `1 mkdir (x86_64)  ERRNO(1) EPERM  …` with "confirmed by the kernel: 1 of 1".
+
+use super::verify::data_json;
+use crate::arch::Arch;
+use crate::bpf::action::Action;
+use crate::bpf::analysis::{Analyzer, Budget};
+use crate::bpf::data::Endian;
+use crate::bpf::Field;
+use crate::bpf::{stack, Program, RetVal, SeccompData};
+use crate::kernel::trace::{End, SyscallStop};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+impl Dependence {
+    /// The words of `data` the answer depends on (all six arguments when not known).
+    fn words_of(&self, data: &SeccompData) -> Vec<u64> {
+        match self {
+            Dependence::Unknown => data.args.to_vec(),
+            Dependence::None => Vec::new(),
+            Dependence::On { args, ip, .. } => args
+                .iter()
+                .map(|&i| data.args[usize::from(i)])
+                .chain(ip.then_some(data.instruction_pointer))
+                .collect(),
+        }
+    }
+}
+
+/// Distinct argument tuples kept per syscall and answer.
+const SAMPLES: usize = 3;
+
+/// What the filters answered one syscall (per arch token, number and answer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Denial {
+    pub count: u64,
+    /// Calls whose return value the kernel's answer shows (ERRNO, TRACE) and matched.
+    pub confirmed: u64,
+    /// Such calls that returned something else.
+    pub contradicted: u64,
+    /// Up to [`SAMPLES`] calls (thread id and input), the first ones seen that differ in
+    /// the words the answer depends on (one, when it depends on none).
+    pub samples: Vec<(libc::pid_t, SeccompData)>,
+    /// Whether calls differing from every sample in those words were left out.
+    pub more: bool,
+    /// When the first of these calls came, counting every call traced (for the order of the
+    /// report: the first refusal is often what made the command fail).
+    pub first: u64,
+    /// What the answer for this syscall depends on, over all its arguments.
+    pub depends: Dependence,
+}
+
+/// Whether a syscall's answer depends on its arguments, and on which (from
+/// [`crate::bpf::analysis`], over every filter of the stack).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum Dependence {
+    /// Not worked out (the analysis could not be set up).
+    #[default]
+    Unknown,
+    /// The same answer whatever the arguments and instruction pointer.
+    None,
+    /// The answer may change with these arguments (`args` indexes) and the instruction
+    /// pointer (`ip`); `exact` false when the analysis ran out of budget and these are the
+    /// words read on some path.
+    On {
+        args: BTreeSet<u8>,
+        ip: bool,
+        exact: bool,
+        /// The words read, by their names (`args[1].lo`, `ip.hi`).
+        reads: BTreeSet<String>,
+    },
+}
+
+/// Watches a traced command's calls and keeps those the filters do not allow.
+pub(super) struct Collector<'p> {
+    programs: &'p [Program],
+    /// One per program, for [`Dependence`]; empty when a program could not be analysed.
+    analyzers: Vec<Analyzer<'p>>,
+    /// Per `(arch token, nr, answer)`.
+    pub denials: BTreeMap<(u32, u32, u32), Denial>,
+    /// The return value each thread's current call must have, and where to count it.
+    expected: HashMap<libc::pid_t, (i64, (u32, u32, u32))>,
+    /// Threads whose current call installs a filter of their own (`seccomp` or `prctl`).
+    installing: HashSet<libc::pid_t>,
+    /// Threads that installed a filter of their own: their later calls also meet it.
+    pub own_filters: BTreeSet<libc::pid_t>,
+    /// Calls seen so far.
+    calls: u64,
+    /// Calls the interpreter could not decide (a program that reads out of bounds: the
+    /// kernel's checks refuse such programs, so this stays 0).
+    pub undecided: u64,
+}
+
+impl<'p> Collector<'p> {
+    pub fn new(programs: &'p [Program]) -> Self {
+        let analyzers: Result<Vec<Analyzer<'p>>, _> = programs.iter().map(Analyzer::new).collect();
+        Collector {
+            programs,
+            analyzers: analyzers.unwrap_or_default(),
+            denials: BTreeMap::new(),
+            expected: HashMap::new(),
+            installing: HashSet::new(),
+            own_filters: BTreeSet::new(),
+            calls: 0,
+            undecided: 0,
+        }
+    }
+
+    pub fn observe(&mut self, stop: SyscallStop) {
+        match stop {
+            SyscallStop::Entry {
+                tid,
+                arch,
+                nr,
+                instruction_pointer,
+                args,
+            } => {
+                self.calls += 1;
+                self.expected.remove(&tid);
+                self.installing.remove(&tid);
+                let mut data = SeccompData::new(arch, nr as i32, args);
+                data.instruction_pointer = instruction_pointer;
+                if installs_filter(&data) {
+                    self.installing.insert(tid);
+                }
+                let Ok(ret) = stack::eval_stack(self.programs, &data) else {
+                    self.undecided += 1;
+                    return;
+                };
+                if ret.action() == Some(Action::Allow) {
+                    return;
+                }
+                let key = (arch, nr, ret.0);
+                if !self.denials.contains_key(&key) {
+                    let depends = self.dependence(arch, nr);
+                    self.denials.insert(
+                        key,
+                        Denial {
+                            depends,
+                            first: self.calls,
+                            ..Denial::default()
+                        },
+                    );
+                }
+                let denial = self.denials.get_mut(&key).expect("inserted above");
+                denial.count += 1;
+                let words = denial.depends.words_of(&data);
+                if !denial
+                    .samples
+                    .iter()
+                    .any(|(_, d)| denial.depends.words_of(d) == words)
+                {
+                    if denial.samples.len() < SAMPLES {
+                        denial.samples.push((tid, data));
+                    } else {
+                        denial.more = true;
+                    }
+                }
+                if let Some(rval) = expected_return(ret) {
+                    self.expected.insert(tid, (rval, key));
+                }
+            }
+            SyscallStop::Exit { tid, rval, .. } => {
+                if self.installing.remove(&tid) && rval >= 0 {
+                    self.own_filters.insert(tid);
+                }
+                let Some((want, key)) = self.expected.remove(&tid) else {
+                    return;
+                };
+                let denial = self.denials.get_mut(&key).expect("counted at its entry");
+                if rval == want {
+                    denial.confirmed += 1;
+                } else {
+                    denial.contradicted += 1;
+                }
+            }
+        }
+    }
+
+    /// What the stack's answer for `(token, nr)` depends on.
+    fn dependence(&self, token: u32, nr: u32) -> Dependence {
+        if self.analyzers.is_empty() {
+            return Dependence::Unknown;
+        }
+        let mut args = BTreeSet::new();
+        let mut reads = BTreeSet::new();
+        let (mut ip, mut exact, mut depends) = (false, true, false);
+        for analyzer in &self.analyzers {
+            let paths = analyzer.syscall(token, nr, &Budget::default());
+            exact &= paths.exact;
+            if !paths.depends_on_args {
+                continue;
+            }
+            depends = true;
+            for field in paths.argument_fields_read(Endian::of_arch_token(token)) {
+                reads.insert(field.name());
+                match field {
+                    Field::Arg { index, .. } => {
+                        args.insert(index);
+                    }
+                    Field::Ip { .. } => ip = true,
+                    Field::Nr | Field::Arch => {}
+                }
+            }
+        }
+        if depends {
+            Dependence::On {
+                args,
+                ip,
+                exact,
+                reads,
+            }
+        } else {
+            Dependence::None
+        }
+    }
+
+    /// Calls not allowed (`LOG` allows and is left out).
+    pub fn denied_calls(&self) -> u64 {
+        self.denials
+            .iter()
+            .filter(|((_, _, ret), _)| !logs_only(RetVal(*ret)))
+            .map(|(_, d)| d.count)
+            .sum()
+    }
+}
+
+/// What the call returns when the kernel answers it with `ret`, where that shows: `-errno`
+/// for `ERRNO`, `-ENOSYS` for `TRACE` (no tracer here asks for seccomp events).
+fn expected_return(ret: RetVal) -> Option<i64> {
+    match ret.action()? {
+        Action::Errno => Some(-i64::from(ret.data())),
+        Action::Trace => Some(-i64::from(libc::ENOSYS)),
+        _ => None,
+    }
+}
+
+fn logs_only(ret: RetVal) -> bool {
+    ret.action() == Some(Action::Log)
+}
+
+/// Whether the call attaches a seccomp filter: `seccomp(SECCOMP_SET_MODE_FILTER, …)` or
+/// `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, …)`.
+fn installs_filter(data: &SeccompData) -> bool {
+    const PR_SET_SECCOMP: u64 = 22;
+    const SECCOMP_MODE_FILTER: u64 = 2;
+    const SECCOMP_SET_MODE_FILTER: u64 = 1;
+    match syscall_name(data.arch, data.nr as u32) {
+        Some("seccomp") => data.args[0] == SECCOMP_SET_MODE_FILTER,
+        Some("prctl") => data.args[0] == PR_SET_SECCOMP && data.args[1] == SECCOMP_MODE_FILTER,
+        _ => false,
+    }
+}
+
+fn syscall_name(token: u32, nr: u32) -> Option<&'static str> {
+    Arch::of_data(token, nr)?.syscalls().name(nr)
+}
+
+/// `mkdir (x86_64)`, or `nr 999 (x86_64)`, or `nr 5 (arch 0x1234)`.
+fn call_label(token: u32, nr: u32) -> String {
+    let arch = Arch::of_data(token, nr);
+    let arch_text = arch.map_or_else(|| format!("arch {token:#x}"), |a| a.name().to_string());
+    match arch.and_then(|a| a.syscalls().name(nr)) {
+        Some(name) => format!("{name} ({arch_text})"),
+        None => format!("nr {nr} ({arch_text})"),
+    }
+}
+
+/// `ERRNO(1) EPERM`, `KILL_PROCESS`, `LOG (allowed)`.
+fn answer_text(ret: RetVal) -> String {
+    match ret.action() {
+        Some(Action::Errno) => match crate::policy::errno_name(ret.data()) {
+            Some(name) => format!("{ret} {name}"),
+            None => ret.to_string(),
+        },
+        Some(Action::Trace) => format!("{ret} ENOSYS"),
+        Some(Action::Log) => format!("{ret} (allowed)"),
+        _ => ret.to_string(),
+    }
+}
+
+/// The arguments column: `any` when the answer does not depend on them, else the words it
+/// depends on as the first call had them (`args[1]=0x1ff`), for each distinct sample.
+fn arguments_text(d: &Denial) -> String {
+    match &d.depends {
+        Dependence::None => "any (the answer does not depend on them)".to_string(),
+        Dependence::Unknown => {
+            let args: Vec<String> = d.samples[0]
+                .1
+                .args
+                .iter()
+                .map(|a| format!("{a:#x}"))
+                .collect();
+            args.join(", ")
+        }
+        Dependence::On {
+            args, ip, exact, ..
+        } => {
+            let samples: Vec<String> = d
+                .samples
+                .iter()
+                .map(|(_, data)| {
+                    let mut words: Vec<String> = args
+                        .iter()
+                        .map(|&i| format!("args[{i}]={:#x}", data.args[usize::from(i)]))
+                        .collect();
+                    if *ip {
+                        words.push(format!("ip={:#x}", data.instruction_pointer));
+                    }
+                    words.join(" ")
+                })
+                .collect();
+            let more = if d.more { "; …" } else { "" };
+            let bound = if *exact { "" } else { " (words read)" };
+            format!("{}{more}{bound}", samples.join("; "))
+        }
+    }
+}
+
+/// The report printed on stderr when the command has ended.
+pub(super) fn text_report(c: &Collector<'_>, total_calls: u64, end: End, input: &str) -> String {
+    let mut out = String::new();
+    let denied = c.denied_calls();
+    let end_text = match end {
+        End::Exited(e) => format!("the command {e}"),
+        End::Detached => end.to_string(),
+    };
+    if c.denials.is_empty() {
+        out.push_str(&format!(
+            "secopt: {input} allowed all {total_calls} calls the command made; {end_text}\n"
+        ));
+    } else {
+        let syscalls: BTreeSet<(u32, u32)> = c
+            .denials
+            .keys()
+            .filter(|(_, _, r)| !logs_only(RetVal(*r)))
+            .map(|&(a, n, _)| (a, n))
+            .collect();
+        out.push_str(&format!(
+            "secopt: {input} did not allow {denied} of {total_calls} calls ({} syscall{}); \
+             {end_text}\n",
+            syscalls.len(),
+            if syscalls.len() == 1 { "" } else { "s" }
+        ));
+        let mut in_order: Vec<_> = c.denials.iter().collect();
+        in_order.sort_by_key(|(_, d)| d.first);
+        let rows: Vec<[String; 4]> = in_order
+            .into_iter()
+            .map(|(&(arch, nr, ret), d)| {
+                [
+                    d.count.to_string(),
+                    call_label(arch, nr),
+                    answer_text(RetVal(ret)),
+                    arguments_text(d),
+                ]
+            })
+            .collect();
+        let width = |i: usize| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(["calls", "syscall", "answer", ""][i].len())
+        };
+        let (w0, w1, w2) = (width(0), width(1), width(2));
+        out.push_str(&format!(
+            "  {:>w0$}  {:<w1$}  {:<w2$}  arguments\n",
+            "calls", "syscall", "answer"
+        ));
+        for r in &rows {
+            out.push_str(&format!(
+                "  {:>w0$}  {:<w1$}  {:<w2$}  {}\n",
+                r[0], r[1], r[2], r[3]
+            ));
+        }
+        let (confirmed, contradicted) = c
+            .denials
+            .values()
+            .fold((0, 0), |(a, b), d| (a + d.confirmed, b + d.contradicted));
+        if confirmed + contradicted > 0 {
+            out.push_str(&format!(
+                "secopt: the kernel's return values confirm {confirmed} of {} errno answers{}\n",
+                confirmed + contradicted,
+                if contradicted > 0 {
+                    " (the others returned something else: see the notes)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if denied > 0 {
+            out.push_str(
+                "secopt: hint: no rule allows these calls; if the command needs them, allow \
+                 their names (with the arguments shown, where a rule depends on them) and run \
+                 again\n",
+            );
+        }
+    }
+    for note in notes(c) {
+        out.push_str(&format!("secopt: note: {note}\n"));
+    }
+    out
+}
+
+fn notes(c: &Collector<'_>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !c.own_filters.is_empty() {
+        let tids: Vec<String> = c.own_filters.iter().map(|t| t.to_string()).collect();
+        notes.push(format!(
+            "the command installed filters of its own (thread {}): their calls after that also \
+             meet those filters, which this report does not judge",
+            tids.join(", ")
+        ));
+    }
+    let contradicted: u64 = c.denials.values().map(|d| d.contradicted).sum();
+    if contradicted > 0 {
+        notes.push(format!(
+            "{contradicted} call{} answered with an errno here returned another value: the \
+             kernel decided otherwise{}",
+            if contradicted == 1 { "" } else { "s" },
+            if c.own_filters.is_empty() {
+                " (please report this with the filter and the command)"
+            } else {
+                " (the command's own filters may explain it)"
+            }
+        ));
+    }
+    if c.undecided > 0 {
+        notes.push(format!(
+            "{} calls could not be judged by the interpreter",
+            c.undecided
+        ));
+    }
+    notes
+}
+
+/// The report as one JSON document (docs/json.md, `exec --denials-json`).
+pub(super) fn json_report(
+    c: &Collector<'_>,
+    total_calls: u64,
+    tasks: u64,
+    end: End,
+    input: &str,
+    command: &[String],
+) -> Value {
+    let denials: Vec<Value> = c
+        .denials
+        .iter()
+        .map(|(&(arch, nr, ret), d)| {
+            let ret = RetVal(ret);
+            let name = Arch::of_data(arch, nr);
+            let mut doc = json!({
+                "arch": arch,
+                "arch_name": name.map(|a| a.name()),
+                "nr": nr,
+                "syscall": syscall_name(arch, nr),
+                "action": ret.to_string(),
+                "value": ret.0,
+                "errno_name": (ret.action() == Some(Action::Errno))
+                    .then(|| crate::policy::errno_name(ret.data()))
+                    .flatten(),
+                "allowed": logs_only(ret),
+                "count": d.count,
+                "confirmed": d.confirmed,
+                "contradicted": d.contradicted,
+                "samples": d.samples.iter().map(|(tid, data)| json!({
+                    "tid": tid,
+                    "seccomp_data": data_json(data),
+                })).collect::<Vec<_>>(),
+            });
+            // Left out when the analysis could not run (never for a filter the kernel
+            // accepted, which is all `exec` installs).
+            match &d.depends {
+                Dependence::Unknown => {}
+                Dependence::None => {
+                    doc["depends_on_args"] = json!(false);
+                    doc["reads"] = json!([]);
+                }
+                Dependence::On { reads, .. } => {
+                    doc["depends_on_args"] = json!(true);
+                    doc["reads"] = json!(reads);
+                }
+            }
+            doc
+        })
+        .collect();
+    let (status, exit) = match end {
+        End::Exited(e) => (e.shell_status(), e.to_string()),
+        End::Detached => (0, end.to_string()),
+    };
+    json!({
+        "input": input,
+        "command": command,
+        "exit": { "status": status, "text": exit },
+        "calls": total_calls,
+        "tasks": tasks,
+        "denied_calls": c.denied_calls(),
+        "denials": denials,
+        "notes": notes(c),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::asm::assemble;
+
+    fn entry(tid: i32, nr: u32, args: [u64; 6]) -> SyscallStop {
+        SyscallStop::Entry {
+            tid,
+            arch: Arch::X86_64.token(),
+            nr,
+            instruction_pointer: 0x1000,
+            args,
+        }
+    }
+
+    fn exit(tid: i32, rval: i64) -> SyscallStop {
+        SyscallStop::Exit {
+            tid,
+            rval,
+            is_error: rval < 0,
+        }
+    }
+
+    /// mkdir (83) gets ERRNO(13) unless its args[0] is 0x30, getpid (39) is killed, write (1)
+    /// logged, the rest allowed.
+    fn program() -> Program {
+        assemble(
+            "ld [0]\n\
+             jeq #83, mkdir\n\
+             jeq #39, kill\n\
+             jeq #1, log\n\
+             ret #0x7fff0000\n\
+             mkdir: ld [16]\n\
+             jeq #0x30, allow, eacces\n\
+             eacces: ret #0x0005000d\n\
+             kill: ret #0x80000000\n\
+             log: ret #0x7ffc0000\n\
+             allow: ret #0x7fff0000\n",
+        )
+        .expect("assembles")
+    }
+
+    #[test]
+    fn denials_are_counted_per_syscall_and_checked_against_the_return_value() {
+        let programs = [program()];
+        let mut c = Collector::new(&programs);
+        for stop in [
+            entry(7, 83, [0x10, 0o755, 0, 0, 0, 0]),
+            exit(7, -13),
+            entry(7, 0, [0; 6]),
+            exit(7, 5),
+            entry(8, 83, [0x20, 0o700, 0, 0, 0, 0]),
+            // The kernel said otherwise: counted as contradicted.
+            exit(8, 0),
+            entry(8, 83, [0x10, 0o755, 0, 0, 0, 0]),
+            exit(8, -13),
+            entry(8, 1, [1, 0, 0, 0, 0, 0]),
+            exit(8, 1),
+            entry(9, 39, [0; 6]),
+        ] {
+            c.observe(stop);
+        }
+        let token = Arch::X86_64.token();
+        let mkdir = &c.denials[&(token, 83, 0x0005_000d)];
+        assert_eq!(mkdir.count, 3);
+        assert_eq!((mkdir.confirmed, mkdir.contradicted), (2, 1));
+        // Two values of the argument the answer depends on, the repeat not kept twice.
+        assert_eq!(mkdir.samples.len(), 2);
+        assert_eq!(mkdir.samples[1].0, 8);
+        assert!(!mkdir.more);
+        assert!(
+            matches!(&mkdir.depends, Dependence::On { args, ip: false, exact: true, .. }
+            if args.iter().eq([&0]))
+        );
+        // getpid's answer depends on nothing: one sample.
+        assert_eq!(
+            c.denials[&(token, 39, 0x8000_0000)].depends,
+            Dependence::None
+        );
+        assert_eq!(c.denials[&(token, 39, 0x8000_0000)].count, 1);
+        assert_eq!(c.denials[&(token, 1, 0x7ffc_0000)].count, 1);
+        assert!(!c.denials.keys().any(|k| k.1 == 0), "read was allowed");
+        // LOG allows: not a denied call.
+        assert_eq!(c.denied_calls(), 4);
+        let text = text_report(&c, 6, End::Exited(crate::kernel::trace::Exit::Code(1)), "p");
+        assert!(
+            text.contains("did not allow 4 of 6 calls (2 syscalls)"),
+            "{text}"
+        );
+        assert!(text.contains("ERRNO(13) EACCES"), "{text}");
+        assert!(text.contains("confirm 2 of 3 errno answers"), "{text}");
+        assert!(text.contains("LOG (allowed)"), "{text}");
+        assert!(text.contains("args[0]=0x10; args[0]=0x20"), "{text}");
+        // In the order the calls came: mkdir first.
+        assert!(
+            text.find("mkdir").unwrap() < text.find("getpid").unwrap(),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_filter_the_command_installs_is_noted() {
+        let programs = [program()];
+        let mut c = Collector::new(&programs);
+        // prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) that fails, then seccomp(SET_MODE_FILTER)
+        // that succeeds; seccomp(GET_ACTION_AVAIL) is not an install.
+        for stop in [
+            entry(3, 157, [22, 2, 0, 0, 0, 0]),
+            exit(3, -14),
+            entry(4, 317, [2, 0, 0, 0, 0, 0]),
+            exit(4, 0),
+        ] {
+            c.observe(stop);
+        }
+        assert!(c.own_filters.is_empty());
+        c.observe(entry(5, 317, [1, 0, 0, 0, 0, 0]));
+        c.observe(exit(5, 0));
+        assert_eq!(c.own_filters, BTreeSet::from([5]));
+        assert!(notes(&c)[0].contains("thread 5"));
+    }
+}

@@ -1,0 +1,304 @@
+//! `secopt exec --denials` end to end: the calls it names as refused are the ones the kernel
+//! refused. Oracles nobody here wrote: what each call returned inside the command
+//! (tests/data/syscall_probe.c), the command's exit status, and `strace -f` watching the same
+//! command under plain `secopt exec` (the same filter, installed the same way, not traced by
+//! secopt).
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+#[path = "data/e2e_support.rs"]
+mod support;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use support::*;
+
+// x86_64 syscall numbers (syscall_64.tbl).
+const NR_GETPID: u32 = 39;
+const NR_GETPPID: u32 = 110;
+const NR_PERSONALITY: u32 = 135;
+const NR_CLONE3: u32 = 435;
+// errno values (asm-generic/errno-base.h, errno.h).
+const EPERM: i32 = 1;
+const ENOSYS: i32 = 38;
+const EBADFD: i32 = 77;
+const SIGSYS: i32 = 31;
+
+/// The `denials` of a `--denials-json` document, by syscall name.
+fn denials_by_name(doc: &Value) -> BTreeMap<String, Value> {
+    doc["denials"]
+        .as_array()
+        .expect("denials is an array")
+        .iter()
+        .map(|d| (d["syscall"].as_str().unwrap_or("?").to_string(), d.clone()))
+        .collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the JSON report was written");
+    serde_json::from_str(&text).expect("the report is JSON")
+}
+
+/// Docker's default profile, the probe's calls: the report names exactly the calls the probe
+/// saw fail because of the filter, with the errno it saw, and leaves the allowed ones out.
+#[test]
+fn the_calls_named_are_the_ones_the_program_saw_refused() {
+    if !is_root() {
+        return skip_or_fail(
+            "exec_denials",
+            "mount's answer needs root to be the filter's",
+        );
+    }
+    let dir = TempDir::new("denials-docker");
+    let probe = build_probe(dir.path());
+    let target = dir.join("no-such-mountpoint");
+    let mount = format!("mount:{}", target.display());
+    let clone3 = format!("raw:{NR_CLONE3},0,0");
+    let getpid = format!("raw:{NR_GETPID}");
+    let no_randomize = format!("raw:{NR_PERSONALITY},0x40000");
+    let query = format!("raw:{NR_PERSONALITY},0xffffffff");
+    let report = dir.join("denials.json");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(shared_profile("oci/docker-default.json"))
+        .arg("--denials-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&probe)
+        .args([&mount, &clone3, &getpid, &no_randomize, &query])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let seen = parse_probe(&stdout_of(&out));
+    // What the program saw (tests/e2e_exec.rs shows these differ from the kernel's answers
+    // without a filter: mount ENOENT, clone3 EINVAL, personality success).
+    assert!(seen[&mount].failed_with(EPERM), "{seen:?}");
+    assert!(seen[&clone3].failed_with(ENOSYS), "{seen:?}");
+    assert!(seen[&no_randomize].failed_with(EPERM), "{seen:?}");
+    assert!(
+        seen[&getpid].succeeded() && seen[&query].succeeded(),
+        "{seen:?}"
+    );
+
+    let doc = read_json(&report);
+    let denials = denials_by_name(&doc);
+    assert_eq!(
+        denials.keys().collect::<Vec<_>>(),
+        ["clone3", "mount", "personality"],
+        "{doc:#}"
+    );
+    for (name, errno) in [("mount", EPERM), ("clone3", ENOSYS), ("personality", EPERM)] {
+        let d = &denials[name];
+        assert_eq!(d["count"], 1, "{name}: {d:#}");
+        assert_eq!(d["action"], format!("ERRNO({errno})"), "{name}");
+        assert_eq!(d["confirmed"], 1, "{name}: the kernel returned the errno");
+        assert_eq!(d["contradicted"], 0, "{name}");
+        assert_eq!(d["samples"][0]["seccomp_data"]["arch_name"], "x86_64");
+    }
+    // Only personality's answer depends on its argument, the one the probe passed.
+    let persona = &denials["personality"];
+    assert_eq!(persona["depends_on_args"], true);
+    assert_eq!(persona["samples"][0]["seccomp_data"]["args"][0], 0x40000);
+    assert!(persona["reads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r == "args[0].lo"));
+    assert_eq!(denials["mount"]["depends_on_args"], false);
+    assert_eq!(doc["denied_calls"], 3);
+    assert_eq!(doc["exit"]["status"], 0);
+    // The same on stderr, for a person.
+    for text in [
+        "did not allow 3 of",
+        "mount (x86_64)",
+        "ERRNO(38) ENOSYS",
+        "args[0]=0x40000",
+        "confirm 3 of 3 errno answers",
+    ] {
+        assert!(err.contains(text), "{text}: {err}");
+    }
+}
+
+/// A shell's calls, judged twice: by `--denials`, and by strace watching the same command run
+/// under plain `secopt exec`. The calls strace saw return the profile's unusual errno are the
+/// calls the report names, as often.
+#[test]
+fn the_report_agrees_with_strace() {
+    let Some(_) = require_tools("exec_denials strace", &["strace", "sh"]) else {
+        return;
+    };
+    let dir = TempDir::new("denials-strace");
+    let profile = dir.join("p.json");
+    // EBADFD: no call here fails with it on its own.
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["mkdir", "mkdirat", "uname", "chdir"],
+                          "action": "SCMP_ACT_ERRNO", "errnoRet": 77}]}"#,
+    )
+    .unwrap();
+    let script = format!(
+        "mkdir {0}/a; mkdir {0}/b {0}/c; uname; cd /; uname -r; true",
+        dir.path().display()
+    );
+    let report = dir.join("d.json");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .arg("--denials-json")
+        .arg(&report)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let mut reported: BTreeMap<String, u64> = BTreeMap::new();
+    for (name, d) in denials_by_name(&read_json(&report)) {
+        assert_eq!(d["action"], format!("ERRNO({EBADFD})"));
+        assert_eq!(d["confirmed"], d["count"], "{name}");
+        reported.insert(name, d["count"].as_u64().unwrap());
+    }
+
+    let log = dir.join("strace.log");
+    let traced = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_secopt"))
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(traced.status.code(), Some(0), "{}", stderr_of(&traced));
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        if !line.contains("= -1 EBADFD") {
+            continue;
+        }
+        // "PID NAME(ARGS...) = -1 EBADFD (...)"
+        let call = line.split_whitespace().nth(1).unwrap();
+        let name = call.split('(').next().unwrap().to_string();
+        *seen.entry(name).or_default() += 1;
+    }
+    assert!(!seen.is_empty(), "strace saw no refused call");
+    assert_eq!(reported, seen);
+}
+
+/// A call the filter kills the process for: named, with the exit status the shell would see.
+#[test]
+fn a_killing_call_is_named_and_the_status_kept() {
+    let dir = TempDir::new("denials-kill");
+    let probe = build_probe(dir.path());
+    let profile = dir.join("kill.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_KILL_PROCESS"}]}"#,
+    )
+    .unwrap();
+    let getpid = format!("raw:{NR_GETPID}");
+    let getppid = format!("raw:{NR_GETPPID}");
+    let report = dir.join("d.json");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .arg("--denials-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&probe)
+        .args([&getpid, &getppid, &getpid])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    // Killed by SIGSYS at getppid: the kernel's own verdict.
+    assert_eq!(out.status.code(), Some(128 + SIGSYS), "{err}");
+    let doc = read_json(&report);
+    let denials = denials_by_name(&doc);
+    assert_eq!(denials.keys().collect::<Vec<_>>(), ["getppid"], "{doc:#}");
+    assert_eq!(denials["getppid"]["action"], "KILL_PROCESS");
+    assert_eq!(denials["getppid"]["count"], 1);
+    assert_eq!(doc["exit"]["status"], 128 + SIGSYS);
+    assert!(
+        err.contains("getppid (x86_64)") && err.contains("KILL_PROCESS"),
+        "{err}"
+    );
+    assert!(err.contains("killed by signal 31"), "{err}");
+}
+
+/// A command that installs a filter of its own (here secopt exec itself, under --denials):
+/// the report says so, because those calls also meet a filter it does not judge.
+#[test]
+fn a_filter_installed_by_the_command_is_noted() {
+    let dir = TempDir::new("denials-nested");
+    let probe = build_probe(dir.path());
+    let outer = dir.join("allow.json");
+    std::fs::write(&outer, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
+    let inner = dir.join("deny.json");
+    std::fs::write(
+        &inner,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
+    )
+    .unwrap();
+    let getppid = format!("raw:{NR_GETPPID}");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&outer)
+        .arg("--denials")
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_secopt"))
+        .arg("exec")
+        .arg("-p")
+        .arg(&inner)
+        .arg("--")
+        .arg(&probe)
+        .arg(&getppid)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The inner filter refused getppid; the outer one, the one judged, allowed everything.
+    assert!(parse_probe(&stdout_of(&out))[&getppid].failed_with(EPERM));
+    assert!(err.contains("allowed all"), "{err}");
+    assert!(
+        err.contains("the command installed filters of its own"),
+        "{err}"
+    );
+}
+
+/// Bad uses are refused before the command runs.
+#[test]
+fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {
+    let dir = TempDir::new("denials-bad");
+    let marker = dir.join("ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(shared_profile("oci/docker-default.json"))
+        .arg("--denials-json")
+        .arg(dir.join("no/such/dir/d.json"))
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("no/such/dir"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!marker.exists(), "the command ran");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(shared_profile("oci/docker-default.json"))
+        .args(["--denials", "--dry-run", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+}
