@@ -1274,6 +1274,28 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
         ]),
         &["c output is not Go"],
     );
+    // Firecracker's own filter file has no array or package either.
+    let fc = profile("firecracker/firecracker-x86_64-unknown-linux-musl.json");
+    let fc_out = d.join("fc.bin");
+    let fc_out = fc_out.to_str().unwrap();
+    for option in ["--name", "--go-package"] {
+        bad_input(
+            &secopt(&[
+                "compile",
+                &fc,
+                option,
+                "web",
+                "--emit",
+                "firecracker",
+                "-o",
+                fc_out,
+            ]),
+            &[&format!(
+                "{option} is for C, Rust and Go output; Firecracker's filter file"
+            )],
+        );
+        assert!(!Path::new(fc_out).exists(), "{option}");
+    }
     ok(&secopt(&[
         "compile", example, "--name", "web", "-o", header,
     ]));

@@ -1167,3 +1167,47 @@ fn an_absent_agent_is_an_error_before_anything_runs() {
     );
     assert!(!marker.exists());
 }
+
+/// A constant of 2^32 or more on an ABI that libseccomp compares in 32 bits (x86 here) reads
+/// as its low word in runc's filter and in secopt's: exec warns as compile does, and under
+/// --strict refuses to run, as compile refuses to write.
+#[test]
+fn a_constant_libseccomp_truncates_is_warned_about_and_refused_under_strict() {
+    let dir = TempDir::new("exec-truncated");
+    let profile = dir.join("wide.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+            "syscalls": [{"names": ["personality"], "action": "SCMP_ACT_ERRNO",
+                          "args": [{"index": 0, "value": 4294967296, "op": "SCMP_CMP_EQ"}]}]}"#,
+    )
+    .unwrap();
+    let plan = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--dry-run", "--format", "json", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr_of(&plan));
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert!(
+        plan["warnings"]
+            .to_string()
+            .contains("0x100000000 is read as 0x0"),
+        "{plan}"
+    );
+    let marker = dir.join("ran");
+    let strict = secopt()
+        .arg("exec")
+        .arg("--strict")
+        .arg("-p")
+        .arg(&profile)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(strict.status.code(), Some(2), "{}", stderr_of(&strict));
+    assert!(stderr_of(&strict).contains("0x100000000 is read as 0x0"));
+    assert!(!marker.exists());
+}

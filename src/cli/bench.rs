@@ -250,7 +250,7 @@ fn profile_variants(
     }
     // libseccomp's variants are what runc loads; where that filter does not enforce the
     // profile, its timings are of a filter that decides otherwise.
-    for w in compile::runc_unenforced(&resolved) {
+    for w in super::compile::lowering_warnings(&resolved) {
         notes.push(format!("{name}: {w}"));
     }
     let mut variants = Vec::new();

@@ -657,7 +657,10 @@ pub(super) fn report_thread_warnings(resolved: &Resolved, thread: &str) {
 }
 
 /// `--strict`: where libseccomp's filter would not enforce the profile is an error too.
-fn refuse_unenforced(unenforced: Vec<policy::Warning>, source: &str) -> Result<(), Failure> {
+pub(super) fn refuse_unenforced(
+    unenforced: Vec<policy::Warning>,
+    source: &str,
+) -> Result<(), Failure> {
     if unenforced.is_empty() {
         return Ok(());
     }
@@ -1004,6 +1007,17 @@ fn write_thread_filters(
     output: &Path,
 ) -> Result<bool, Failure> {
     let source = display_name(&args.profile);
+    // As for the other outputs without an array (docs/design-notes.md).
+    for (given, flag) in [
+        (args.name.is_some(), "--name"),
+        (args.go_package.is_some(), "--go-package"),
+    ] {
+        if given {
+            return Err(Failure::input(format!(
+                "{flag} is for C, Rust and Go output; Firecracker's filter file has no array                  or package to name"
+            )));
+        }
+    }
     let mut threads = Vec::with_capacity(filters.len());
     for (thread, (filter, _)) in filters {
         let Some(thread) = thread else {

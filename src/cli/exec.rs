@@ -255,6 +255,12 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         )));
     };
     refuse_deadlocking_notify(&resolved, native, &name)?;
+    // Where the filter runc's libseccomp loads would not enforce the profile (as compile
+    // says it): an error under --strict, as there.
+    let unenforced = super::compile::lowering_warnings(&resolved);
+    if args.strict {
+        super::compile::refuse_unenforced(unenforced.clone(), &name)?;
+    }
 
     let (program, optimized) = compile_resolved(&resolved, args.runc_compat)?;
 
@@ -303,7 +309,12 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
             "architecture {unsupported} skipped (no syscall table)"
         ));
     }
-    for warning in policy.warnings.iter().chain(&resolved.shadowed) {
+    for warning in policy
+        .warnings
+        .iter()
+        .chain(&resolved.shadowed)
+        .chain(&unenforced)
+    {
         warnings.push(format!("{name}: {warning}"));
     }
     let profile_flags = match &resolved.flags {
