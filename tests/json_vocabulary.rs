@@ -110,10 +110,7 @@ fn check(v: &Value, at: &str, seen: &mut Vec<String>) {
                     "actions_complete" | "depends_on_args" | "cached" => value.is_boolean(),
                     "seccomp_data" => keys_of(value) == SECCOMP_DATA_KEYS,
                     "proof" => value.is_null() || keys_of(value) == PROOF_KEYS,
-                    "cache" => {
-                        value.is_null()
-                            || (keys_of(value) == ["kind", "text"] && value["kind"].is_string())
-                    }
+                    "cache" => keys_of(value) == ["kind", "text"] && value["kind"].is_string(),
                     "cost_with_cache" | "cost_without_cache" => value.is_number(),
                     "reads" => value
                         .as_array()
@@ -224,6 +221,15 @@ fn every_verb_names_the_same_things_alike() {
     );
     run("diff", &["diff", &bpf, &v2, "--format", "json"]);
     run("analyze", &["analyze", &bpf, "--format", "json"]);
+    // A kernel without the allow cache: still `cached` false and a `cache` saying why.
+    run(
+        "analyze --kernel 5.10",
+        &["analyze", &bpf, "--kernel", "5.10", "--format", "json"],
+    );
+    run(
+        "analyze --kernel none",
+        &["analyze", &bpf, "--kernel", "none", "--format", "json"],
+    );
     run(
         "analyze --workload",
         &["analyze", &bpf, "--workload", WORKLOAD, "--format", "json"],

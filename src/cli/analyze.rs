@@ -392,15 +392,18 @@ fn analyze(
                     } else {
                         rows.iter()
                             .map(|r| {
+                                // Without a modelled cache nothing is cached (`false`), and
+                                // `cache` says why (docs/json.md).
+                                let cell = match r.cache {
+                                    Some(c) => cache_cell(kernel, c, *arch),
+                                    None => no_cache_cell(kernel, *arch),
+                                };
                                 json!({
                                     "name": r.name,
                                     "nr": r.nr,
-                                    "cached": r.cache.as_ref().map(|_| emulated_allow(&r.cache)),
+                                    "cached": emulated_allow(&r.cache),
                                     "never_filtered": passthrough(&r.cache),
-                                    "cache": r.cache.map(|c| {
-                                        let cell = cache_cell(kernel, c, *arch);
-                                        json!({"kind": cell.kind, "text": cell.text})
-                                    }),
+                                    "cache": {"kind": cell.kind, "text": cell.text},
                                     "min_steps": r.paths.min_steps,
                                     "max_steps": r.paths.max_steps,
                                     "reads": names_of(&r.paths.argument_fields_read(endian_of(*arch))),
@@ -603,25 +606,37 @@ struct CacheCell {
     text: String,
 }
 
+/// Why no call of `arch` is cached: the cache is not modelled, the kernel has none, or its
+/// cache does not cover this arch.
+fn no_cache_cell(kernel: Option<KernelVersion>, arch: Arch) -> CacheCell {
+    let cell = |kind, short: &str, text: String| CacheCell {
+        kind,
+        short: short.into(),
+        text,
+    };
+    match kernel {
+        None => cell(
+            "no_allow_cache",
+            "no (cache not modelled)",
+            "the allow cache is not modelled (--kernel none): every call runs the filter".into(),
+        ),
+        Some(k) if !k.has_allow_cache() => cell(
+            "no_allow_cache",
+            "no (no cache before 5.11)",
+            format!("Linux {k} has no allow cache (5.11+): every call runs the filter"),
+        ),
+        Some(k) => cell(
+            "no_allow_cache",
+            "no (no cache for this arch)",
+            format!("Linux {k}'s allow cache does not cover {arch}: every call runs the filter"),
+        ),
+    }
+}
+
 fn cache_cell(kernel: Option<KernelVersion>, status: CacheStatus, arch: Arch) -> CacheCell {
     let cell = |kind, short: String, text: String| CacheCell { kind, short, text };
-    match kernel {
-        None => {
-            return cell(
-                "no_allow_cache",
-                "no (cache not modelled)".into(),
-                "the allow cache is not modelled (--kernel none): every call runs the filter"
-                    .into(),
-            )
-        }
-        Some(k) if !k.has_allow_cache() => {
-            return cell(
-                "no_allow_cache",
-                "no (no cache before 5.11)".into(),
-                format!("Linux {k} has no allow cache (5.11+): every call runs the filter"),
-            )
-        }
-        Some(_) => {}
+    if !kernel.is_some_and(|k| k.has_allow_cache()) {
+        return no_cache_cell(kernel, arch);
     }
     match status {
         CacheStatus::Cached {
