@@ -619,3 +619,54 @@ fn denied_calls_are_marked_and_left_out_of_the_overheads() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// When no allowed syscall has weight, or every one is denied, the weighted times must include
+/// denied calls, and the note says which of the two it is.
+#[test]
+fn the_note_tells_no_weight_from_every_call_denied() {
+    let dir = tmpdir("denied-weights");
+    let deny = write(
+        &dir,
+        "deny.s",
+        "ld [nr]\njeq #39, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW\n",
+    );
+    let spec = format!("deny={deny}");
+    let notes_for = |workload: &str| {
+        let w = write(&dir, "w.json", workload);
+        let out = secopt(&[
+            "bench",
+            "--bpf",
+            &spec,
+            "--workload",
+            &w,
+            "--rounds",
+            "1",
+            "--calls",
+            "5",
+            "--warmup",
+            "0",
+            "--format",
+            "json",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        r["notes"].to_string()
+    };
+    // getppid is allowed but has no weight: not "every syscall is denied".
+    let notes = notes_for(r#"{"getpid": 10, "getppid": 0}"#);
+    assert!(
+        notes.contains("every variant allows have no weight") && notes.contains("getpid"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("every measured syscall is denied"),
+        "{notes}"
+    );
+    let notes = notes_for(r#"{"getpid": 10}"#);
+    assert!(
+        notes.contains("every measured syscall is denied"),
+        "{notes}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -383,8 +383,13 @@ impl Plan {
                     100.0 * kept_weight,
                     labels.join(", ")
                 )
-            } else {
+            } else if left_out.len() == self.probes.len() {
                 "every measured syscall is denied by some variant (`d` per syscall): the workload-weighted times include denied calls, which return before the syscall runs, so they are no overhead of the filters".to_string()
+            } else {
+                format!(
+                    "the syscalls every variant allows have no weight in the workload, so the workload-weighted times include the denied ones ({}; `d` per syscall), which return before the syscall runs: they are no overhead of the filters",
+                    labels.join(", ")
+                )
             });
         }
         notes.extend(m.unexpected.iter().cloned());

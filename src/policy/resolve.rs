@@ -546,9 +546,9 @@ fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
                             message: format!(
                                 "this {} rule for {name} has no effect: the rule at {} has no \
                                  conditions and gives every {name} call the same action, so \
-                                 these conditions narrow nothing (to narrow {name}, take it out \
-                                 of that rule)",
-                                rule.action, decided.origin
+                                 these conditions narrow nothing (to narrow {name}, remove \
+                                 {name} from the rule at {})",
+                                rule.action, decided.origin, decided.origin
                             ),
                         });
                     }
