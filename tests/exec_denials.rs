@@ -107,6 +107,15 @@ fn the_calls_named_are_the_ones_the_program_saw_refused() {
         .iter()
         .any(|r| r == "args[0].lo"));
     assert_eq!(denials["mount"]["depends_on_args"], false);
+    // Which rules name each: mount's only rule needs CAP_SYS_ADMIN, which Docker's default
+    // caps lack, so none applies (tests/e2e_exec.rs checks the profile says so); the
+    // personality rules are those allowing a few values.
+    assert_eq!(denials["mount"]["rules"], serde_json::json!([]));
+    let persona_rules = denials["personality"]["rules"].as_array().unwrap();
+    assert!(!persona_rules.is_empty(), "{persona:#}");
+    assert!(persona_rules
+        .iter()
+        .all(|r| r.as_str().unwrap().starts_with("$.syscalls[")));
     assert_eq!(doc["denied_calls"], 3);
     assert_eq!(doc["exit"]["status"], 0);
     // The same on stderr, for a person.
@@ -301,4 +310,67 @@ fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+}
+
+/// A command that leaves a process running (a background job): the report comes when the
+/// command ends, as the shell would return, and says what was left untraced.
+#[test]
+fn processes_left_running_do_not_hold_the_report_back() {
+    let dir = TempDir::new("denials-daemon");
+    let profile = dir.join("allow.json");
+    std::fs::write(&profile, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
+    let mut child = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .arg("--denials")
+        .args(["--", "sh", "-c", "sleep 20 >/dev/null 2>&1 & echo started"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(15) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("exec --denials waited for the background job");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains("allowed all"), "{err}");
+    assert!(
+        err.contains("1 process or thread the command started still ran"),
+        "{err}"
+    );
+}
+
+/// The execve check judges the pointers the command's process passes, as plain exec does: a
+/// rule refusing execve with a null argv (the CVE-2021-4034 mitigation) lets the command run.
+#[test]
+fn execve_is_judged_on_the_real_pointers() {
+    let dir = TempDir::new("denials-execve");
+    let profile = dir.join("argv.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["execve"], "action": "SCMP_ACT_ERRNO",
+                          "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_EQ"}]}]}"#,
+    )
+    .unwrap();
+    for denials in [false, true] {
+        let mut cmd = secopt();
+        cmd.arg("exec").arg("-p").arg(&profile);
+        if denials {
+            cmd.arg("--denials");
+        }
+        let out = cmd.args(["--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{denials}: {}", stderr_of(&out));
+    }
 }

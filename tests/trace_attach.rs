@@ -30,6 +30,8 @@ fn the_process_is_detached_and_running_while_the_tracer_lives_on() {
             on_attached: None,
             on_syscall: None,
             filters: None,
+            until_command_exits: false,
+            check_exec: None,
         };
         let trace = trace_process(pid as i32, Some(Duration::from_millis(200)), &mut options)
             .expect("attach to our own child");

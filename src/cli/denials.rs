@@ -38,12 +38,16 @@ impl Dependence {
             Dependence::None => Vec::new(),
             Dependence::On { args, ip, .. } => args
                 .iter()
-                .map(|&i| data.args[usize::from(i)])
+                .map(|(&i, &mask)| data.args[usize::from(i)] & mask)
                 .chain(ip.then_some(data.instruction_pointer))
                 .collect(),
         }
     }
 }
+
+/// The largest errno a call returns (`MAX_ERRNO`, include/linux/err.h): the kernel answers
+/// `ERRNO(n)` with `-min(n, 4095)`.
+const MAX_ERRNO: u16 = 4095;
 
 /// Distinct argument tuples kept per syscall and answer.
 const SAMPLES: usize = 3;
@@ -81,7 +85,8 @@ pub(super) enum Dependence {
     /// pointer (`ip`); `exact` false when the analysis ran out of budget and these are the
     /// words read on some path.
     On {
-        args: BTreeSet<u8>,
+        /// Per argument index, the bits read (a 32-bit half, or both).
+        args: BTreeMap<u8, u64>,
         ip: bool,
         exact: bool,
         /// The words read, by their names (`args[1].lo`, `ip.hi`).
@@ -200,7 +205,7 @@ impl<'p> Collector<'p> {
         if self.analyzers.is_empty() {
             return Dependence::Unknown;
         }
-        let mut args = BTreeSet::new();
+        let mut args = BTreeMap::new();
         let mut reads = BTreeSet::new();
         let (mut ip, mut exact, mut depends) = (false, true, false);
         for analyzer in &self.analyzers {
@@ -213,8 +218,12 @@ impl<'p> Collector<'p> {
             for field in paths.argument_fields_read(Endian::of_arch_token(token)) {
                 reads.insert(field.name());
                 match field {
-                    Field::Arg { index, .. } => {
-                        args.insert(index);
+                    Field::Arg { index, high } => {
+                        *args.entry(index).or_insert(0) |= if high {
+                            0xffff_ffff_0000_0000
+                        } else {
+                            0xffff_ffff
+                        };
                     }
                     Field::Ip { .. } => ip = true,
                     Field::Nr | Field::Arch => {}
@@ -247,7 +256,8 @@ impl<'p> Collector<'p> {
 /// for `ERRNO`, `-ENOSYS` for `TRACE` (no tracer here asks for seccomp events).
 fn expected_return(ret: RetVal) -> Option<i64> {
     match ret.action()? {
-        Action::Errno => Some(-i64::from(ret.data())),
+        // The kernel caps the errno at MAX_ERRNO (kernel/seccomp.c).
+        Action::Errno => Some(-i64::from(ret.data().min(MAX_ERRNO))),
         Action::Trace => Some(-i64::from(libc::ENOSYS)),
         _ => None,
     }
@@ -264,8 +274,12 @@ fn installs_filter(data: &SeccompData) -> bool {
     const SECCOMP_MODE_FILTER: u64 = 2;
     const SECCOMP_SET_MODE_FILTER: u64 = 1;
     match syscall_name(data.arch, data.nr as u32) {
-        Some("seccomp") => data.args[0] == SECCOMP_SET_MODE_FILTER,
-        Some("prctl") => data.args[0] == PR_SET_SECCOMP && data.args[1] == SECCOMP_MODE_FILTER,
+        // seccomp's `op` is an unsigned int and prctl's `option` an int: the kernel reads
+        // their low 32 bits only; prctl passes its second argument on whole.
+        Some("seccomp") => data.args[0] & 0xffff_ffff == SECCOMP_SET_MODE_FILTER,
+        Some("prctl") => {
+            data.args[0] & 0xffff_ffff == PR_SET_SECCOMP && data.args[1] == SECCOMP_MODE_FILTER
+        }
         _ => false,
     }
 }
@@ -276,6 +290,15 @@ fn syscall_name(token: u32, nr: u32) -> Option<&'static str> {
 
 /// `mkdir (x86_64)`, or `nr 999 (x86_64)`, or `nr 5 (arch 0x1234)`.
 fn call_label(token: u32, nr: u32) -> String {
+    if (nr as i32) < 0 {
+        // -1 (a call a tracer or the program cancelled) is no syscall of any ABI.
+        let arches: Vec<&str> = Arch::from_token(token).iter().map(|a| a.name()).collect();
+        let arch_text = match arches.as_slice() {
+            [] => format!("arch {token:#x}"),
+            names => names.join("/"),
+        };
+        return format!("nr {} ({arch_text})", nr as i32);
+    }
     let arch = Arch::of_data(token, nr);
     let arch_text = arch.map_or_else(|| format!("arch {token:#x}"), |a| a.name().to_string());
     match arch.and_then(|a| a.syscalls().name(nr)) {
@@ -287,6 +310,9 @@ fn call_label(token: u32, nr: u32) -> String {
 /// `ERRNO(1) EPERM`, `KILL_PROCESS`, `LOG (allowed)`.
 fn answer_text(ret: RetVal) -> String {
     match ret.action() {
+        Some(Action::Errno) if ret.data() > MAX_ERRNO => {
+            format!("{ret}, returned as 4095 (the kernel's largest errno)")
+        }
         Some(Action::Errno) => match crate::policy::errno_name(ret.data()) {
             Some(name) => format!("{ret} {name}"),
             None => ret.to_string(),
@@ -320,7 +346,9 @@ fn arguments_text(d: &Denial) -> String {
                 .map(|(_, data)| {
                     let mut words: Vec<String> = args
                         .iter()
-                        .map(|&i| format!("args[{i}]={:#x}", data.args[usize::from(i)]))
+                        .map(|(&i, &mask)| {
+                            format!("args[{i}]={:#x}", data.args[usize::from(i)] & mask)
+                        })
                         .collect();
                     if *ip {
                         words.push(format!("ip={:#x}", data.instruction_pointer));
@@ -335,17 +363,62 @@ fn arguments_text(d: &Denial) -> String {
     }
 }
 
+/// What the reports say besides the calls.
+pub(super) struct Run<'a> {
+    /// The filter's source, as given.
+    pub input: &'a str,
+    pub total_calls: u64,
+    pub tasks: u64,
+    pub end: End,
+    /// Tasks the command left running, untraced from its end on.
+    pub left_running: usize,
+    /// For a profile: per `(arch token, nr)`, the places of the rules that name the syscall
+    /// with an action other than the default (the rules runc hands libseccomp); a syscall
+    /// absent here is decided by the default action. `None` for a raw filter.
+    pub rules: Option<&'a BTreeMap<(u32, u32), Vec<String>>>,
+}
+
+impl Run<'_> {
+    /// The rules naming `(token, nr)`, or `None` without a profile.
+    fn rules_of(&self, token: u32, nr: u32) -> Option<&[String]> {
+        self.rules
+            .map(|r| r.get(&(token, nr)).map_or(&[][..], Vec::as_slice))
+    }
+}
+
+/// `none`, or the first three places and how many more.
+fn rules_text(rules: &[String]) -> String {
+    match rules.len() {
+        0 => "none".to_string(),
+        1..=3 => rules.join(", "),
+        n => format!("{}, … ({n} in all)", rules[..3].join(", ")),
+    }
+}
+
 /// The report printed on stderr when the command has ended.
-pub(super) fn text_report(c: &Collector<'_>, total_calls: u64, end: End, input: &str) -> String {
+pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
+    let (input, total_calls, end) = (run.input, run.total_calls, run.end);
     let mut out = String::new();
     let denied = c.denied_calls();
     let end_text = match end {
         End::Exited(e) => format!("the command {e}"),
         End::Detached => end.to_string(),
     };
-    if c.denials.is_empty() {
+    let logged: u64 = c
+        .denials
+        .iter()
+        .filter(|((_, _, r), _)| logs_only(RetVal(*r)))
+        .map(|(_, d)| d.count)
+        .sum();
+    let logged_text = if logged > 0 {
+        format!(", {logged} of them logged (LOG)")
+    } else {
+        String::new()
+    };
+    if denied == 0 {
         out.push_str(&format!(
-            "secopt: {input} allowed all {total_calls} calls the command made; {end_text}\n"
+            "secopt: {input} allowed all {total_calls} calls the command made{logged_text}; \
+             {end_text}\n"
         ));
     } else {
         let syscalls: BTreeSet<(u32, u32)> = c
@@ -355,41 +428,68 @@ pub(super) fn text_report(c: &Collector<'_>, total_calls: u64, end: End, input: 
             .map(|&(a, n, _)| (a, n))
             .collect();
         out.push_str(&format!(
-            "secopt: {input} did not allow {denied} of {total_calls} calls ({} syscall{}); \
+            "secopt: {input} did not allow {denied} of {total_calls} calls ({} syscall{}){}; \
              {end_text}\n",
             syscalls.len(),
-            if syscalls.len() == 1 { "" } else { "s" }
+            if syscalls.len() == 1 { "" } else { "s" },
+            if logged > 0 {
+                format!(", and logged {logged} it allowed")
+            } else {
+                String::new()
+            }
         ));
+    }
+    if !c.denials.is_empty() {
         let mut in_order: Vec<_> = c.denials.iter().collect();
         in_order.sort_by_key(|(_, d)| d.first);
-        let rows: Vec<[String; 4]> = in_order
+        let with_rules = run.rules.is_some();
+        let rows: Vec<Vec<String>> = in_order
             .into_iter()
             .map(|(&(arch, nr, ret), d)| {
-                [
+                let mut row = vec![
                     d.count.to_string(),
                     call_label(arch, nr),
                     answer_text(RetVal(ret)),
-                    arguments_text(d),
-                ]
+                ];
+                if let Some(rules) = run.rules_of(arch, nr) {
+                    row.push(rules_text(rules));
+                }
+                row.push(arguments_text(d));
+                row
             })
             .collect();
-        let width = |i: usize| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(["calls", "syscall", "answer", ""][i].len())
+        let mut header = vec!["calls", "syscall", "answer"];
+        if with_rules {
+            header.push("rules naming it");
+        }
+        header.push("arguments");
+        let widths: Vec<usize> = (0..header.len())
+            .map(|i| {
+                rows.iter()
+                    .map(|r| r[i].chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(header[i].chars().count())
+            })
+            .collect();
+        let line = |cells: &[&str]| {
+            let mut text = String::from(" ");
+            for (i, cell) in cells.iter().enumerate() {
+                let w = widths[i];
+                if i == 0 {
+                    text.push_str(&format!(" {cell:>w$}"));
+                } else if i + 1 == cells.len() {
+                    text.push_str(&format!("  {cell}"));
+                } else {
+                    text.push_str(&format!("  {cell:<w$}"));
+                }
+            }
+            text.push('\n');
+            text
         };
-        let (w0, w1, w2) = (width(0), width(1), width(2));
-        out.push_str(&format!(
-            "  {:>w0$}  {:<w1$}  {:<w2$}  arguments\n",
-            "calls", "syscall", "answer"
-        ));
+        out.push_str(&line(&header));
         for r in &rows {
-            out.push_str(&format!(
-                "  {:>w0$}  {:<w1$}  {:<w2$}  {}\n",
-                r[0], r[1], r[2], r[3]
-            ));
+            out.push_str(&line(&r.iter().map(String::as_str).collect::<Vec<_>>()));
         }
         let (confirmed, contradicted) = c
             .denials
@@ -406,22 +506,44 @@ pub(super) fn text_report(c: &Collector<'_>, total_calls: u64, end: End, input: 
                 }
             ));
         }
-        if denied > 0 {
+        if denied > 0 && with_rules {
             out.push_str(
-                "secopt: hint: no rule allows these calls; if the command needs them, allow \
-                 their names (with the arguments shown, where a rule depends on them) and run \
-                 again\n",
+                "secopt: hint: a call no rule names gets the default action: if the command \
+                 needs it, add its name to an ALLOW rule; a call a rule names did not meet that \
+                 rule's conditions with the arguments shown (or the rule refuses it). Run \
+                 again to check\n",
+            );
+        } else if denied > 0 {
+            out.push_str(
+                "secopt: hint: if the command needs these calls, the filter must allow them \
+                 (with the arguments shown, where its answer depends on them)\n",
             );
         }
     }
-    for note in notes(c) {
+    for note in notes(c, run) {
         out.push_str(&format!("secopt: note: {note}\n"));
     }
     out
 }
 
-fn notes(c: &Collector<'_>) -> Vec<String> {
+fn notes(c: &Collector<'_>, run: &Run<'_>) -> Vec<String> {
     let mut notes = Vec::new();
+    if run.left_running > 0 {
+        notes.push(format!(
+            "{} process{} or thread{} the command started still ran when it ended: secopt \
+             stopped tracing {} (the filter still applies), so {} later calls are not in \
+             this report",
+            run.left_running,
+            if run.left_running == 1 { "" } else { "es" },
+            if run.left_running == 1 { "" } else { "s" },
+            if run.left_running == 1 { "it" } else { "them" },
+            if run.left_running == 1 {
+                "its"
+            } else {
+                "their"
+            },
+        ));
+    }
     if !c.own_filters.is_empty() {
         let tids: Vec<String> = c.own_filters.iter().map(|t| t.to_string()).collect();
         notes.push(format!(
@@ -453,14 +575,8 @@ fn notes(c: &Collector<'_>) -> Vec<String> {
 }
 
 /// The report as one JSON document (docs/json.md, `exec --denials-json`).
-pub(super) fn json_report(
-    c: &Collector<'_>,
-    total_calls: u64,
-    tasks: u64,
-    end: End,
-    input: &str,
-    command: &[String],
-) -> Value {
+pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) -> Value {
+    let (input, total_calls, tasks, end) = (run.input, run.total_calls, run.tasks, run.end);
     let denials: Vec<Value> = c
         .denials
         .iter()
@@ -470,7 +586,7 @@ pub(super) fn json_report(
             let mut doc = json!({
                 "arch": arch,
                 "arch_name": name.map(|a| a.name()),
-                "nr": nr,
+                "nr": nr as i32,
                 "syscall": syscall_name(arch, nr),
                 "action": ret.to_string(),
                 "value": ret.0,
@@ -486,6 +602,9 @@ pub(super) fn json_report(
                     "seccomp_data": data_json(data),
                 })).collect::<Vec<_>>(),
             });
+            if let Some(rules) = run.rules_of(arch, nr) {
+                doc["rules"] = json!(rules);
+            }
             // Left out when the analysis could not run (never for a filter the kernel
             // accepted, which is all `exec` installs).
             match &d.depends {
@@ -514,7 +633,7 @@ pub(super) fn json_report(
         "tasks": tasks,
         "denied_calls": c.denied_calls(),
         "denials": denials,
-        "notes": notes(c),
+        "notes": notes(c, run),
     })
 }
 
@@ -590,7 +709,7 @@ mod tests {
         assert!(!mkdir.more);
         assert!(
             matches!(&mkdir.depends, Dependence::On { args, ip: false, exact: true, .. }
-            if args.iter().eq([&0]))
+            if args.keys().eq([&0]))
         );
         // getpid's answer depends on nothing: one sample.
         assert_eq!(
@@ -602,7 +721,32 @@ mod tests {
         assert!(!c.denials.keys().any(|k| k.1 == 0), "read was allowed");
         // LOG allows: not a denied call.
         assert_eq!(c.denied_calls(), 4);
-        let text = text_report(&c, 6, End::Exited(crate::kernel::trace::Exit::Code(1)), "p");
+        let rules = BTreeMap::from([((token, 83), vec!["$.syscalls[2]".to_string()])]);
+        let run = Run {
+            input: "p",
+            total_calls: 6,
+            tasks: 3,
+            end: End::Exited(crate::kernel::trace::Exit::Code(1)),
+            left_running: 0,
+            rules: Some(&rules),
+        };
+        let text = text_report(&c, &run);
+        let mkdir_line = text.lines().find(|l| l.contains("mkdir")).unwrap();
+        assert!(mkdir_line.contains("$.syscalls[2]"), "{text}");
+        let getpid_line = text.lines().find(|l| l.contains("getpid")).unwrap();
+        assert!(getpid_line.contains(" none "), "{text}");
+        let doc = json_report(&c, &run, &[]);
+        let by_name = |name: &str| {
+            doc["denials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["syscall"] == name)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(by_name("getpid")["rules"], json!([]));
+        assert_eq!(by_name("mkdir")["rules"], json!(["$.syscalls[2]"]));
         assert!(
             text.contains("did not allow 4 of 6 calls (2 syscalls)"),
             "{text}"
@@ -636,6 +780,20 @@ mod tests {
         c.observe(entry(5, 317, [1, 0, 0, 0, 0, 0]));
         c.observe(exit(5, 0));
         assert_eq!(c.own_filters, BTreeSet::from([5]));
-        assert!(notes(&c)[0].contains("thread 5"));
+        let run = Run {
+            input: "p",
+            total_calls: 5,
+            tasks: 3,
+            end: End::Exited(crate::kernel::trace::Exit::Code(0)),
+            left_running: 2,
+            rules: None,
+        };
+        let notes = notes(&c, &run);
+        assert!(notes[0].contains("2 processes or threads"), "{notes:?}");
+        assert!(notes[1].contains("thread 5"), "{notes:?}");
+        // prctl's option is an int: high bits do not hide PR_SET_SECCOMP.
+        c.observe(entry(6, 157, [0xffff_ffff_0000_0016, 2, 0, 0, 0, 0]));
+        c.observe(exit(6, 0));
+        assert!(c.own_filters.contains(&6));
     }
 }

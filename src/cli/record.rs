@@ -703,6 +703,8 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         on_attached: Some(&mut announce),
         on_syscall: None,
         filters: None,
+        until_command_exits: false,
+        check_exec: None,
     };
     // The process's own command line stands for the command when attaching (read
     // before: it may end while recorded).
@@ -805,6 +807,7 @@ mod tests {
             calls,
             end: End::Exited(Exit::Code(0)),
             tasks: 1,
+            left_running: 0,
         }
     }
 

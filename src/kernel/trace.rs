@@ -186,6 +186,9 @@ pub struct Trace {
     pub end: End,
     /// Processes and threads traced, the command included.
     pub tasks: u64,
+    /// Tasks still running when tracing stopped and the tracer detached from them
+    /// ([`TraceOptions::until_command_exits`]; [`trace_process`] counts none).
+    pub left_running: usize,
 }
 
 impl Trace {
@@ -218,6 +221,27 @@ pub struct TraceOptions<'a> {
     /// `no_new_privs`) once the tracer is attached, just before its `execve`, which is thus
     /// the first call they decide, as when `secopt exec` installs them.
     pub filters: Option<&'a ChildFilters>,
+    /// [`trace_command`] only: stop tracing when the command's own process ends, detaching
+    /// from the processes it leaves running (a daemon, a background job), as a shell returns
+    /// when the command ends. Otherwise (like `strace -f`) tracing goes on until every
+    /// process has ended.
+    pub until_command_exits: bool,
+    /// [`trace_command`] only: asked before anything runs, with the three arguments the
+    /// command's `execve` will pass (path, argv and envp pointers, valid in the child as in
+    /// the caller): why that `execve` must not be made, if it must not (a filter that refuses
+    /// it). The answer is the message of [`TraceError::CannotExecute`].
+    pub check_exec: Option<&'a dyn Fn([u64; 3]) -> Option<String>>,
+}
+
+extern "C" {
+    /// The C library's environment, which `execv` passes on.
+    static environ: *const *const libc::c_char;
+}
+
+/// The `envp` pointer `execv` passes: this process's `environ`.
+pub fn environ_pointer() -> u64 {
+    // SAFETY: reads the pointer's value only; the C library initialises it before main.
+    unsafe { environ as u64 }
 }
 
 /// Filters for [`TraceOptions::filters`], in the form the child installs them without
@@ -643,6 +667,19 @@ pub fn trace_command(
     let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
 
+    if let Some(check) = options.check_exec {
+        let pointers = [
+            c_path.as_ptr() as u64,
+            argv.as_ptr() as u64,
+            environ_pointer(),
+        ];
+        if let Some(message) = check(pointers) {
+            return Err(TraceError::CannotExecute {
+                program: shown,
+                message,
+            });
+        }
+    }
     let mut go = Pipe::new().map_err(system("pipe"))?;
     let mut failed = Pipe::new().map_err(system("pipe"))?;
     // SAFETY: the child only runs `child_after_fork`, which is async-signal-safe.
@@ -697,9 +734,18 @@ pub fn trace_command(
         calls: HashMap::new(),
     };
     let mut live = HashSet::from([pid]);
-    let outcome = run_loop(pid, &mut recorder, &mut live, false, &|| false);
+    let until_main_exits = recorder.options.until_command_exits;
+    let outcome = run_loop(
+        pid,
+        &mut recorder,
+        &mut live,
+        false,
+        &|| false,
+        until_main_exits,
+    );
     drop(guard);
-    let (exit, tasks, _) = match outcome {
+    let left_running = live.len();
+    let (exit, tasks, stopped) = match outcome {
         Ok(done) => done,
         Err(e) => {
             kill_all(&live);
@@ -728,10 +774,15 @@ pub fn trace_command(
     let exit = exit.ok_or_else(|| {
         TraceError::Unsupported("the command's exit status was never reported".into())
     })?;
+    if stopped {
+        // The command ended; what it left running runs on, untraced.
+        detach_all(&mut live);
+    }
     Ok(Trace {
         calls: recorder.calls,
         end: End::Exited(exit),
         tasks,
+        left_running: if stopped { left_running } else { 0 },
     })
 }
 
@@ -853,7 +904,7 @@ pub fn trace_process(
     let should_stop =
         || STOP_REQUESTED.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
     let tasks_at_start = live.len() as u64;
-    let outcome = run_loop(pid, &mut recorder, &mut live, true, &should_stop);
+    let outcome = run_loop(pid, &mut recorder, &mut live, true, &should_stop, false);
     drop(stop);
     let (exit, tasks, stopped) = match outcome {
         Ok(done) => done,
@@ -874,6 +925,7 @@ pub fn trace_process(
         end,
         // run_loop counts one task to start with and one per fork/clone.
         tasks: tasks - 1 + tasks_at_start,
+        left_running: 0,
     })
 }
 
@@ -1059,8 +1111,9 @@ fn kill_all(live: &HashSet<libc::pid_t>) {
     }
 }
 
-/// Waits for tracee stops until none is left or `stop` says so; returns how `main` ended, how
-/// many tasks were traced (one plus the forks and clones seen) and whether `stop` ended it.
+/// Waits for tracee stops until none is left, `stop` says so, or (`until_main_exits`) `main`
+/// has ended while others run on; returns how `main` ended, how many tasks were traced (one
+/// plus the forks and clones seen) and whether it returned with tracees left.
 /// `live` holds the tasks not known to have ended (new ones are added at their parent's
 /// fork/clone event, so an error can kill or detach them all).
 fn run_loop(
@@ -1069,6 +1122,7 @@ fn run_loop(
     live: &mut HashSet<libc::pid_t>,
     mut started: bool,
     stop: &dyn Fn() -> bool,
+    until_main_exits: bool,
 ) -> Result<(Option<Exit>, u64, bool), TraceError> {
     let mut exit = None;
     let mut tasks = 1u64;
@@ -1105,6 +1159,10 @@ fn run_loop(
                         core_dumped: libc::WCOREDUMP(status),
                     }
                 });
+                if until_main_exits && !live.is_empty() {
+                    // The others were resumed when they last stopped: they may be detached.
+                    return Ok((exit, tasks, true));
+                }
             }
             continue;
         }
