@@ -374,3 +374,31 @@ fn execve_is_judged_on_the_real_pointers() {
         assert_eq!(out.status.code(), Some(0), "{denials}: {}", stderr_of(&out));
     }
 }
+
+/// Under --denials secopt is the command's parent: a command that signals its parent when
+/// ready (SIGUSR1, as Xorg does) must not end secopt, and with it the command and the report.
+#[test]
+fn a_command_signalling_its_parent_does_not_end_the_report() {
+    let dir = TempDir::new("denials-usr1");
+    let profile = dir.join("allow.json");
+    std::fs::write(&profile, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
+    // The guard keeps a $PPID of 0 or -1 (a profile refusing getppid) from signalling more
+    // than the parent.
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .arg("--denials")
+        .args([
+            "--",
+            "sh",
+            "-c",
+            r#"[ "$PPID" -gt 1 ] && kill -USR1 "$PPID" && kill -USR2 "$PPID"; echo survived"#,
+        ])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(stdout_of(&out).trim(), "survived");
+    assert!(err.contains("allowed all"), "{err}");
+}

@@ -267,18 +267,25 @@ fn logs_only(ret: RetVal) -> bool {
     ret.action() == Some(Action::Log)
 }
 
-/// Whether the call attaches a seccomp filter: `seccomp(SECCOMP_SET_MODE_FILTER, …)` or
-/// `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, …)`.
+/// Whether the call puts the thread under more seccomp: `seccomp(SECCOMP_SET_MODE_FILTER or
+/// SECCOMP_SET_MODE_STRICT, …)` or `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER or
+/// SECCOMP_MODE_STRICT, …)`.
 fn installs_filter(data: &SeccompData) -> bool {
     const PR_SET_SECCOMP: u64 = 22;
+    const SECCOMP_MODE_STRICT: u64 = 1;
     const SECCOMP_MODE_FILTER: u64 = 2;
+    const SECCOMP_SET_MODE_STRICT: u64 = 0;
     const SECCOMP_SET_MODE_FILTER: u64 = 1;
     match syscall_name(data.arch, data.nr as u32) {
         // seccomp's `op` is an unsigned int and prctl's `option` an int: the kernel reads
         // their low 32 bits only; prctl passes its second argument on whole.
-        Some("seccomp") => data.args[0] & 0xffff_ffff == SECCOMP_SET_MODE_FILTER,
+        Some("seccomp") => matches!(
+            data.args[0] & 0xffff_ffff,
+            SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER
+        ),
         Some("prctl") => {
-            data.args[0] & 0xffff_ffff == PR_SET_SECCOMP && data.args[1] == SECCOMP_MODE_FILTER
+            data.args[0] & 0xffff_ffff == PR_SET_SECCOMP
+                && matches!(data.args[1], SECCOMP_MODE_STRICT | SECCOMP_MODE_FILTER)
         }
         _ => false,
     }
@@ -303,6 +310,10 @@ fn call_label(token: u32, nr: u32) -> String {
     let arch_text = arch.map_or_else(|| format!("arch {token:#x}"), |a| a.name().to_string());
     match arch.and_then(|a| a.syscalls().name(nr)) {
         Some(name) => format!("{name} ({arch_text})"),
+        // x32's numbers as its table counts them (the call passes them with bit 30 set).
+        None if arch == Some(Arch::X32) => {
+            format!("nr {} ({arch_text})", nr & !crate::arch::X32_SYSCALL_BIT)
+        }
         None => format!("nr {nr} ({arch_text})"),
     }
 }
@@ -547,8 +558,9 @@ fn notes(c: &Collector<'_>, run: &Run<'_>) -> Vec<String> {
     if !c.own_filters.is_empty() {
         let tids: Vec<String> = c.own_filters.iter().map(|t| t.to_string()).collect();
         notes.push(format!(
-            "the command installed filters of its own (thread {}): their calls after that also \
-             meet those filters, which this report does not judge",
+            "the command installed filters of its own (thread {}): the calls it and the \
+             processes it starts make after that also meet those filters, which this report \
+             does not judge",
             tids.join(", ")
         ));
     }

@@ -438,6 +438,10 @@ impl SignalGuard {
             (libc::SIGQUIT, libc::SIG_IGN),
             (libc::SIGTERM, forward as libc::sighandler_t),
             (libc::SIGHUP, forward as libc::sighandler_t),
+            // The tracer is the command's parent: a command that signals its parent when
+            // ready (Xorg's SIGUSR1) would otherwise end the tracer, and itself with it.
+            (libc::SIGUSR1, libc::SIG_IGN),
+            (libc::SIGUSR2, libc::SIG_IGN),
         ]);
         SignalGuard { saved }
     }
