@@ -402,3 +402,36 @@ fn a_command_signalling_its_parent_does_not_end_the_report() {
     assert_eq!(stdout_of(&out).trim(), "survived");
     assert!(err.contains("allowed all"), "{err}");
 }
+
+/// A command that cannot start exits as without --denials: 127 for a script whose
+/// interpreter is missing (execve's ENOENT about a file that exists), 126 for a file that is
+/// not executable.
+#[test]
+fn commands_that_cannot_start_exit_as_without_denials() {
+    let dir = TempDir::new("denials-start");
+    let orphan = dir.join("orphan.sh");
+    std::fs::write(&orphan, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&orphan, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let plain = dir.join("plain.sh");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&plain, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    for (command, status) in [(&orphan, 127), (&plain, 126)] {
+        for denials in [false, true] {
+            let mut cmd = secopt();
+            cmd.arg("exec")
+                .arg("-p")
+                .arg(shared_profile("oci/docker-default.json"));
+            if denials {
+                cmd.arg("--denials");
+            }
+            let out = cmd.arg("--").arg(command).output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(status),
+                "{} (--denials: {denials}): {}",
+                command.display(),
+                stderr_of(&out)
+            );
+        }
+    }
+}

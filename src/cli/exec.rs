@@ -828,6 +828,8 @@ fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
     let traced = trace::trace_command(&args.command, &mut options);
     let trace = traced.map_err(|e| match e {
         e @ TraceError::NotFound { .. } => not_found(e.to_string()),
+        // As without --denials, where the same execve error comes from this process.
+        e @ TraceError::CannotExecute { missing: true, .. } => not_found(e.to_string()),
         e @ TraceError::CannotExecute { .. } => not_executable(e.to_string()),
         TraceError::FilterRefused {
             index: Some(i),

@@ -285,8 +285,14 @@ pub enum TraceError {
     /// No such program (`in_path`: it was looked up on `PATH`).
     #[error("`{program}`: {}", if *.in_path { "command not found in PATH" } else { "No such file or directory" })]
     NotFound { program: String, in_path: bool },
+    /// `missing`: `execve` failed with `ENOENT` although the program exists (its `#!`
+    /// interpreter or ELF loader is missing), which shells report with status 127.
     #[error("`{program}`: {message}")]
-    CannotExecute { program: String, message: String },
+    CannotExecute {
+        program: String,
+        message: String,
+        missing: bool,
+    },
     #[error("{0}")]
     Unsupported(String),
     #[error("{what}: {error}")]
@@ -334,6 +340,7 @@ pub fn find_program(program: &OsStr) -> Result<PathBuf, TraceError> {
     let cannot = |e: io::Error| TraceError::CannotExecute {
         program: shown.clone(),
         message: e.to_string(),
+        missing: false,
     };
     if program.as_bytes().contains(&b'/') {
         let path = PathBuf::from(program);
@@ -661,6 +668,7 @@ pub fn trace_command(
     let nul = |_| TraceError::CannotExecute {
         program: shown.clone(),
         message: "an argument contains a NUL byte".into(),
+        missing: false,
     };
     let c_path = CString::new(path.as_os_str().as_bytes()).map_err(nul)?;
     let c_args: Vec<CString> = command
@@ -681,6 +689,7 @@ pub fn trace_command(
             return Err(TraceError::CannotExecute {
                 program: shown,
                 message,
+                missing: false,
             });
         }
     }
@@ -767,6 +776,7 @@ pub fn trace_command(
             STEP_EXEC => TraceError::CannotExecute {
                 message: exec_error_message(&error, Path::new(&shown)),
                 program: shown,
+                missing: error.raw_os_error() == Some(libc::ENOENT),
             },
             STEP_NO_NEW_PRIVS => TraceError::FilterRefused { index: None, error },
             i => TraceError::FilterRefused {
