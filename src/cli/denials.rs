@@ -383,17 +383,45 @@ pub(super) struct Run<'a> {
     pub end: End,
     /// Tasks the command left running, untraced from its end on.
     pub left_running: usize,
-    /// For a profile: per `(arch token, nr)`, the places of the rules that name the syscall
-    /// with an action other than the default (the rules runc hands libseccomp); a syscall
-    /// absent here is decided by the default action. `None` for a raw filter.
-    pub rules: Option<&'a BTreeMap<(u32, u32), Vec<String>>>,
+    /// What the profile says of each syscall; `None` for a raw filter.
+    pub rules: Option<&'a ProfileRules>,
+}
+
+/// The rules of a profile, by syscall, for the report.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ProfileRules {
+    /// The ABIs the filter covers; a call of another gets the bad-arch action.
+    pub arches: Vec<Arch>,
+    /// Per `(arch token, nr)`, the places of the rules that name the syscall with an action
+    /// other than the default (the rules runc hands libseccomp), in profile order; a syscall
+    /// absent here is decided by the default action.
+    pub places: BTreeMap<(u32, u32), Vec<String>>,
+}
+
+/// What the profile has for one syscall.
+enum Naming<'r> {
+    /// A raw filter: no rules to name.
+    NoProfile,
+    /// The call's ABI is not one the profile covers.
+    OtherArch,
+    /// These rules name it (none: the default action decides).
+    Rules(&'r [String]),
 }
 
 impl Run<'_> {
-    /// The rules naming `(token, nr)`, or `None` without a profile.
-    fn rules_of(&self, token: u32, nr: u32) -> Option<&[String]> {
-        self.rules
-            .map(|r| r.get(&(token, nr)).map_or(&[][..], Vec::as_slice))
+    fn rules_of(&self, token: u32, nr: u32) -> Naming<'_> {
+        let Some(profile) = self.rules else {
+            return Naming::NoProfile;
+        };
+        match Arch::of_data(token, nr) {
+            Some(arch) if profile.arches.contains(&arch) => Naming::Rules(
+                profile
+                    .places
+                    .get(&(token, nr))
+                    .map_or(&[][..], Vec::as_slice),
+            ),
+            _ => Naming::OtherArch,
+        }
     }
 }
 
@@ -462,8 +490,10 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
                     call_label(arch, nr),
                     answer_text(RetVal(ret)),
                 ];
-                if let Some(rules) = run.rules_of(arch, nr) {
-                    row.push(rules_text(rules));
+                match run.rules_of(arch, nr) {
+                    Naming::NoProfile => {}
+                    Naming::OtherArch => row.push("(not a profile arch)".to_string()),
+                    Naming::Rules(rules) => row.push(rules_text(rules)),
                 }
                 row.push(arguments_text(d));
                 row
@@ -516,6 +546,16 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
                     ""
                 }
             ));
+        }
+        let other_arch = c.denials.keys().any(|&(token, nr, ret)| {
+            !logs_only(RetVal(ret)) && matches!(run.rules_of(token, nr), Naming::OtherArch)
+        });
+        if other_arch {
+            out.push_str(
+                "secopt: hint: a call of an ABI the profile does not cover gets its bad-arch \
+                 action whatever its name: if the command needs that ABI, list it in the \
+                 profile's architectures\n",
+            );
         }
         if denied > 0 && with_rules {
             out.push_str(
@@ -614,8 +654,10 @@ pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) 
                     "seccomp_data": data_json(data),
                 })).collect::<Vec<_>>(),
             });
-            if let Some(rules) = run.rules_of(arch, nr) {
-                doc["rules"] = json!(rules);
+            match run.rules_of(arch, nr) {
+                Naming::NoProfile => {}
+                Naming::OtherArch => doc["rules"] = Value::Null,
+                Naming::Rules(rules) => doc["rules"] = json!(rules),
             }
             // Left out when the analysis could not run (never for a filter the kernel
             // accepted, which is all `exec` installs).
@@ -733,7 +775,10 @@ mod tests {
         assert!(!c.denials.keys().any(|k| k.1 == 0), "read was allowed");
         // LOG allows: not a denied call.
         assert_eq!(c.denied_calls(), 4);
-        let rules = BTreeMap::from([((token, 83), vec!["$.syscalls[2]".to_string()])]);
+        let rules = ProfileRules {
+            arches: vec![Arch::X86_64],
+            places: BTreeMap::from([((token, 83), vec!["$.syscalls[2]".to_string()])]),
+        };
         let run = Run {
             input: "p",
             total_calls: 6,
@@ -759,6 +804,8 @@ mod tests {
         };
         assert_eq!(by_name("getpid")["rules"], json!([]));
         assert_eq!(by_name("mkdir")["rules"], json!(["$.syscalls[2]"]));
+        assert!(!text.contains("not a profile arch"), "{text}");
+
         assert!(
             text.contains("did not allow 4 of 6 calls (2 syscalls)"),
             "{text}"
@@ -772,6 +819,30 @@ mod tests {
             text.find("mkdir").unwrap() < text.find("getpid").unwrap(),
             "{text}"
         );
+        // An i386 call (the filter answers it by number alone: mkdir is 39 there, killed)
+        // in a profile of x86_64 only: its ABI, not its name, is what to fix.
+        c.observe(SyscallStop::Entry {
+            tid: 9,
+            arch: Arch::X86.token(),
+            nr: 39,
+            instruction_pointer: 0,
+            args: [0; 6],
+        });
+        let text = text_report(&c, &run);
+        let line = text.lines().find(|l| l.contains("(x86)")).unwrap();
+        assert!(line.contains("(not a profile arch)"), "{text}");
+        assert!(
+            text.contains("list it in the profile's architectures"),
+            "{text}"
+        );
+        let doc = json_report(&c, &run, &[]);
+        let i386 = doc["denials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["arch_name"] == "x86")
+            .unwrap();
+        assert!(i386["rules"].is_null(), "{i386}");
     }
 
     #[test]

@@ -182,7 +182,7 @@ struct Plan {
     notes: Vec<String>,
     /// For a profile: the places of the rules naming each `(arch token, nr)` with an action
     /// other than the default (for --denials); `None` for raw filters.
-    rules: Option<std::collections::BTreeMap<(u32, u32), Vec<String>>>,
+    rules: Option<super::denials::ProfileRules>,
     /// What the user most likely did not mean (a name no table knows, an unknown field, an
     /// option the filter has no use for): on stderr before the command runs, as `compile`
     /// says them, and in --dry-run's output.
@@ -745,9 +745,10 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     exec_failure(std::io::Error::last_os_error())
 }
 
-/// Per `(arch token, nr)`, the places of the profile's rules for it, once each, in profile
-/// order (the rules runc hands libseccomp: those with the default action are left out).
-fn rule_places(resolved: &Resolved) -> std::collections::BTreeMap<(u32, u32), Vec<String>> {
+/// The profile's ABIs and, per `(arch token, nr)`, the places of its rules for it, once each,
+/// in profile order (the rules runc hands libseccomp: those with the default action are left
+/// out).
+fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
     let mut places = std::collections::BTreeMap::new();
     for arch in &resolved.arches {
         for (&nr, rules) in &arch.syscalls {
@@ -760,7 +761,10 @@ fn rule_places(resolved: &Resolved) -> std::collections::BTreeMap<(u32, u32), Ve
             places.insert((arch.arch.token(), nr), list);
         }
     }
-    places
+    super::denials::ProfileRules {
+        arches: resolved.arches.iter().map(|a| a.arch).collect(),
+        places,
+    }
 }
 
 /// Why the stack must not be asked to run the execve that starts the command (its pointers:
