@@ -18,7 +18,9 @@
 //! `PTRACE_LISTEN` until a `SIGCONT` arrives, which `PTRACE_SEIZE` (rather than
 //! `PTRACE_TRACEME`) makes possible. `PTRACE_O_EXITKILL` kills every tracee if the tracer
 //! dies. Tracing ends when no tracee is left (`waitpid` says `ECHILD`), so a command that
-//! leaves a daemon behind is traced until the daemon exits, as with `strace -f`.
+//! leaves a daemon behind is traced until the daemon exits, as with `strace -f` — unless
+//! [`TraceOptions::until_command_exits`] asks to stop when the command's own process ends
+//! and detach from the rest.
 //!
 //! # Under a filter, call by call
 //!
@@ -92,7 +94,8 @@ struct SyscallInfo {
     stack_pointer: u64,
     /// `entry.nr` (the exit member's `rval` shares these bytes).
     nr: u64,
-    /// `entry.args` (the exit member's `is_error` is the low byte of `args[0]`).
+    /// `entry.args` (the exit member's `is_error` is the byte at offset 32, the first of
+    /// `args[0]`).
     args: [u64; 6],
     ret_data: u32,
     pad2: u32,
