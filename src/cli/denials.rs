@@ -15,9 +15,18 @@
 //! (noted) — or would show a bug here.
 //!
 //! Worked example: a profile whose default is `ERRNO(1)` and which allows what `sh` needs
-//! but not `mkdir`; `secopt exec -p p.json --denials -- sh -c 'mkdir /tmp/x; echo $?'`
-//! prints `mkdir: Operation not permitted`, `1`, then
-//! `1 mkdir (x86_64)  ERRNO(1) EPERM  …` with "confirmed by the kernel: 1 of 1".
+//! but not `mkdir`. `secopt exec -p p.json --denials -- sh -c 'mkdir /tmp/x; echo $?'`
+//! prints the command's `mkdir: … Operation not permitted` and `1`, then:
+//!
+//! ```text
+//! secopt: p.json did not allow 1 of 353 calls (1 syscall); the command exited with status 0
+//!   calls  syscall         answer          rules naming it  arguments
+//!       1  mkdir (x86_64)  ERRNO(1) EPERM  none             any (the answer does not depend on them)
+//! secopt: the kernel's return values confirm 1 of 1 errno answers
+//! ```
+//!
+//! `none`: no rule names `mkdir`, so the default action answered it; `any`: no argument
+//! value would change that answer.
 
 use super::verify::data_json;
 use crate::arch::Arch;
