@@ -40,17 +40,24 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 impl Dependence {
-    /// The words of `data` the answer depends on (all six arguments when not known).
-    fn words_of(&self, data: &SeccompData) -> Vec<u64> {
+    /// The words of `data` the answer depends on, the others zeroed: the six arguments (all
+    /// of them when not known), then the instruction pointer. A fixed array, so that the
+    /// comparison with each sample, made on every refused call, allocates nothing.
+    fn words_of(&self, data: &SeccompData) -> [u64; 7] {
+        let mut words = [0; 7];
         match self {
-            Dependence::Unknown => data.args.to_vec(),
-            Dependence::None => Vec::new(),
-            Dependence::On { args, ip, .. } => args
-                .iter()
-                .map(|(&i, &mask)| data.args[usize::from(i)] & mask)
-                .chain(ip.then_some(data.instruction_pointer))
-                .collect(),
+            Dependence::Unknown => words[..6].copy_from_slice(&data.args),
+            Dependence::None => {}
+            Dependence::On { args, ip, .. } => {
+                for (&i, &mask) in args {
+                    words[usize::from(i)] = data.args[usize::from(i)] & mask;
+                }
+                if *ip {
+                    words[6] = data.instruction_pointer;
+                }
+            }
         }
+        words
     }
 }
 

@@ -115,9 +115,10 @@ pub struct ExecArgs {
     /// when it has ended, list on stderr every call the filter did not allow: the syscall,
     /// the answer, how often, the first arguments, and whether the kernel's return values
     /// confirm the errno answers; for a profile, also the rules that name each syscall. The
-    /// filter is the same and installed the same way; only the calls are slower (about 20 µs
-    /// each). The report comes when the command's own process ends; what it leaves running
-    /// is untraced from then on (a note says so). secopt is the command's parent here.
+    /// filter is the same and installed the same way; only the calls are slower (each stops
+    /// the command twice, as under strace). The report comes when the command's own process
+    /// ends; what it leaves running is untraced from then on (a note says so). secopt is the
+    /// command's parent here.
     #[arg(long, conflicts_with = "dry_run")]
     pub denials: bool,
     /// Also write that list as JSON to FILE (implies --denials; docs/json.md).
@@ -352,7 +353,8 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         arches: resolved.arches.iter().map(|a| a.arch).collect(),
         notes,
         warnings,
-        rules: Some(rule_places(&resolved)),
+        // Only --denials names rules.
+        rules: (args.denials || args.denials_json.is_some()).then(|| rule_places(&resolved)),
     };
     settle_listener(&mut plan)?;
     Ok(plan)
