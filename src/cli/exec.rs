@@ -795,8 +795,8 @@ fn execve_refusal(plan: &Plan, pointers: [u64; 3]) -> Option<String> {
 
 /// `exec --denials`: runs the command under ptrace with the plan's filters, installed by its
 /// process just before its execve as [`install_and_exec`] installs them, and reports the
-/// calls they did not allow ([`super::denials`]) once it and its descendants have ended.
-/// Returns the command's shell status.
+/// calls they did not allow ([`super::denials`]) once the command's own process has ended
+/// (what it left running is detached). Returns the command's shell status.
 fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
     if let Some(listener) = &plan.listener {
         return Err(Failure::input(format!(
