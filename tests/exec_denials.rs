@@ -312,6 +312,56 @@ fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
 }
 
+/// A report that cannot be written after the command ran (a full device): exit 2, and the
+/// error still says how the command ended, which the exit status no longer can.
+#[test]
+fn a_report_write_failing_after_the_run_still_says_how_the_command_ended() {
+    if !Path::new("/dev/full").exists() {
+        return skip_or_fail("exec_denials", "no /dev/full");
+    }
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(shared_profile("oci/docker-default.json"))
+        .args(["--denials-json", "/dev/full", "--", "sh", "-c", "exit 7"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // The report's own summary says it too: the error line must.
+    let error = err
+        .lines()
+        .find(|l| l.starts_with("secopt: error:"))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(error.contains("/dev/full: cannot write"), "{err}");
+    assert!(error.contains("exited with status 7"), "{err}");
+}
+
+/// Under a tracer that follows secopt's children (strace -f), the command already has a
+/// tracer: the error says which, not that ptrace is forbidden.
+#[test]
+fn an_outer_tracer_is_named() {
+    let Some(_) = require_tools("exec_denials strace", &["strace"]) else {
+        return;
+    };
+    let dir = TempDir::new("denials-nested");
+    let marker = dir.join("ran");
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null"])
+        .arg(env!("CARGO_BIN_EXE_secopt"))
+        .arg("exec")
+        .arg("-p")
+        .arg(shared_profile("oci/docker-default.json"))
+        .args(["--denials", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("(strace) already traces it"), "{err}");
+    assert!(!marker.exists(), "the command ran");
+}
+
 /// A command that leaves a process running (a background job): the report comes when the
 /// command ends, as the shell would return, and says what was left untraced.
 #[test]

@@ -509,7 +509,10 @@ fn bad_input_fails_before_anything_is_written() {
     std::fs::write(&filter, "ret ALLOW\n").unwrap();
     let cases: [(&[&str], &str); 3] = [
         (&["-o", path_str(&dir)], "that is a directory"),
-        (&["-o", "/proc/version"], "cannot create a file in /proc"),
+        (
+            &["-o", "/proc/version"],
+            "cannot create a file in /proc to replace it with",
+        ),
         (
             &["-o", path_str(&filter), "--filter", path_str(&filter)],
             "an input of this command",

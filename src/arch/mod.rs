@@ -238,6 +238,13 @@ impl Arch {
         }
     }
 
+    /// The architecture of a call with `seccomp_data` `(token, nr)` ([`Arch::of_data`]) and
+    /// the syscall's name there, each where known.
+    pub fn call_of_data(token: u32, nr: u32) -> (Option<Arch>, Option<&'static str>) {
+        let arch = Arch::of_data(token, nr);
+        (arch, arch.and_then(|a| a.syscalls().name(nr)))
+    }
+
     /// The architecture this program runs as (the host).
     pub fn host() -> Option<Arch> {
         Some(match std::env::consts::ARCH {

@@ -258,6 +258,14 @@ impl<'p> Collector<'p> {
         }
     }
 
+    /// How many errno answers the kernel's return values confirmed, and how many they
+    /// contradicted.
+    pub fn errno_checks(&self) -> (u64, u64) {
+        self.denials
+            .values()
+            .fold((0, 0), |(a, b), d| (a + d.confirmed, b + d.contradicted))
+    }
+
     /// Calls not allowed (`LOG` allows and is left out).
     pub fn denied_calls(&self) -> u64 {
         self.denials
@@ -292,7 +300,7 @@ fn installs_filter(data: &SeccompData) -> bool {
     const SECCOMP_MODE_FILTER: u64 = 2;
     const SECCOMP_SET_MODE_STRICT: u64 = 0;
     const SECCOMP_SET_MODE_FILTER: u64 = 1;
-    match syscall_name(data.arch, data.nr as u32) {
+    match Arch::call_of_data(data.arch, data.nr as u32).1 {
         // seccomp's `op` is an unsigned int and prctl's `option` an int: the kernel reads
         // their low 32 bits only; prctl passes its second argument on whole.
         Some("seccomp") => matches!(
@@ -307,10 +315,6 @@ fn installs_filter(data: &SeccompData) -> bool {
     }
 }
 
-fn syscall_name(token: u32, nr: u32) -> Option<&'static str> {
-    Arch::of_data(token, nr)?.syscalls().name(nr)
-}
-
 /// `mkdir (x86_64)`, or `nr 999 (x86_64)`, or `nr 5 (arch 0x1234)`.
 fn call_label(token: u32, nr: u32) -> String {
     if (nr as i32) < 0 {
@@ -322,9 +326,9 @@ fn call_label(token: u32, nr: u32) -> String {
         };
         return format!("nr {} ({arch_text})", nr as i32);
     }
-    let arch = Arch::of_data(token, nr);
+    let (arch, name) = Arch::call_of_data(token, nr);
     let arch_text = arch.map_or_else(|| format!("arch {token:#x}"), |a| a.name().to_string());
-    match arch.and_then(|a| a.syscalls().name(nr)) {
+    match name {
         Some(name) => format!("{name} ({arch_text})"),
         // x32's numbers as its table counts them (the call passes them with bit 30 set).
         None if arch == Some(Arch::X32) => {
@@ -451,14 +455,19 @@ fn rules_text(rules: &[String]) -> String {
 }
 
 /// The report printed on stderr when the command has ended.
+/// `the command exited with status 1`, `the command was killed by SIGSYS`, ….
+pub(super) fn end_text(end: End) -> String {
+    match end {
+        End::Exited(e) => format!("the command {e}"),
+        End::Detached => end.to_string(),
+    }
+}
+
 pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
     let (input, total_calls, end) = (run.input, run.total_calls, run.end);
     let mut out = String::new();
     let denied = c.denied_calls();
-    let end_text = match end {
-        End::Exited(e) => format!("the command {e}"),
-        End::Detached => end.to_string(),
-    };
+    let end_text = end_text(end);
     let logged: u64 = c
         .denials
         .iter()
@@ -548,10 +557,7 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
         for r in &rows {
             out.push_str(&line(&r.iter().map(String::as_str).collect::<Vec<_>>()));
         }
-        let (confirmed, contradicted) = c
-            .denials
-            .values()
-            .fold((0, 0), |(a, b), d| (a + d.confirmed, b + d.contradicted));
+        let (confirmed, contradicted) = c.errno_checks();
         if confirmed + contradicted > 0 {
             out.push_str(&format!(
                 "secopt: the kernel's return values confirm {confirmed} of {} errno answers{}\n",
@@ -563,23 +569,28 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
                 }
             ));
         }
-        let other_arch = c.denials.keys().any(|&(token, nr, ret)| {
-            !logs_only(RetVal(ret)) && matches!(run.rules_of(token, nr), Naming::OtherArch)
-        });
-        if other_arch {
+        let refused_as = |naming: fn(&Naming<'_>) -> bool| {
+            c.denials.keys().any(|&(token, nr, ret)| {
+                !logs_only(RetVal(ret)) && naming(&run.rules_of(token, nr))
+            })
+        };
+        if refused_as(|n| matches!(n, Naming::OtherArch)) {
             out.push_str(
                 "secopt: hint: a call of an ABI the profile does not cover gets its bad-arch \
                  action whatever its name: if the command needs that ABI, list it in the \
                  profile's architectures\n",
             );
         }
-        if denied > 0 && with_rules {
-            out.push_str(
-                "secopt: hint: a call no rule names gets the default action: if the command \
+        if with_rules {
+            // Only for calls of a profile arch (the other-arch hint speaks for the rest).
+            if refused_as(|n| matches!(n, Naming::Rules(_))) {
+                out.push_str(
+                    "secopt: hint: a call no rule names gets the default action: if the command \
                  needs it, add its name to an ALLOW rule; a call a rule names did not meet that \
                  rule's conditions with the arguments shown (or the rule refuses it). Run \
                  again to check\n",
-            );
+                );
+            }
         } else if denied > 0 {
             out.push_str(
                 "secopt: hint: if the command needs these calls, the filter must allow them \
@@ -620,7 +631,7 @@ fn notes(c: &Collector<'_>, run: &Run<'_>) -> Vec<String> {
             tids.join(", ")
         ));
     }
-    let contradicted: u64 = c.denials.values().map(|d| d.contradicted).sum();
+    let (_, contradicted) = c.errno_checks();
     if contradicted > 0 {
         notes.push(format!(
             "{contradicted} call{} answered with an errno here returned another value: the \
@@ -650,12 +661,12 @@ pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) 
         .iter()
         .map(|(&(arch, nr, ret), d)| {
             let ret = RetVal(ret);
-            let name = Arch::of_data(arch, nr);
+            let (abi, name) = Arch::call_of_data(arch, nr);
             let mut doc = json!({
                 "arch": arch,
-                "arch_name": name.map(|a| a.name()),
+                "arch_name": abi.map(|a| a.name()),
                 "nr": nr as i32,
-                "syscall": syscall_name(arch, nr),
+                "syscall": name,
                 "action": ret.to_string(),
                 "value": ret.0,
                 "errno_name": (ret.action() == Some(Action::Errno))
@@ -859,6 +870,39 @@ mod tests {
             .find(|d| d["arch_name"] == "x86")
             .unwrap();
         assert!(i386["rules"].is_null(), "{i386}");
+    }
+
+    /// Every refusal is of an ABI the profile does not list: only the hint to list it, not
+    /// the one about rules (no rule of the profile judged these calls).
+    #[test]
+    fn refusals_of_another_abi_only_get_the_arch_hint() {
+        let programs = [program()];
+        let mut c = Collector::new(&programs);
+        c.observe(SyscallStop::Entry {
+            tid: 9,
+            arch: Arch::X86.token(),
+            nr: 39,
+            instruction_pointer: 0,
+            args: [0; 6],
+        });
+        let rules = ProfileRules {
+            arches: vec![Arch::X86_64],
+            places: BTreeMap::new(),
+        };
+        let run = Run {
+            input: "p",
+            total_calls: 1,
+            tasks: 1,
+            end: End::Exited(crate::kernel::trace::Exit::Code(0)),
+            left_running: 0,
+            rules: Some(&rules),
+        };
+        let text = text_report(&c, &run);
+        assert!(
+            text.contains("list it in the profile's architectures"),
+            "{text}"
+        );
+        assert!(!text.contains("a call no rule names"), "{text}");
     }
 
     #[test]

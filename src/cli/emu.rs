@@ -165,11 +165,8 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
         Format::Text => {
             // The ABI the kernel sees in (token, nr): `--arch x32 --nr 0` is x86_64's read,
             // since a number without bit 30 is not an x32 call.
-            let abi = Arch::of_data(token, nr as u32);
-            let nr_name = abi
-                .and_then(|a| a.syscalls().name(nr as u32))
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default();
+            let (abi, name) = Arch::call_of_data(token, nr as u32);
+            let nr_name = name.map(|n| format!(" ({n})")).unwrap_or_default();
             println!(
                 "seccomp_data: arch=0x{token:08x}{} nr={nr}{nr_name} ip=0x{:x} args=[{}]",
                 abi.map(|a| format!(" ({a})")).unwrap_or_default(),

@@ -865,7 +865,13 @@ fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
         let doc = super::denials::json_report(&collector, &run, &command);
         let mut text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
         text.push('\n');
-        super::io::write_output(path, text.as_bytes())?;
+        // The command has run: a failure here still says how it ended, as the exit status
+        // (2, the file not written) cannot.
+        super::io::write_output(path, text.as_bytes()).map_err(|mut f| {
+            let end = super::denials::end_text(trace.end);
+            f.message = format!("{} (the report above is complete; {end})", f.message);
+            f
+        })?;
     }
     Ok(trace.end.shell_status())
 }

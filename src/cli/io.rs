@@ -628,11 +628,14 @@ pub fn check_can_write(path: &Path) -> Result<(), Failure> {
         )));
     }
     check_not_an_input(path)?;
-    let target = match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => std::fs::canonicalize(path).unwrap_or(path.to_path_buf()),
+    let (target, exists) = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => (
+            std::fs::canonicalize(path).unwrap_or(path.to_path_buf()),
+            true,
+        ),
         Ok(_) => return Ok(()),
         Err(_) if std::fs::symlink_metadata(path).is_ok() => return Ok(()),
-        Err(_) => path.to_path_buf(),
+        Err(_) => (path.to_path_buf(), false),
     };
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -648,10 +651,13 @@ pub fn check_can_write(path: &Path) -> Result<(), Failure> {
             let _ = std::fs::remove_file(&probe);
             Ok(())
         }
+        // Worded as write_output's failure would be: a file that exists is replaced through
+        // a new one (the OS's "No such file" for /proc says nothing of that).
         Err(e) => Err(Failure::input(format!(
-            "{}: cannot write: cannot create a file in {} ({e})",
+            "{}: cannot write: cannot create a file in {}{} ({e})",
             path.display(),
-            dir.display()
+            dir.display(),
+            if exists { " to replace it with" } else { "" }
         ))),
     }
 }

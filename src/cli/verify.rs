@@ -561,9 +561,7 @@ fn failure(a: &str, b: &str, e: VerifyError) -> Failure {
 
 /// Arch and syscall names of an input, when known.
 fn names_of(d: &SeccompData) -> (Option<Arch>, Option<&'static str>) {
-    let arch = Arch::of_data(d.arch, d.nr as u32);
-    let name = arch.and_then(|a| a.syscalls().name(d.nr as u32));
-    (arch, name)
+    Arch::call_of_data(d.arch, d.nr as u32)
 }
 
 /// One `seccomp_data` as every verb's JSON gives it (docs/json.md): the words, and the names

@@ -716,18 +716,25 @@ pub fn trace_command(
         | PTRACE_O_TRACEEXEC
         | PTRACE_O_EXITKILL;
     if let Err(e) = ptrace(PTRACE_SEIZE, pid, 0, seize_options as usize) {
+        // A tracer of ours (`strace -f secopt …`, a debugger following forks) took the child
+        // first: a process has one tracer only.
+        let what = match tracer_of(pid) {
+            Some(tracer) if e.raw_os_error() == Some(libc::EPERM) => format!(
+                "cannot trace the command: process {tracer} ({}) already traces it, as it \
+                 traces secopt (strace -f, a debugger following forks); a process has one \
+                 tracer only, so run secopt outside that tracer",
+                command_name(tracer).unwrap_or_else(|| "?".into())
+            ),
+            _ => "cannot trace the command: ptrace(PTRACE_SEIZE) failed (is ptrace forbidden \
+                  here, by a seccomp filter, kernel.yama.ptrace_scope or a container runtime?)"
+                .into(),
+        };
         // SAFETY: our own child, which is blocked before exec.
         unsafe {
             libc::kill(pid, libc::SIGKILL);
         }
         let _ = super::child::wait_for(pid);
-        return Err(TraceError::System {
-            what:
-                "cannot trace the command: ptrace(PTRACE_SEIZE) failed (is ptrace forbidden here, \
-                   by a seccomp filter, kernel.yama.ptrace_scope or a container runtime?)"
-                    .into(),
-            error: e,
-        });
+        return Err(TraceError::System { what, error: e });
     }
     // Seizing does not stop the child: interrupt it (it is blocked reading the pipe) and
     // resume it in syscall-stop mode, so that its execve is seen too.
@@ -822,16 +829,40 @@ pub fn untraceable(pid: libc::pid_t) -> Option<&'static str> {
     }
 }
 
+/// The process tracing `pid`, if one does (`TracerPid` in `/proc/PID/status`).
+fn tracer_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let tracer: libc::pid_t = status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    (tracer != 0).then_some(tracer)
+}
+
+/// Process `pid`'s command name (`/proc/PID/comm`).
+fn command_name(pid: libc::pid_t) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end().to_string())
+}
+
 /// Why a running process could not be attached to.
 fn attach_error(pid: libc::pid_t, e: io::Error) -> TraceError {
     let what = match (e.raw_os_error(), untraceable(pid)) {
         (Some(libc::ESRCH), _) => format!("no process {pid}"),
         (Some(libc::EPERM), Some(why)) => format!("cannot trace process {pid}: {why}"),
-        (Some(libc::EPERM), None) => format!(
-            "cannot trace process {pid}: not allowed (another tracer such as strace or gdb, \
-             no CAP_SYS_PTRACE over it (run as root), kernel.yama.ptrace_scope, or a seccomp \
-             filter on secopt itself)"
-        ),
+        (Some(libc::EPERM), None) => match tracer_of(pid) {
+            Some(tracer) => format!(
+                "cannot trace process {pid}: process {tracer} ({}) already traces it, and a \
+                 process has one tracer only",
+                command_name(tracer).unwrap_or_else(|| "?".into())
+            ),
+            None => format!(
+                "cannot trace process {pid}: not allowed (no CAP_SYS_PTRACE over it (run as \
+                 root), kernel.yama.ptrace_scope, or a seccomp filter on secopt itself)"
+            ),
+        },
         _ => format!("cannot trace process {pid}"),
     };
     TraceError::System { what, error: e }
