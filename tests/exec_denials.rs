@@ -280,6 +280,83 @@ fn a_filter_installed_by_the_command_is_noted() {
     );
 }
 
+/// A child started with CLONE_UNTRACED cannot be followed by any tracer: the filter still
+/// refuses its calls (the program sees it), and the report says its calls are missing rather
+/// than counting only the parent's in silence.
+#[test]
+fn children_no_tracer_can_follow_are_noted() {
+    let Some(_) = require_tools("exec_denials cc", &["cc"]) else {
+        return;
+    };
+    let dir = TempDir::new("denials-untraced");
+    let src = dir.join("untraced.c");
+    std::fs::write(
+        &src,
+        r#"#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+    long pid = syscall(SYS_clone, SIGCHLD | CLONE_UNTRACED, 0, 0, 0, 0);
+    if (pid == 0) {
+        printf("child getppid %ld\n", syscall(SYS_getppid));
+        fflush(stdout);
+        _exit(0);
+    }
+    waitpid(pid, 0, 0);
+    printf("parent getppid %ld\n", syscall(SYS_getppid));
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let program = dir.join("untraced");
+    let built = std::process::Command::new("cc")
+        .arg("-o")
+        .arg(&program)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let profile = dir.join("p.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
+    )
+    .unwrap();
+    let report = dir.join("d.json");
+    let out = secopt()
+        .arg("exec")
+        .arg("-p")
+        .arg(&profile)
+        .arg("--denials-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&program)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let printed = stdout_of(&out);
+    assert!(printed.contains("child getppid -1"), "{printed}");
+    assert!(printed.contains("parent getppid -1"), "{printed}");
+    let doc = read_json(&report);
+    assert_eq!(denials_by_name(&doc)["getppid"]["count"], 1, "{doc}");
+    assert!(err.contains("with CLONE_UNTRACED"), "{err}");
+    assert!(
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("started 1 process or thread")),
+        "{doc}"
+    );
+}
+
 /// Bad uses are refused before the command runs.
 #[test]
 fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {

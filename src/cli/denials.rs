@@ -123,6 +123,11 @@ pub(super) struct Collector<'p> {
     installing: HashSet<libc::pid_t>,
     /// Threads that installed a filter of their own: their later calls also meet it.
     pub own_filters: BTreeSet<libc::pid_t>,
+    /// Threads whose current call is a `clone` with `CLONE_UNTRACED`.
+    starting_untraced: HashSet<libc::pid_t>,
+    /// Processes or threads started with `CLONE_UNTRACED`: no tracer follows them, so their
+    /// calls are not seen (the filter still applies to them).
+    pub untraced_children: u64,
     /// Calls seen so far.
     calls: u64,
     /// Calls the interpreter could not decide (a program that reads out of bounds: the
@@ -140,6 +145,8 @@ impl<'p> Collector<'p> {
             expected: HashMap::new(),
             installing: HashSet::new(),
             own_filters: BTreeSet::new(),
+            starting_untraced: HashSet::new(),
+            untraced_children: 0,
             calls: 0,
             undecided: 0,
         }
@@ -157,10 +164,17 @@ impl<'p> Collector<'p> {
                 self.calls += 1;
                 self.expected.remove(&tid);
                 self.installing.remove(&tid);
+                self.starting_untraced.remove(&tid);
                 let mut data = SeccompData::new(arch, nr as i32, args);
                 data.instruction_pointer = instruction_pointer;
-                if installs_filter(&data) {
-                    self.installing.insert(tid);
+                match Arch::call_of_data(arch, nr) {
+                    (_, Some(name)) if installs_filter(name, &data) => {
+                        self.installing.insert(tid);
+                    }
+                    (Some(abi), Some("clone")) if starts_untraced(abi, &data) => {
+                        self.starting_untraced.insert(tid);
+                    }
+                    _ => {}
                 }
                 let Ok(ret) = stack::eval_stack(self.programs, &data) else {
                     self.undecided += 1;
@@ -202,6 +216,10 @@ impl<'p> Collector<'p> {
             SyscallStop::Exit { tid, rval, .. } => {
                 if self.installing.remove(&tid) && rval >= 0 {
                     self.own_filters.insert(tid);
+                }
+                // The parent's return: the new task's id.
+                if self.starting_untraced.remove(&tid) && rval > 0 {
+                    self.untraced_children += 1;
                 }
                 let Some((want, key)) = self.expected.remove(&tid) else {
                     return;
@@ -294,25 +312,40 @@ fn logs_only(ret: RetVal) -> bool {
 /// Whether the call puts the thread under more seccomp: `seccomp(SECCOMP_SET_MODE_FILTER or
 /// SECCOMP_SET_MODE_STRICT, …)` or `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER or
 /// SECCOMP_MODE_STRICT, …)`.
-fn installs_filter(data: &SeccompData) -> bool {
+fn installs_filter(name: &str, data: &SeccompData) -> bool {
     const PR_SET_SECCOMP: u64 = 22;
     const SECCOMP_MODE_STRICT: u64 = 1;
     const SECCOMP_MODE_FILTER: u64 = 2;
     const SECCOMP_SET_MODE_STRICT: u64 = 0;
     const SECCOMP_SET_MODE_FILTER: u64 = 1;
-    match Arch::call_of_data(data.arch, data.nr as u32).1 {
+    match name {
         // seccomp's `op` is an unsigned int and prctl's `option` an int: the kernel reads
         // their low 32 bits only; prctl passes its second argument on whole.
-        Some("seccomp") => matches!(
+        "seccomp" => matches!(
             data.args[0] & 0xffff_ffff,
             SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER
         ),
-        Some("prctl") => {
+        "prctl" => {
             data.args[0] & 0xffff_ffff == PR_SET_SECCOMP
                 && matches!(data.args[1], SECCOMP_MODE_STRICT | SECCOMP_MODE_FILTER)
         }
         _ => false,
     }
+}
+
+/// `CLONE_UNTRACED` (include/uapi/linux/sched.h): a tracer cannot follow the new task.
+const CLONE_UNTRACED: u64 = 0x0080_0000;
+
+/// Whether this `clone` asks that no tracer follow the new task. Its flags are the first
+/// argument, except on s390x (the second). `clone3`'s are in memory the filter cannot read,
+/// nor this check.
+fn starts_untraced(abi: Arch, data: &SeccompData) -> bool {
+    let flags = if abi == Arch::S390x {
+        data.args[1]
+    } else {
+        data.args[0]
+    };
+    flags & CLONE_UNTRACED != 0
 }
 
 /// `mkdir (x86_64)`, or `nr 999 (x86_64)`, or `nr 5 (arch 0x1234)`.
@@ -629,6 +662,17 @@ fn notes(c: &Collector<'_>, run: &Run<'_>) -> Vec<String> {
              processes it starts make after that also meet those filters, which this report \
              does not judge",
             tids.join(", ")
+        ));
+    }
+    if c.untraced_children > 0 {
+        let n = c.untraced_children;
+        notes.push(format!(
+            "the command started {n} process{} or thread{} with CLONE_UNTRACED, which no \
+             tracer follows: the filter applies to {}, but {} calls are not in this report",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "its" } else { "their" },
         ));
     }
     let (_, contradicted) = c.errno_checks();

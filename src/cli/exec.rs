@@ -117,8 +117,9 @@ pub struct ExecArgs {
     /// confirm the errno answers; for a profile, also the rules that name each syscall. The
     /// filter is the same and installed the same way; only the calls are slower (each stops
     /// the command twice, as under strace). The report comes when the command's own process
-    /// ends; what it leaves running is untraced from then on (a note says so). secopt is the
-    /// command's parent here.
+    /// ends; what it leaves running is untraced from then on (a note says so), as are
+    /// children started with CLONE_UNTRACED (counted in a note). secopt is the command's
+    /// parent here.
     #[arg(long, conflicts_with = "dry_run")]
     pub denials: bool,
     /// Also write that list as JSON to FILE (implies --denials; docs/json.md).
