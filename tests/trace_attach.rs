@@ -26,15 +26,15 @@ fn the_process_is_detached_and_running_while_the_tracer_lives_on() {
         let mut options = TraceOptions {
             max_samples: 16,
             arg_masks: &mut masks,
-            forward_signals: false,
-            on_attached: None,
             on_syscall: None,
-            filters: None,
-            until_command_exits: false,
-            check_exec: None,
         };
-        let trace = trace_process(pid as i32, Some(Duration::from_millis(200)), &mut options)
-            .expect("attach to our own child");
+        let trace = trace_process(
+            pid as i32,
+            Some(Duration::from_millis(200)),
+            &mut options,
+            None,
+        )
+        .expect("attach to our own child");
         assert_eq!(trace.end, End::Detached);
         assert!(trace.total_calls() > 0);
         assert!(trace.tasks > 1, "no child followed");

@@ -824,15 +824,16 @@ fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
     let mut options = trace::TraceOptions {
         max_samples: 0,
         arg_masks: &mut masks,
-        forward_signals: true,
-        on_attached: None,
         on_syscall: Some(&mut on_syscall),
+    };
+    let launch = trace::CommandOptions {
+        forward_signals: true,
         filters: Some(&child_filters),
         until_command_exits: true,
         // Judged on the pointers the command's process will pass, as without --denials.
         check_exec: Some(&|pointers| execve_refusal(plan, pointers)),
     };
-    let traced = trace::trace_command(&args.command, &mut options);
+    let traced = trace::trace_command(&args.command, &mut options, launch);
     let trace = traced.map_err(|e| match e {
         e @ TraceError::NotFound { .. } => not_found(e.to_string()),
         // As without --denials, where the same execve error comes from this process.

@@ -699,12 +699,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
     let mut options = TraceOptions {
         max_samples: MAX_SAMPLES,
         arg_masks: &mut masks,
-        forward_signals: true,
-        on_attached: Some(&mut announce),
         on_syscall: None,
-        filters: None,
-        until_command_exits: false,
-        check_exec: None,
     };
     // The process's own command line stands for the command when attaching (read
     // before: it may end while recorded).
@@ -720,8 +715,15 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         None => args.command.clone(),
     };
     let traced = match args.pid {
-        Some(pid) => trace::trace_process(pid, args.duration, &mut options),
-        None => trace::trace_command(&args.command, &mut options),
+        Some(pid) => trace::trace_process(pid, args.duration, &mut options, Some(&mut announce)),
+        None => trace::trace_command(
+            &args.command,
+            &mut options,
+            trace::CommandOptions {
+                forward_signals: true,
+                ..Default::default()
+            },
+        ),
     };
     let trace = traced.map_err(|e| match e {
         TraceError::NoCommand => {

@@ -19,12 +19,12 @@
 //! `PTRACE_TRACEME`) makes possible. `PTRACE_O_EXITKILL` kills every tracee if the tracer
 //! dies. Tracing ends when no tracee is left (`waitpid` says `ECHILD`), so a command that
 //! leaves a daemon behind is traced until the daemon exits, as with `strace -f` — unless
-//! [`TraceOptions::until_command_exits`] asks to stop when the command's own process ends
+//! [`CommandOptions::until_command_exits`] asks to stop when the command's own process ends
 //! and detach from the rest.
 //!
 //! # Under a filter, call by call
 //!
-//! With [`TraceOptions::filters`] the command's process installs seccomp filters on itself
+//! With [`CommandOptions::filters`] the command's process installs seccomp filters on itself
 //! (after `no_new_privs`) once the tracer is attached and just before its `execve`, as
 //! `secopt exec` does without a tracer; a failure there is reported as
 //! [`TraceError::FilterRefused`]. [`TraceOptions::on_syscall`] sees every entry and exit
@@ -190,7 +190,7 @@ pub struct Trace {
     /// Processes and threads traced, the command included.
     pub tasks: u64,
     /// Tasks still running when tracing stopped and the tracer detached from them
-    /// ([`TraceOptions::until_command_exits`]; [`trace_process`] counts none).
+    /// ([`CommandOptions::until_command_exits`]; [`trace_process`] counts none).
     pub left_running: usize,
 }
 
@@ -201,7 +201,7 @@ impl Trace {
     }
 }
 
-/// How to trace.
+/// What to record, for [`trace_command`] and [`trace_process`] alike.
 pub struct TraceOptions<'a> {
     /// Most distinct argument tuples kept per `(arch, nr)`; later new tuples are only counted
     /// in [`SyscallCounts::unsampled`].
@@ -209,30 +209,33 @@ pub struct TraceOptions<'a> {
     /// Called once per `(arch token, nr)`, at its first call: the bits of each argument to
     /// sample. All zeros (the common case) keeps no samples and costs nothing per call.
     pub arg_masks: &'a mut dyn FnMut(u32, u32) -> [u64; 6],
-    /// While tracing, ignore `SIGINT` and `SIGQUIT` (a terminal sends them to the command as
-    /// well, which then ends and lets the trace finish) and pass `SIGTERM` and `SIGHUP` on to
-    /// the command. For command-line tools; a library caller may have its own handlers.
-    pub forward_signals: bool,
-    /// [`trace_process`] calls it once every thread of the process is attached, with their
-    /// number, before recording starts (so a caller can say "recording" only once it is).
-    pub on_attached: Option<&'a mut dyn FnMut(usize)>,
     /// Called at every system-call stop counted (entries and their exits), in the order the
     /// tracees reach them; for a caller that looks at each call, as `secopt exec --denials`
     /// does.
     pub on_syscall: Option<&'a mut dyn FnMut(SyscallStop)>,
-    /// [`trace_command`] only: filters the command's process installs on itself (after
-    /// `no_new_privs`) once the tracer is attached, just before its `execve`, which is thus
-    /// the first call they decide, as when `secopt exec` installs them.
+}
+
+/// How [`trace_command`] starts the command and when it stops tracing it. The default is
+/// `strace -f`'s: no filter, the caller's signal handling left alone, traced until every
+/// process has ended, and no check before the `execve`.
+#[derive(Default, Clone, Copy)]
+pub struct CommandOptions<'a> {
+    /// While tracing, ignore `SIGINT` and `SIGQUIT` (a terminal sends them to the command as
+    /// well, which then ends and lets the trace finish) and pass `SIGTERM` and `SIGHUP` on to
+    /// the command. For command-line tools; a library caller may have its own handlers.
+    pub forward_signals: bool,
+    /// Filters the command's process installs on itself (after `no_new_privs`) once the
+    /// tracer is attached, just before its `execve`, which is thus the first call they
+    /// decide, as when `secopt exec` installs them.
     pub filters: Option<&'a ChildFilters>,
-    /// [`trace_command`] only: stop tracing when the command's own process ends, detaching
-    /// from the processes it leaves running (a daemon, a background job), as a shell returns
-    /// when the command ends. Otherwise (like `strace -f`) tracing goes on until every
-    /// process has ended.
+    /// Stop tracing when the command's own process ends, detaching from the processes it
+    /// leaves running (a daemon, a background job), as a shell returns when the command ends.
+    /// Otherwise (like `strace -f`) tracing goes on until every process has ended.
     pub until_command_exits: bool,
-    /// [`trace_command`] only: asked before anything runs, with the three arguments the
-    /// command's `execve` will pass (path, argv and envp pointers, valid in the child as in
-    /// the caller): why that `execve` must not be made, if it must not (a filter that refuses
-    /// it). The answer is the message of [`TraceError::CannotExecute`].
+    /// Asked before anything runs, with the three arguments the command's `execve` will pass
+    /// (path, argv and envp pointers, valid in the child as in the caller): why that `execve`
+    /// must not be made, if it must not (a filter that refuses it). The answer is the message
+    /// of [`TraceError::CannotExecute`].
     pub check_exec: Option<&'a dyn Fn([u64; 3]) -> Option<String>>,
 }
 
@@ -247,7 +250,7 @@ pub fn environ_pointer() -> u64 {
     unsafe { environ as u64 }
 }
 
-/// Filters for [`TraceOptions::filters`], in the form the child installs them without
+/// Filters for [`CommandOptions::filters`], in the form the child installs them without
 /// allocating (it runs between `fork` and `execve`).
 #[derive(Debug, Clone)]
 pub struct ChildFilters {
@@ -300,7 +303,7 @@ pub enum TraceError {
     Unsupported(String),
     #[error("{what}: {error}")]
     System { what: String, error: io::Error },
-    /// The command's process could not install [`TraceOptions::filters`]`[index]`
+    /// The command's process could not install [`CommandOptions::filters`]`[index]`
     /// (`index`: `None` for `prctl(PR_SET_NO_NEW_PRIVS)`).
     #[error("{}: {error}", match .index { Some(i) => format!("seccomp(2) refused filter {}", i + 1), None => "prctl(PR_SET_NO_NEW_PRIVS)".to_string() })]
     FilterRefused {
@@ -656,7 +659,8 @@ impl Recorder<'_, '_> {
 }
 
 /// Runs `command` (program and arguments) under the tracer until it and every process it
-/// started have ended, and returns what they called.
+/// started have ended (or, with [`CommandOptions::until_command_exits`], until its own process
+/// has), and returns what they called.
 ///
 /// Tracees that are not this process's children (grandchildren, threads) can only be waited
 /// for with `waitpid(-1, __WALL)`, which also reaps any other child of the calling process: do
@@ -664,6 +668,7 @@ impl Recorder<'_, '_> {
 pub fn trace_command(
     command: &[OsString],
     options: &mut TraceOptions<'_>,
+    launch: CommandOptions<'_>,
 ) -> Result<Trace, TraceError> {
     let program = command.first().ok_or(TraceError::NoCommand)?;
     let path = find_program(program)?;
@@ -682,7 +687,7 @@ pub fn trace_command(
     let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
 
-    if let Some(check) = options.check_exec {
+    if let Some(check) = launch.check_exec {
         let pointers = [
             c_path.as_ptr() as u64,
             argv.as_ptr() as u64,
@@ -704,7 +709,7 @@ pub fn trace_command(
         return Err(system("fork")(io::Error::last_os_error()));
     }
     if pid == 0 {
-        child_after_fork(&go, &failed, &c_path, &argv, options.filters);
+        child_after_fork(&go, &failed, &c_path, &argv, launch.filters);
     }
     go.close_read();
     failed.close_write();
@@ -742,7 +747,7 @@ pub fn trace_command(
         kill_all(&HashSet::from([pid]));
         return Err(system("cannot trace the command")(e));
     }
-    let guard = options.forward_signals.then(|| SignalGuard::install(pid));
+    let guard = launch.forward_signals.then(|| SignalGuard::install(pid));
     // SAFETY: writes one byte from a live buffer to our pipe.
     let sent = unsafe { libc::write(go.write, [1u8].as_ptr().cast(), 1) };
     go.close_write();
@@ -757,14 +762,13 @@ pub fn trace_command(
         calls: HashMap::new(),
     };
     let mut live = HashSet::from([pid]);
-    let until_main_exits = recorder.options.until_command_exits;
     let outcome = run_loop(
         pid,
         &mut recorder,
         &mut live,
         false,
         &|| false,
-        until_main_exits,
+        launch.until_command_exits,
     );
     drop(guard);
     let left_running = live.len();
@@ -886,10 +890,14 @@ fn threads_of(pid: libc::pid_t) -> io::Result<Vec<libc::pid_t>> {
 ///
 /// The same `waitpid(-1, __WALL)` caveat as [`trace_command`]: run no other children meanwhile.
 /// The signal handlers and the `ITIMER_REAL` timer it uses are restored before it returns.
+///
+/// `on_attached` is called once every thread of the process is attached, with their number,
+/// before recording starts (so a caller can say "recording" only once it is).
 pub fn trace_process(
     pid: libc::pid_t,
     duration: Option<Duration>,
     options: &mut TraceOptions<'_>,
+    on_attached: Option<&mut dyn FnMut(usize)>,
 ) -> Result<Trace, TraceError> {
     if pid <= 0 {
         return Err(TraceError::Unsupported(format!(
@@ -940,7 +948,7 @@ pub fn trace_process(
             }
         }
     }
-    if let Some(attached) = options.on_attached.as_mut() {
+    if let Some(attached) = on_attached {
         attached(live.len());
     }
     let mut recorder = Recorder {
