@@ -1675,7 +1675,7 @@ fn condition_slips_are_warned_about_at_their_place() {
         &typos,
         r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
             {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
-            {"names": ["wirte", "getdents46", "frobnicate"], "action": "SCMP_ACT_ALLOW"}]}"#,
+            {"names": ["wirte", "getdents46", "frobnicate", "stats"], "action": "SCMP_ACT_ALLOW"}]}"#,
     )
     .unwrap();
     let stderr = ok(&secopt(&[
@@ -1689,7 +1689,10 @@ fn condition_slips_are_warned_about_at_their_place() {
     for s in [
         "$.syscalls[1]: `wirte` is no syscall of any architecture secopt knows: a typo for `write`?",
         "$.syscalls[1]: `getdents46` is no syscall of any architecture secopt knows: a typo for `getdents64`?",
-        "3 names unknown on x86_64, skipped as runc does: frobnicate, getdents46, wirte",
+        // One edit from three names (drop the s, add an f, s for x): all three, not the one
+        // a table happened to list first.
+        "$.syscalls[1]: `stats` is no syscall of any architecture secopt knows: a typo for `stat`, `statfs` or `statx`?",
+        "4 names unknown on x86_64, skipped as runc does: frobnicate, getdents46, stats, wirte",
     ] {
         assert!(stderr.contains(s), "{s}: {stderr}");
     }

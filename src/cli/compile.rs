@@ -22,6 +22,7 @@ use crate::policy::{
     self, CapSet, Dialect, KernelVersion, Policy, PolicyError, ResolveOptions, Resolved,
     SyscallResolver,
 };
+use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -712,14 +713,20 @@ pub(super) fn report_unknown(
     }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
     // A name no table has, once with its place and the name it is likely a typo for.
+    let unnumbered: Vec<_> = resolved
+        .arches
+        .iter()
+        .map(|a| (a, a.unnumbered_names(libseccomp)))
+        .collect();
     let mut typos: Vec<&str> = Vec::new();
-    for a in &resolved.arches {
-        for name in a.unnumbered_names(libseccomp).nowhere {
+    for (a, names) in &unnumbered {
+        for &name in &names.nowhere {
             if typos.contains(&name) {
                 continue;
             }
             typos.push(name);
-            if let Some(meant) = likely_meant(name) {
+            let meant = likely_meant(name);
+            if !meant.is_empty() {
                 let place = a
                     .unknown_rules
                     .get(name)
@@ -727,12 +734,13 @@ pub(super) fn report_unknown(
                     .map_or_else(String::new, |r| format!("{}: ", r.origin));
                 say!(
                     "secopt: warning: {prefix}: {place}`{name}` is no syscall of any \
-                     architecture secopt knows: a typo for `{meant}`?"
+                     architecture secopt knows: a typo for {}?",
+                    alternatives(&meant)
                 );
             }
         }
     }
-    for a in &resolved.arches {
+    for (a, names) in &unnumbered {
         // Profiles list the syscalls of every arch they support (Docker's names chown32 and
         // _llseek for arm and i386); those are expected on other arches and only summarized.
         // A name no arch has is likely a typo or newer than the syscall table in use (with
@@ -741,14 +749,14 @@ pub(super) fn report_unknown(
             other_arch: elsewhere,
             nowhere,
             multiplexed,
-        } = a.unnumbered_names(libseccomp);
+        } = names;
         if !nowhere.is_empty() {
             say!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
                 nowhere.len(),
                 if nowhere.len() == 1 { "" } else { "s" },
                 a.arch,
-                policy::name_listing(&nowhere, 32, MORE)
+                policy::name_listing(nowhere, 32, MORE)
             );
         }
         if !notes {
@@ -763,7 +771,7 @@ pub(super) fn report_unknown(
                     format!("{} names of other architectures", elsewhere.len())
                 },
                 a.arch,
-                policy::name_listing(&elsewhere, 8, MORE)
+                policy::name_listing(elsewhere, 8, MORE)
             );
         }
         if !multiplexed.is_empty() {
@@ -782,20 +790,38 @@ pub(super) fn report_unknown(
     }
 }
 
-/// The syscall name of any arch nearest `name`, when it is near enough to be what was meant
-/// (at most two edits, and fewer than half the name: `getdents46` → `getdents64`, `wirte` →
-/// `write`; `mkdri` → `mkdir`).
-fn likely_meant(name: &str) -> Option<&'static str> {
-    let mut best: Option<(usize, &'static str)> = None;
+/// The syscall names of any arch nearest `name`, when they are near enough to be what was
+/// meant (at most two edits, and fewer than half the name: `getdents46` → `getdents64`,
+/// `wirte` → `write`; `mkdri` → `mkdir`), in alphabetical order: a tie is shown whole
+/// (`stats` → `stat` or `statfs`) rather than decided by where a table happens to list them.
+fn likely_meant(name: &str) -> Vec<&'static str> {
+    let mut best = usize::MAX;
+    let mut nearest: BTreeSet<&'static str> = BTreeSet::new();
     for arch in crate::arch::Arch::ALL {
         for (_, known) in arch.syscalls().iter() {
             let d = strsim::osa_distance(name, known);
-            if d <= 2 && 2 * d < name.len() && best.is_none_or(|(b, _)| d < b) {
-                best = Some((d, known));
+            if d > 2 || 2 * d >= name.len() || d > best {
+                continue;
             }
+            if d < best {
+                best = d;
+                nearest.clear();
+            }
+            nearest.insert(known);
         }
     }
-    best.map(|(_, known)| known)
+    nearest.into_iter().collect()
+}
+
+/// `` `write` ``, `` `stat` or `statfs` ``, `` `a`, `b` or `c` `` (three at most, then "…").
+fn alternatives(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
+    let more = if names.len() > 3 { ", …" } else { "" };
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) if more.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => format!("{}{more}", quoted.join(", ")),
+    }
 }
 
 /// Warns when the profile names syscalls that older libseccomp releases, and so runc linked
