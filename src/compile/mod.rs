@@ -269,7 +269,8 @@ pub struct FilterInfo {
     /// Set when the program is the optimizer's output rather than the reference lowering.
     pub optimization: Option<OptimizationInfo>,
     /// The profile's warnings: input that was accepted but deserves a look (a misspelt
-    /// field that was ignored, an unknown capability name). A runtime that compiles a profile
+    /// field that was ignored, a syscall name no architecture has, an unknown capability
+    /// name). A runtime that compiles a profile
     /// in one call ([`compile_oci`]) should show them, or refuse a profile that has any.
     pub warnings: Vec<policy::Warning>,
 }
@@ -325,11 +326,44 @@ impl FilterInfo {
                 .warnings
                 .iter()
                 .cloned()
+                .chain(unknown_names(resolved))
                 .chain(runc_unenforced(resolved))
                 .chain(truncated_constants(resolved))
                 .collect(),
         }
     }
+}
+
+/// One warning per syscall name no architecture secopt knows has (a misspelling such as
+/// `ptrase`, or a name newer than the syscall table in use), at the first rule naming it:
+/// runc skips such a name, so a deny rule for it denies nothing. Names of another
+/// architecture only (`chown32` in an x86_64 filter) are expected in multi-arch profiles and
+/// left to [`ArchInfo::unknown`].
+pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
+    let libseccomp = resolved.dialect == Dialect::Libseccomp;
+    let mut seen: Vec<&str> = Vec::new();
+    let mut warnings = Vec::new();
+    for a in &resolved.arches {
+        for name in a.unnumbered_names(libseccomp).nowhere {
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name);
+            let path = a
+                .unknown_rules
+                .get(name)
+                .and_then(|rules| rules.first())
+                .map_or_else(|| resolved.source.clone(), |r| r.origin.to_string());
+            warnings.push(policy::Warning {
+                path,
+                message: format!(
+                    "`{name}` is no syscall of any architecture secopt knows: its rule is \
+                     skipped for it, as runc skips it (a misspelling?)"
+                ),
+            });
+        }
+    }
+    warnings
 }
 
 /// Conditions whose constant is 2^32 or more, on the arches where libseccomp compares

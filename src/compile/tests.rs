@@ -494,6 +494,53 @@ fn compile_oci_keeps_the_profiles_warnings() {
     assert!(clean.info().warnings.is_empty());
 }
 
+/// A deny rule for a misspelt name (`ptrase`) denies nothing, as in runc, which skips the
+/// name: an embedder that refuses profiles with warnings, as `FilterInfo::warnings` advises,
+/// must see it there. A name of another architecture (`chown32` for x86_64) is the
+/// multi-arch idiom, not a warning; nor is anything in Docker's default profile.
+#[test]
+fn a_name_no_architecture_has_is_a_warning() {
+    let profile = br#"{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+        {"names": ["chown32", "kexec_load"], "action": "SCMP_ACT_ERRNO"},
+        {"names": ["ptrase"], "action": "SCMP_ACT_ERRNO"}]}"#;
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let filter = compile_oci(profile, "deny.json", &resolve, &CompileOptions::default()).unwrap();
+    // ptrace (101 on x86_64) is allowed: the rule was skipped.
+    let ptrace = SeccompData::new(Arch::X86_64.token(), 101, [0; 6]);
+    assert_eq!(
+        crate::bpf::interp::eval(filter.program(), &ptrace).unwrap(),
+        RetVal::ALLOW
+    );
+    let warnings: Vec<(&str, &str)> = filter
+        .info()
+        .warnings
+        .iter()
+        .map(|w| (w.path.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].0, "$.syscalls[1]");
+    assert!(warnings[0].1.contains("`ptrase`"), "{warnings:?}");
+
+    let docker = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/profiles/oci/docker-default.json"),
+    )
+    .expect("../shared/profiles beside the checkout");
+    let filter = compile_oci(&docker, "docker.json", &resolve, &CompileOptions::default()).unwrap();
+    assert!(
+        !filter
+            .info()
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("is no syscall")),
+        "{:?}",
+        filter.info().warnings
+    );
+}
+
 /// Two `clone` rules on which libseccomp 2.5.4 and 2.6.1 never return from
 /// `seccomp_rule_add` (its tree's level links become a cycle; runc hangs in `runc init`,
 /// found by an adversarial review and checked with libseccomp's C API): secopt, which
