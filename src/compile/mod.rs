@@ -101,7 +101,9 @@ pub struct CompileOptions {
     /// Optimize the reference program with [`crate::optimize`] (with its self-check when
     /// `verify` is set: the output is proved equal to the reference before it is kept).
     /// `None` (the library's default) keeps the reference lowering; `secopt compile`
-    /// optimizes unless given `--no-optimize`.
+    /// optimizes unless given `--no-optimize`. Its `native` left `None` means the policy's
+    /// native arch ([`ResolveOptions::native`](crate::policy::ResolveOptions::native)), not
+    /// the host's: the filter is laid out for the machine it was resolved for.
     pub optimize: Option<OptimizeOptions>,
 }
 
@@ -603,6 +605,19 @@ fn optimize_reference(
     mut info: FilterInfo,
     opts: &OptimizeOptions,
 ) -> Result<(CompiledFilter, Optimized), CompileError> {
+    // Laid out for the machine the profile was resolved for, not the one compiling it (a
+    // runtime building an aarch64 node's filter on x86_64), unless the caller said otherwise.
+    let for_target;
+    let opts = match opts.native {
+        Some(_) => opts,
+        None => {
+            for_target = OptimizeOptions {
+                native: Some(info.native),
+                ..opts.clone()
+            };
+            &for_target
+        }
+    };
     let out = optimize::optimize(&reference, opts).map_err(|e| match e {
         OptimizeError::TooLarge { input, reached } => CompileError::TooLarge {
             file: info.source.clone(),

@@ -541,6 +541,50 @@ fn a_name_no_architecture_has_is_a_warning() {
     );
 }
 
+/// A filter resolved for aarch64 is laid out for aarch64 wherever it is compiled: the same
+/// program as when the optimizer is told so itself, and its aarch64 calls cost what they
+/// cost in a filter that only has aarch64 to check.
+#[test]
+fn an_optimized_filter_is_laid_out_for_the_arch_it_was_resolved_for() {
+    let profile = br#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"],
+        "syscalls": [{"names": ["read", "write", "openat", "close", "mmap", "futex",
+                                "epoll_pwait", "getpid", "clone", "exit_group"],
+                      "action": "SCMP_ACT_ALLOW"}]}"#;
+    let resolve = ResolveOptions {
+        native: Some(Arch::Aarch64),
+        ..Default::default()
+    };
+    let optimized = |native: Option<Arch>| {
+        let options = CompileOptions {
+            optimize: Some(OptimizeOptions {
+                native,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        compile_oci(profile, "two.json", &resolve, &options).unwrap()
+    };
+    let told = optimized(Some(Arch::Aarch64));
+    assert_eq!(optimized(None).program(), told.program());
+    // And not the layout for the other arch, which checks x86_64 first.
+    let other = optimized(Some(Arch::X86_64));
+    assert_ne!(other.program(), told.program());
+    let first_check = |f: &CompiledFilter| {
+        f.program()
+            .insns
+            .iter()
+            .find(|i| {
+                i.code
+                    == (crate::bpf::insn::BPF_JMP
+                        | crate::bpf::insn::BPF_JEQ
+                        | crate::bpf::insn::BPF_K)
+            })
+            .map(|i| i.k)
+    };
+    assert_eq!(first_check(&told), Some(Arch::Aarch64.token()));
+}
+
 /// Two `clone` rules on which libseccomp 2.5.4 and 2.6.1 never return from
 /// `seccomp_rule_add` (its tree's level links become a cycle; runc hangs in `runc init`,
 /// found by an adversarial review and checked with libseccomp's C API): secopt, which
