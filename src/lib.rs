@@ -73,8 +73,8 @@
 //!   tests' oracle, `secopt exec`).
 //! - [`verify`]: exact equivalence of two programs, with a counterexample or an honest
 //!   `unknown`; [`verify::diff()`] lists every difference.
-//! - [`optimize`]: any valid program to a smaller, faster equivalent one, self-checked with
-//!   [`verify`].
+//! - [`optimize`]: any valid program to a faster equivalent one, usually smaller too
+//!   ([`optimize::Favor::Size`] for the fewest instructions), self-checked with [`verify`].
 //! - [`compile`]: a resolved policy to its reference program, optimized on request, and the
 //!   output formats (raw, assembly, C, Rust, Go, base64, JSON).
 //! - [`bench`](mod@bench): timing a workload's syscalls on this kernel under several filters side by side.

@@ -297,7 +297,10 @@ impl Program {
         Ok(Program { insns })
     }
 
-    /// Encodes as raw little-endian `struct sock_filter` bytes.
+    /// Encodes as raw little-endian `struct sock_filter` bytes, whatever machine the program
+    /// is for: a big-endian one's (s390x, ppc64, mips) takes [`Program::to_raw_in`] with its
+    /// [`Arch::endian`](crate::arch::Arch::endian) (what
+    /// [`CompiledFilter::to_raw`](crate::compile::CompiledFilter::to_raw) does).
     pub fn to_raw(&self) -> Vec<u8> {
         self.to_raw_in(Endian::Little)
     }

@@ -1,5 +1,7 @@
-//! The optimizer: from any valid seccomp program to the smallest and fastest program that
-//! decides every input exactly as it does.
+//! The optimizer: from any valid seccomp program to a program that decides every input
+//! exactly as it does, laid out for the fewest instructions run per call and, as
+//! [`OptimizeOptions::favor`] weighs them, for size ([`Favor::Size`]: the fewest instructions)
+//! or a shorter worst path.
 //!
 //! ```text
 //! program ──lift──> per arch class: pieces of the nr space → residual bodies (one DAG)
@@ -20,7 +22,8 @@
 //! - When a program cannot be lifted within budget, the same DAG machinery still runs on it as
 //!   one body (constant and copy propagation, redundant loads, dead code, jump threading,
 //!   identical tails merged, re-layout): the lossless bytecode passes. Every candidate is
-//!   validated and checked not to lose a cacheable syscall; the smallest one is kept, and with
+//!   validated and checked not to lose a cacheable syscall; the best one for
+//!   [`OptimizeOptions::favor`] is kept, and with
 //!   [`OptimizeOptions::verify`] it is proved equal to the input by [`crate::verify`] before it
 //!   is returned. If nothing passes, the input is returned unchanged.
 //!

@@ -72,7 +72,10 @@ pub enum PolicyError {
         path: String,
         message: String,
     },
-    /// Strict resolution: some syscall names do not exist on some architecture.
+    /// Strict resolution: some syscall names are no architecture's (with a resolver: not the
+    /// resolver's, for a name secopt knows), per architecture the profile covers. Names of
+    /// another architecture only (`chown32` in an x86_64 filter, the multi-arch idiom) and
+    /// those reached through `socketcall`/`ipc` are not among them.
     #[error("{file}: unknown syscall names (strict mode): {}", format_unknown(.unknown))]
     UnknownSyscalls {
         file: String,

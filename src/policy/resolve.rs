@@ -88,8 +88,12 @@ pub struct ResolveOptions {
     /// The kernel version `minKernel` is compared with. `None`: the running kernel, asked
     /// only if some rule has a `minKernel`.
     pub kernel: Option<KernelVersion>,
-    /// Turn unknown syscall names and architectures without a table into errors instead of
-    /// skipping them (runc skips unknown names), and the profile's warnings
+    /// Turn syscall names no architecture has (a misspelling; with a [`resolver`](Self::resolver),
+    /// also a name secopt knows for the arch and the resolver does not:
+    /// [`PolicyError::UnknownSyscalls`]) and architectures without a table into errors
+    /// instead of skipping them (runc skips unknown names; a name of another architecture
+    /// only, `chown32` in an x86_64 filter, stays skipped: multi-arch profiles list them on
+    /// purpose), and the profile's warnings
     /// ([`Policy::warnings`]: an unknown field such as a misspelt `args`, which would leave a
     /// rule unconditional, …) into an error ([`PolicyError::Warnings`]).
     pub strict: bool,
