@@ -18,7 +18,7 @@
 use secopt::compile::{compile_oci, CompileOptions};
 use secopt::kernel::seccomp::{install_filter_raw, set_no_new_privs, to_sock_filters};
 use secopt::optimize::OptimizeOptions;
-use secopt::policy::{FilterFlag, ResolveOptions};
+use secopt::policy::ResolveOptions;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitCode};
 
@@ -59,13 +59,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error + Send + Sync>> {
     );
 
     // The profile's flags, or runc's default when it has none (SPEC_ALLOW).
-    let flags = info
-        .flags
-        .clone()
-        .unwrap_or_else(|| vec![FilterFlag::SpecAllow])
-        .iter()
-        .map(|f| f.bit())
-        .fold(0, |all, bit| all | bit);
+    let flags = info.seccomp_flags();
     let sock_filters = to_sock_filters(filter.program());
     let mut child = Command::new(command);
     child.args(rest);

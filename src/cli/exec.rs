@@ -409,7 +409,7 @@ fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
         }
         // Each filter of a stack is installed under the ones before it, by seccomp(2).
         let (_, older) = plan.filters.split_last().expect("clap requires one --bpf");
-        let set_mode_filter = [1, flag_bits(&plan.flags).into(), 0, 0, 0, 0];
+        let set_mode_filter = [1, FilterFlag::bits(&plan.flags).into(), 0, 0, 0, 0];
         for f in older {
             let Some(ret) = decision(f, "seccomp", set_mode_filter) else {
                 continue;
@@ -626,10 +626,6 @@ fn not_executable(message: String) -> Failure {
     }
 }
 
-fn flag_bits(flags: &[FilterFlag]) -> u32 {
-    flags.iter().fold(0, |bits, f| bits | f.bit())
-}
-
 fn flag_names(flags: &[FilterFlag]) -> String {
     if flags.is_empty() {
         "none".to_string()
@@ -697,7 +693,7 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
     if let Err(e) = set_no_new_privs() {
         return Failure::input(format!("prctl(PR_SET_NO_NEW_PRIVS): {e}"));
     }
-    let flags = flag_bits(&plan.flags);
+    let flags = FilterFlag::bits(&plan.flags);
     let n = plan.filters.len();
     let refused = |i: usize, listener: &str, e: std::io::Error| {
         let f = &plan.filters[i];
@@ -816,7 +812,7 @@ fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
             .iter()
             .map(crate::kernel::seccomp::to_sock_filters)
             .collect(),
-        flags: flag_bits(&plan.flags),
+        flags: FilterFlag::bits(&plan.flags),
     };
     let mut collector = super::denials::Collector::new(&programs);
     let mut on_syscall = |stop| collector.observe(stop);
@@ -950,7 +946,7 @@ fn print_plan(
             "length": instructions,
             "no_new_privs": true,
             "flags": flags,
-            "flag_bits": flag_bits(&plan.flags),
+            "flag_bits": FilterFlag::bits(&plan.flags),
             "listener": plan.listener.as_ref().map(|l| serde_json::json!({
                 "path": l.path.display().to_string(),
                 "metadata": l.metadata,
@@ -1003,7 +999,7 @@ fn print_plan(
             println!(
                 "flags:    {} (0x{:x})",
                 flag_names(&plan.flags),
-                flag_bits(&plan.flags)
+                FilterFlag::bits(&plan.flags)
             );
             println!("no_new_privs: set");
             match &plan.listener {
@@ -1059,7 +1055,7 @@ mod tests {
         assert!(parse_flag("new_listener").is_err(), "set by secopt itself");
         // include/uapi/linux/seccomp.h: TSYNC 1, LOG 2, SPEC_ALLOW 4.
         assert_eq!(
-            flag_bits(&[FilterFlag::Tsync, FilterFlag::Log, FilterFlag::SpecAllow]),
+            FilterFlag::bits(&[FilterFlag::Tsync, FilterFlag::Log, FilterFlag::SpecAllow]),
             7
         );
     }

@@ -155,11 +155,16 @@ pub fn emit(filter: &CompiledFilter, format: EmitFormat, name: &str) -> Vec<u8> 
     }
 }
 
-/// Firecracker's filter file holding each `(thread, filter)`.
-pub fn emit_thread_filters(filters: &[(String, &CompiledFilter)], encoding: Encoding) -> Vec<u8> {
+/// Firecracker's filter file holding each `(thread, filter)`: from
+/// [`compile_firecracker`](super::compile_firecracker)'s list,
+/// `emit_thread_filters(&filters, encoding)`.
+pub fn emit_thread_filters<S: AsRef<str>, F: std::borrow::Borrow<CompiledFilter>>(
+    filters: &[(S, F)],
+    encoding: Encoding,
+) -> Vec<u8> {
     let threads: Vec<(String, Option<Program>)> = filters
         .iter()
-        .map(|(t, f)| (t.clone(), Some(f.program().clone())))
+        .map(|(t, f)| (t.as_ref().to_string(), Some(f.borrow().program().clone())))
         .collect();
     thread_filters::encode(&threads, encoding)
 }

@@ -140,6 +140,13 @@ pub enum CompileError {
     /// Reading or resolving the profile failed.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// [`compile_firecracker_thread`]: the file has no thread kind of that name.
+    #[error("{file}: no thread filter named {thread:?} (the file has: {})", .threads.join(", "))]
+    NoThread {
+        file: String,
+        thread: String,
+        threads: Vec<String>,
+    },
     /// The program is longer than one filter may be.
     #[error("{file}: the filter has {len} instructions{}; the kernel accepts at most {max} per filter (split the profile or drop architectures)", match .reference { Some(r) => format!(" even optimized (the plain lowering has {r})"), None => String::new() }, max = BPF_MAXINSNS)]
     TooLarge {
@@ -278,6 +285,21 @@ pub struct FilterInfo {
 }
 
 impl FilterInfo {
+    /// The `seccomp(2)` flags the tool that loads this filter installs it with. For a
+    /// profile, runc's: the profile's `flags`, or `SECCOMP_FILTER_FLAG_SPEC_ALLOW` when it
+    /// lists none. For a Firecracker thread's filter ([`thread`](Self::thread) set, or a
+    /// seccompiler dialect): none, as Firecracker installs them. A NOTIFY listener's
+    /// `SECCOMP_FILTER_FLAG_NEW_LISTENER` is the installer's to add.
+    pub fn seccomp_flags(&self) -> u32 {
+        if self.thread.is_some() || self.dialect != Dialect::Libseccomp {
+            return 0;
+        }
+        match &self.flags {
+            Some(flags) => FilterFlag::bits(flags),
+            None => FilterFlag::SpecAllow.bit(),
+        }
+    }
+
     /// The metadata of a filter compiled from `resolved`.
     pub fn of(resolved: &Resolved, options: &CompileOptions) -> FilterInfo {
         FilterInfo {
@@ -723,25 +745,64 @@ pub fn compile_oci(
 }
 
 /// Parses a Firecracker seccompiler file for `firecracker.arch` and compiles one filter per
-/// thread kind (sorted by name).
+/// thread kind (sorted by name). An error names the thread it comes from (`fc.json (thread
+/// vcpu): the filter has …`). For Firecracker's own filter file, pass the result to
+/// [`emit::emit_thread_filters`].
 pub fn compile_firecracker(
     profile: &[u8],
     source: &str,
     firecracker: &policy::firecracker::FirecrackerOptions,
     options: &CompileOptions,
 ) -> Result<Vec<(String, CompiledFilter)>, CompileError> {
-    let mut out = Vec::new();
-    for (thread, resolved) in resolve_firecracker(profile, source, firecracker)? {
-        let program = reference_program(&resolved, options)?;
-        let mut info = FilterInfo::of(&resolved, options);
-        info.thread = Some(thread.clone());
-        let filter = match &options.optimize {
-            None => CompiledFilter::new(program, info)?,
-            Some(opts) => optimize_reference(program, info, opts)?.0,
-        };
-        out.push((thread, filter));
+    resolve_firecracker(profile, source, firecracker)?
+        .into_iter()
+        .map(|(thread, resolved)| {
+            let filter = compile_thread(&thread, resolved, options)?;
+            Ok((thread, filter))
+        })
+        .collect()
+}
+
+/// [`compile_firecracker`] for the one thread kind named `thread` (`vmm`, `api`, `vcpu`):
+/// [`CompileError::NoThread`] when the file has no such thread.
+pub fn compile_firecracker_thread(
+    profile: &[u8],
+    source: &str,
+    firecracker: &policy::firecracker::FirecrackerOptions,
+    thread: &str,
+    options: &CompileOptions,
+) -> Result<CompiledFilter, CompileError> {
+    let mut threads = resolve_firecracker(profile, source, firecracker)?;
+    match threads.iter().position(|(t, _)| t == thread) {
+        Some(i) => {
+            let (thread, resolved) = threads.swap_remove(i);
+            compile_thread(&thread, resolved, options)
+        }
+        None => Err(CompileError::NoThread {
+            file: source.to_string(),
+            thread: thread.to_string(),
+            threads: threads.into_iter().map(|(t, _)| t).collect(),
+        }),
     }
-    Ok(out)
+}
+
+/// One thread's filter: its messages name the thread, its metadata the file and the thread.
+fn compile_thread(
+    thread: &str,
+    mut resolved: Resolved,
+    options: &CompileOptions,
+) -> Result<CompiledFilter, CompileError> {
+    let labelled = format!("{} (thread {thread})", resolved.source);
+    let file = std::mem::replace(&mut resolved.source, labelled);
+    let program = reference_program(&resolved, options)?;
+    let mut info = FilterInfo::of(&resolved, options);
+    info.thread = Some(thread.to_string());
+    let mut filter = match &options.optimize {
+        None => CompiledFilter::new(program, info)?,
+        Some(opts) => optimize_reference(program, info, opts)?.0,
+    };
+    filter.info.source = file;
+    Ok(filter)
 }
 
 /// Each thread of a Firecracker seccompiler file (sorted by name), parsed for

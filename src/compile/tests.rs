@@ -585,6 +585,96 @@ fn an_optimized_filter_is_laid_out_for_the_arch_it_was_resolved_for() {
     assert_eq!(first_check(&told), Some(Arch::Aarch64.token()));
 }
 
+/// The flags a runtime installs a filter with (include/uapi/linux/seccomp.h: LOG 2,
+/// SPEC_ALLOW 4): the profile's, runc's SPEC_ALLOW when it lists none, and none for a
+/// Firecracker thread (Firecracker installs its filters with flags 0).
+#[test]
+fn seccomp_flags_are_the_loaders() {
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let flags_of = |profile: &[u8]| {
+        compile_oci(profile, "p.json", &resolve, &CompileOptions::default())
+            .unwrap()
+            .info()
+            .seccomp_flags()
+    };
+    assert_eq!(flags_of(br#"{"defaultAction": "SCMP_ACT_ALLOW"}"#), 4);
+    assert_eq!(
+        flags_of(br#"{"defaultAction": "SCMP_ACT_ALLOW", "flags": ["SECCOMP_FILTER_FLAG_LOG"]}"#),
+        2
+    );
+    assert_eq!(
+        flags_of(br#"{"defaultAction": "SCMP_ACT_ALLOW", "flags": []}"#),
+        0
+    );
+    let file = br#"{"vcpu": {"default_action": "trap", "filter_action": "allow",
+                             "filter": [{"syscall": "read"}]}}"#;
+    let options = FirecrackerOptions {
+        arch: Arch::X86_64,
+        dialect: Dialect::Libseccomp,
+    };
+    let vcpu = compile_firecracker_thread(
+        file,
+        "fc.json",
+        &options,
+        "vcpu",
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(vcpu.info().seccomp_flags(), 0);
+}
+
+/// One thread of a Firecracker file is the same filter as in the whole file's list, with its
+/// metadata; a thread the file lacks is an error listing those it has; a thread too large to
+/// be a filter is named in the error.
+#[test]
+fn one_firecracker_thread_compiles_alone_and_errors_name_the_thread() {
+    let file = br#"{"vmm": {"default_action": "trap", "filter_action": "allow",
+                            "filter": [{"syscall": "read"}, {"syscall": "write"}]},
+                   "vcpu": {"default_action": "trap", "filter_action": "allow",
+                            "filter": [{"syscall": "ioctl"}]}}"#;
+    let options = FirecrackerOptions {
+        arch: Arch::X86_64,
+        dialect: Dialect::Libseccomp,
+    };
+    let compile = CompileOptions::default();
+    let all = compile_firecracker(file, "fc.json", &options, &compile).unwrap();
+    let vmm = compile_firecracker_thread(file, "fc.json", &options, "vmm", &compile).unwrap();
+    let listed = &all.iter().find(|(t, _)| t == "vmm").unwrap().1;
+    assert_eq!(vmm.program(), listed.program());
+    assert_eq!(vmm.info().thread.as_deref(), Some("vmm"));
+    assert_eq!(vmm.info().source, "fc.json");
+    let missing =
+        compile_firecracker_thread(file, "fc.json", &options, "api", &compile).unwrap_err();
+    assert!(
+        matches!(&missing, CompileError::NoThread { thread, threads, .. }
+            if thread == "api" && threads.len() == 2),
+        "{missing:?}"
+    );
+    assert!(missing.to_string().contains("vcpu, vmm"), "{missing}");
+    // The file for emitting takes compile_firecracker's list as it is.
+    let bytes = emit::emit_thread_filters(&all, crate::bpf::thread_filters::Encoding::Bitcode);
+    assert!(!bytes.is_empty());
+
+    // 5,000 argument values of one syscall: over 4096 instructions in the plain lowering.
+    let values: Vec<String> = (0..5000)
+        .map(|v| format!(r#"{{"syscall": "ioctl", "args": [{{"index": 1, "type": "dword", "op": "eq", "val": {v}}}]}}"#))
+        .collect();
+    let big = format!(
+        r#"{{"vmm": {{"default_action": "trap", "filter_action": "allow", "filter": [{{"syscall": "read"}}]}},
+            "vcpu": {{"default_action": "trap", "filter_action": "allow", "filter": [{}]}}}}"#,
+        values.join(",")
+    );
+    let error = compile_firecracker(big.as_bytes(), "big.json", &options, &compile).unwrap_err();
+    assert!(matches!(error, CompileError::TooLarge { .. }), "{error:?}");
+    assert!(
+        error.to_string().starts_with("big.json (thread vcpu): "),
+        "{error}"
+    );
+}
+
 /// Two `clone` rules on which libseccomp 2.5.4 and 2.6.1 never return from
 /// `seccomp_rule_add` (its tree's level links become a cycle; runc hangs in `runc init`,
 /// found by an adversarial review and checked with libseccomp's C API): secopt, which

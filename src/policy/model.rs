@@ -310,6 +310,11 @@ impl FilterFlag {
         }
     }
 
+    /// The bits of `flags` together, as `seccomp(2)` takes them.
+    pub fn bits(flags: &[FilterFlag]) -> u32 {
+        flags.iter().fold(0, |bits, f| bits | f.bit())
+    }
+
     /// The flag's bit (include/uapi/linux/seccomp.h).
     pub const fn bit(self) -> u32 {
         match self {
