@@ -315,6 +315,15 @@ fn read_errno(
                 ),
             ));
         }
+        if action == ActionName::Errno && *n == 0 {
+            r.warn(
+                p,
+                "errno 0: the calls this answers return 0 without running, as if they had \
+                 succeeded (a program then reads buffers that were never filled); give the errno \
+                 they should fail with (1 is EPERM)"
+                    .to_string(),
+            );
+        }
     }
     Ok(chosen.map(|(v, _)| v))
 }
@@ -890,6 +899,24 @@ mod tests {
             fc.is_err(),
             "serde's keys are exact: `Filter` is not `filter`"
         );
+    }
+
+    /// ERRNO(0) makes a refused call look successful (the kernel returns 0 and runs
+    /// nothing): accepted, as runc accepts it, with a warning where it is given; TRACE's 0 is
+    /// only a message to the tracer.
+    #[test]
+    fn errno_zero_is_warned_about() {
+        let p = parse(
+            br#"{"defaultAction":"SCMP_ACT_ERRNO","defaultErrnoRet":0,
+                 "syscalls":[{"names":["x"],"action":"SCMP_ACT_ERRNO","errnoRet":0},
+                             {"names":["y"],"action":"SCMP_ACT_TRACE","errnoRet":0},
+                             {"names":["z"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]}"#,
+            "t",
+        )
+        .unwrap();
+        let paths: Vec<&str> = p.warnings.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, ["$.defaultErrnoRet", "$.syscalls[0].errnoRet"]);
+        assert!(p.warnings[0].message.contains("as if they had succeeded"));
     }
 
     #[test]
