@@ -278,9 +278,41 @@ impl fmt::Display for Arch {
     }
 }
 
+/// A name [`Arch::from_name`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown architecture `{0}` (secopt knows {known})", known = known_arches())]
+pub struct UnknownArch(pub String);
+
+fn known_arches() -> String {
+    Arch::ALL
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `"aarch64".parse::<Arch>()`: any spelling [`Arch::from_name`] takes.
+impl std::str::FromStr for Arch {
+    type Err = UnknownArch;
+
+    fn from_str(s: &str) -> Result<Arch, UnknownArch> {
+        Arch::from_name(s).ok_or_else(|| UnknownArch(s.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `str::parse` takes every spelling `from_name` does, and says what it knows otherwise.
+    #[test]
+    fn arches_parse_from_their_spellings() {
+        assert_eq!("SCMP_ARCH_AARCH64".parse::<Arch>(), Ok(Arch::Aarch64));
+        assert_eq!("amd64".parse::<Arch>(), Ok(Arch::X86_64));
+        let e = "sparc".parse::<Arch>().unwrap_err();
+        assert_eq!(e, UnknownArch("sparc".into()));
+        assert!(e.to_string().contains("x86_64, x86, x32"), "{e}");
+    }
 
     #[test]
     fn tokens_match_uapi_audit_h() {

@@ -55,6 +55,22 @@ pub struct SeccompData {
 pub type Words = [u32; NUM_WORDS];
 
 impl SeccompData {
+    /// A `seccomp_data` for the syscall `name` of `arch` (its arch token, and its number
+    /// there, x32's with bit 30 set) with the given arguments and IP 0; `None` when `arch`
+    /// has no such syscall.
+    ///
+    /// ```
+    /// use secopt::arch::Arch;
+    /// use secopt::bpf::SeccompData;
+    /// let write = SeccompData::syscall(Arch::X32, "write", [1, 0, 0, 0, 0, 0]).unwrap();
+    /// assert_eq!((write.arch, write.nr), (Arch::X86_64.token(), 0x4000_0001));
+    /// assert!(SeccompData::syscall(Arch::Aarch64, "open", [0; 6]).is_none());
+    /// ```
+    pub fn syscall(arch: crate::arch::Arch, name: &str, args: [u64; 6]) -> Option<Self> {
+        let nr = arch.syscalls().nr(name)?;
+        Some(SeccompData::new(arch.token(), nr as i32, args))
+    }
+
     /// A `seccomp_data` for syscall `nr` on `arch` with the given arguments and IP 0.
     pub fn new(arch: u32, nr: i32, args: [u64; 6]) -> Self {
         SeccompData {

@@ -245,6 +245,31 @@ pub struct Counterexample {
     pub b: RetVal,
 }
 
+/// `write (x86_64, arch 0xc000003e, nr 1) ip=0x0 args=[0x1, 0x0, …]: the first returns
+/// ALLOW, the second ERRNO(1)`.
+impl fmt::Display for Counterexample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.data;
+        let (arch, name) = crate::arch::Arch::call_of_data(d.arch, d.nr as u32);
+        write!(
+            f,
+            "{} ({}arch {:#x}, nr {}) ip={:#x} args=[{}]: the first returns {}, the second {}",
+            name.unwrap_or("?"),
+            arch.map_or_else(String::new, |a| format!("{a}, ")),
+            d.arch,
+            d.nr,
+            d.instruction_pointer,
+            d.args
+                .iter()
+                .map(|a| format!("{a:#x}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.a,
+            self.b
+        )
+    }
+}
+
 /// Why no verdict could be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "budget")]
@@ -318,6 +343,17 @@ pub enum Verdict {
     Different(Counterexample),
     /// A budget ran out before an answer.
     Unknown { reason: UnknownReason },
+}
+
+/// `equal`, `different on <the counterexample>`, `unknown: <what ran out>`.
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Equal => f.write_str("equal"),
+            Verdict::Different(c) => write!(f, "different on {c}"),
+            Verdict::Unknown { reason } => write!(f, "unknown: {reason}"),
+        }
+    }
 }
 
 /// Which of the two programs.

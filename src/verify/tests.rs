@@ -400,3 +400,31 @@ fn a_filter_is_equal_to_itself_within_any_budget() {
         Err(VerifyError::Invalid { side: Side::A, .. })
     ));
 }
+
+/// A verdict reads as a sentence with the syscall named (x86_64's write is 1, EPERM 1).
+#[test]
+fn verdicts_display_with_the_syscall_named() {
+    let c = Counterexample {
+        data: SeccompData::new(crate::arch::Arch::X86_64.token(), 1, [1, 0, 0, 0, 0, 0]),
+        a: RetVal::ALLOW,
+        b: RetVal(0x0005_0001),
+    };
+    let text = Verdict::Different(c).to_string();
+    assert!(
+        text.starts_with("different on write (x86_64, arch 0xc000003e, nr 1)"),
+        "{text}"
+    );
+    assert!(text.contains("args=[0x1, 0x0"), "{text}");
+    assert!(
+        text.ends_with("the first returns ALLOW, the second ERRNO(1)"),
+        "{text}"
+    );
+    assert_eq!(Verdict::Equal.to_string(), "equal");
+    let unknown = Verdict::Unknown {
+        reason: UnknownReason::Time { limit_ms: 5 },
+    };
+    assert_eq!(
+        unknown.to_string(),
+        "unknown: the time budget of 5 ms ran out"
+    );
+}
