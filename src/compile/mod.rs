@@ -53,7 +53,7 @@ use crate::bpf::insn::BPF_MAXINSNS;
 use crate::bpf::validate::{validate, ValidationError};
 use crate::bpf::{Program, RetVal};
 use crate::optimize::{
-    self, Method, Note, OptimizeError, OptimizeOptions, Optimized, Verification,
+    self, Method, Note, OptimizeError, OptimizeOptions, Optimized, ProgramStats, Verification,
 };
 use crate::policy::{self, Action, Dialect, FilterFlag, KernelVersion, PolicyError, Resolved};
 use serde::Serialize;
@@ -559,6 +559,36 @@ pub struct CompiledFilter {
 }
 
 impl CompiledFilter {
+    /// What the filter costs a workload with these `weights` (per `(arch token, nr)`; from a
+    /// file, `bench::workload::parse_file(…)?.weights()?`): its size, the syscalls the
+    /// kernel may cache, the expected instructions per call with the allow cache of `kernel`
+    /// and without any, and the longest path ([`optimize::stats`] over the filter's
+    /// architectures).
+    ///
+    /// ```
+    /// use secopt::arch::{Arch, KernelVersion};
+    /// use secopt::compile::{compile_oci, CompileOptions};
+    /// use secopt::optimize::Weights;
+    /// use secopt::policy::ResolveOptions;
+    /// let filter = compile_oci(
+    ///     br#"{"defaultAction": "SCMP_ACT_ERRNO",
+    ///          "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    ///     "p.json",
+    ///     &ResolveOptions { native: Some(Arch::X86_64), ..Default::default() },
+    ///     &CompileOptions::default(),
+    /// ).unwrap();
+    /// let mut weights = Weights::new();
+    /// weights.add(Arch::X86_64.token(), 0, 1000.0).unwrap(); // read
+    /// let stats = filter.stats(&weights, KernelVersion::new(6, 1));
+    /// // A cacheable ALLOW: the kernel's cache answers it without the filter from then on.
+    /// assert_eq!(stats.cost_with_cache, 0.0);
+    /// assert!(stats.cost_without_cache >= 3.0); // at least: load arch, check it, load nr
+    /// ```
+    pub fn stats(&self, weights: &optimize::Weights, kernel: KernelVersion) -> ProgramStats {
+        let arches: Vec<Arch> = self.info.arches.iter().map(|a| a.arch).collect();
+        optimize::stats(&self.program, weights, &arches, kernel)
+    }
+
     /// Checks `program` as the kernel would (size first, for a clear message) and wraps it.
     pub fn new(program: Program, info: FilterInfo) -> Result<CompiledFilter, CompileError> {
         if program.len() > BPF_MAXINSNS {
