@@ -384,6 +384,7 @@ pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
                     "`{name}` is no syscall of any architecture secopt knows: its rule is \
                      skipped for it, as runc skips it (a misspelling?)"
                 ),
+                kind: policy::WarningKind::UnknownName,
             });
         }
     }
@@ -446,6 +447,7 @@ pub fn truncated_constants(resolved: &Resolved) -> Vec<policy::Warning> {
                 _ => format!("{:#x} is read as {:#x}", c.value, c.value & 0xFFFF_FFFF),
             };
             policy::Warning {
+                kind: policy::WarningKind::NotEnforced,
                 path: origin.to_string(),
                 message: format!(
                     "on {} (32-bit ABIs to libseccomp) libseccomp compares args[{}] by its low \
@@ -530,6 +532,7 @@ pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
                 ""
             };
             policy::Warning {
+                kind: policy::WarningKind::NotEnforced,
                 path: block.first[0].1.to_string(),
                 message: format!(
                     "libseccomp's filter (what runc, crun and Firecracker's compiler since 1.11 \

@@ -5,6 +5,7 @@ use super::*;
 use crate::bpf::{interp, Insn, SeccompData};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{CapSet, ResolveOptions};
+use std::collections::BTreeSet;
 
 /// Resolve options covering exactly `arch`, as the native arch.
 fn only(arch: Arch) -> ResolveOptions {
@@ -523,6 +524,10 @@ fn a_name_no_architecture_has_is_a_warning() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert_eq!(warnings[0].0, "$.syscalls[1]");
     assert!(warnings[0].1.contains("`ptrase`"), "{warnings:?}");
+    assert_eq!(
+        filter.info().warnings[0].kind,
+        policy::WarningKind::UnknownName
+    );
 
     let docker = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -583,6 +588,53 @@ fn an_optimized_filter_is_laid_out_for_the_arch_it_was_resolved_for() {
             .map(|i| i.k)
     };
     assert_eq!(first_check(&told), Some(Arch::Aarch64.token()));
+}
+
+/// Each warning says what kind it is, so that a runtime can refuse a profile whose text is
+/// not what is enforced (an ignored field, an unknown name) and only show a rule that never
+/// applies (podman's default profile has those); the JSON document carries the kind too.
+#[test]
+fn warnings_have_kinds_to_act_on() {
+    let profile = br#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["read"], "action": "SCMP_ACT_ERRNO", "errnoRet": 0},
+        {"names": ["write"], "action": "SCMP_ACT_ALLOW", "argz": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["chmod"], "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_SYS_ADMN"]}},
+        {"names": ["ptrase"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let filter = compile_oci(profile, "p.json", &resolve, &CompileOptions::default()).unwrap();
+    let kind_at = |path: &str| {
+        filter
+            .info()
+            .warnings
+            .iter()
+            .filter(|w| w.path.starts_with(path))
+            .map(|w| w.kind)
+            .collect::<BTreeSet<_>>()
+    };
+    use policy::WarningKind::*;
+    assert_eq!(
+        kind_at("$.syscalls[1]"),
+        BTreeSet::from([NeverApplies, Suspicious])
+    );
+    assert_eq!(kind_at("$.syscalls[2]"), BTreeSet::from([Ignored]));
+    assert_eq!(kind_at("$.syscalls[3]"), BTreeSet::from([UnknownName]));
+    assert_eq!(kind_at("$.syscalls[4]"), BTreeSet::from([UnknownName]));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&emit::emit(&filter, emit::EmitFormat::Json, "p")).unwrap();
+    let kinds: BTreeSet<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        BTreeSet::from(["ignored", "never_applies", "suspicious", "unknown_name"])
+    );
 }
 
 /// The flags a runtime installs a filter with (include/uapi/linux/seccomp.h: LOG 2,

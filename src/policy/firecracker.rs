@@ -56,7 +56,7 @@ use super::model::{
     Action, Applicability, Architectures, ArgCondition, ArgWidth, CmpOp, Dialect, Policy, Rule,
     LIBSECCOMP_MAX_ERRNO,
 };
-use super::PolicyError;
+use super::{PolicyError, WarningKind};
 use crate::arch::Arch;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -149,7 +149,11 @@ pub fn parse_with(
 fn unknown_keys(r: &mut Reader, obj: &Obj, dialect: Dialect) -> Result<(), PolicyError> {
     for (key, path) in obj.unused() {
         match dialect {
-            Dialect::Libseccomp => r.warn(&path, format!("unknown field {key:?} ignored")),
+            Dialect::Libseccomp => r.warn(
+                WarningKind::Ignored,
+                &path,
+                format!("unknown field {key:?} ignored"),
+            ),
             Dialect::RustVmmSeccompiler | Dialect::Firecracker110 => {
                 return Err(r.error(&path, format!("unknown field {key:?}")))
             }
@@ -385,7 +389,7 @@ fn drop_shadowed_unconditional(r: &mut Reader, rules: &mut Vec<Rule>) {
         !shadowed
     });
     for (origin, name) in dropped {
-        r.warn_at(
+        r.warn_at(WarningKind::Ignored,
             &origin,
             format!("this entry without `args` has no effect: rust-vmm seccompiler only uses the entries of {name:?} that have `args` (Firecracker's own seccompiler up to 1.10 refuses such conflicting rules)"),
         );
@@ -501,7 +505,11 @@ fn read_condition(
     // The slip of what is compared: in libseccomp's dialect a dword is 32 bits for `eq` only
     // (the masked comparison above), 64 for every other operator.
     if let Some(slip) = condition.slip() {
-        r.warn(path, format!("this condition on args[{index}] {slip}"));
+        r.warn(
+            WarningKind::Suspicious,
+            path,
+            format!("this condition on args[{index}] {slip}"),
+        );
     }
     Ok(condition)
 }

@@ -6,7 +6,7 @@
 //! field-by-field rules of each reference tool (null means absent, unknown keys ignored or
 //! refused, ...) are spelled out in one place each.
 
-use super::{PolicyError, Warning};
+use super::{PolicyError, Warning, WarningKind};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::HashSet;
 use std::fmt;
@@ -229,18 +229,16 @@ impl<'f> Reader<'f> {
         }
     }
 
-    pub(crate) fn warn(&mut self, path: &JPath, message: impl Into<String>) {
-        self.warnings.push(Warning {
-            path: path.as_str().to_owned(),
-            message: message.into(),
-        });
+    pub(crate) fn warn(&mut self, kind: WarningKind, path: &JPath, message: impl Into<String>) {
+        self.warn_at(kind, path.as_str(), message);
     }
 
     /// A warning at a path already rendered as text (a rule's `origin`).
-    pub(crate) fn warn_at(&mut self, path: &str, message: impl Into<String>) {
+    pub(crate) fn warn_at(&mut self, kind: WarningKind, path: &str, message: impl Into<String>) {
         self.warnings.push(Warning {
             path: path.to_owned(),
             message: message.into(),
+            kind,
         });
     }
 

@@ -42,7 +42,7 @@ mod resolve;
 
 pub use model::{
     Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, ArgWidth, CapSet,
-    CmpOp, Dialect, FilterFlag, HostFilter, KernelVersion, Policy, Rule, Warning,
+    CmpOp, Dialect, FilterFlag, HostFilter, KernelVersion, Policy, Rule, Warning, WarningKind,
     LIBSECCOMP_MAX_ERRNO,
 };
 pub use names::{errno_by_name, errno_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};

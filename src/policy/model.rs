@@ -357,6 +357,38 @@ pub struct Warning {
     /// JSON path of the place concerned.
     pub path: String,
     pub message: String,
+    /// What it is about, for a caller that refuses some kinds and shows the others.
+    pub kind: WarningKind,
+}
+
+/// What a [`Warning`] is about. A runtime may refuse a profile with an
+/// [`Ignored`](Self::Ignored) or [`UnknownName`](Self::UnknownName) warning (what is enforced
+/// is less than what the text says) and only show a [`NeverApplies`](Self::NeverApplies) one
+/// (podman's default profile has some).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// Input the reference tools ignore: an unknown field (a misspelt `args` leaves its rule
+    /// unconditional), another format's field, an operand the operator does not use, an
+    /// entry they drop.
+    Ignored,
+    /// A name no table has (a syscall, a capability, an architecture): its rule is skipped or
+    /// never matches, so a deny rule for it denies nothing.
+    UnknownName,
+    /// A rule that never applies or narrows nothing (another rule decides its syscall, or it
+    /// names none): the filter is as if it were not there.
+    NeverApplies,
+    /// The filter the reference tools build would not enforce the profile as written there
+    /// (libseccomp's dropped syscall load, constants compared by their low 32 bits).
+    NotEnforced,
+    /// Accepted and enforced as the reference tools do, but likely not what was meant
+    /// (errno 0, two errno fields that disagree, a condition that cannot hold, conditions on
+    /// one argument that runc joins with OR).
+    Suspicious,
+    /// The runtime refuses to start with it (runc and NOTIFY without a listener, or on
+    /// `write`).
+    RuntimeRefuses,
 }
 
 impl fmt::Display for Warning {

@@ -53,7 +53,7 @@ use super::model::{
     FilterFlag, HostFilter, KernelVersion, Policy, Rule, LIBSECCOMP_MAX_ERRNO,
 };
 use super::names::{self, ALL_CAPS};
-use super::PolicyError;
+use super::{PolicyError, WarningKind};
 
 /// Parses an OCI / Docker / podman seccomp profile. `source_name` names the input in errors.
 ///
@@ -127,6 +127,7 @@ fn extension<'j>(
             "Docker's (moby's)"
         };
         r.warn(
+            WarningKind::Ignored,
             &p,
             format!(
                 "`{key}` is a field of {owner} profile format, not of the runtime spec: runc \
@@ -285,6 +286,7 @@ fn read_errno(
     if let (Some((n, np)), Some((s, sp))) = (&numeric, &named) {
         if n != s {
             r.warn(
+                WarningKind::Suspicious,
                 sp,
                 format!(
                     "`{str_key}` ({s}) and `{ret_key}` ({n}) disagree; using `{str_key}` as \
@@ -317,6 +319,7 @@ fn read_errno(
         }
         if action == ActionName::Errno && *n == 0 {
             r.warn(
+                WarningKind::Suspicious,
                 p,
                 "errno 0: the calls this answers return 0 without running, as if they had \
                  succeeded (a program then reads buffers that were never filled); give the errno \
@@ -419,11 +422,16 @@ fn read_profile(r: &mut Reader, section: &Json, root: &JPath) -> Result<Policy, 
     }
 
     for (key, path) in top.unused() {
-        r.warn(&path, format!("unknown field {key:?} ignored"));
+        r.warn(
+            WarningKind::Ignored,
+            &path,
+            format!("unknown field {key:?} ignored"),
+        );
     }
 
     if listener_path.is_none() && rules.iter().any(|rule| rule.action == Action::UserNotif) {
         r.warn(
+            WarningKind::RuntimeRefuses,
             root,
             "SCMP_ACT_NOTIFY rules but no `listenerPath`: nothing will receive the \
              notifications (runc refuses to start such a container; `secopt exec` takes \
@@ -495,7 +503,11 @@ fn read_architectures(r: &mut Reader, top: &mut Obj) -> Result<Architectures, Po
                 }
             }
             for (key, path) in entry.unused() {
-                r.warn(&path, format!("unknown field {key:?} ignored"));
+                r.warn(
+                    WarningKind::Ignored,
+                    &path,
+                    format!("unknown field {key:?} ignored"),
+                );
             }
             map.push(ArchMapEntry { arch, sub_arches });
         }
@@ -566,6 +578,7 @@ fn read_syscall_entry(
         // runc (and moby before it) loops over the names and so ignores the entry; its
         // action and arguments are still read, as runc converts them first.
         r.warn(
+            WarningKind::NeverApplies,
             &path.key("names"),
             "no syscall names: the entry has no effect (runc ignores it; the runtime spec \
              requires at least one name)",
@@ -577,6 +590,7 @@ fn read_syscall_entry(
     let action = action_name.with_data(data);
     if action == Action::UserNotif && names.iter().any(|n| n == "write") {
         r.warn(
+            WarningKind::RuntimeRefuses,
             &action_path,
             "runc refuses SCMP_ACT_NOTIFY on `write` (it needs `write` to hand over the listener)",
         );
@@ -608,7 +622,11 @@ fn read_syscall_entry(
         applies.excludes = read_host_filter(r, v, &p)?;
     }
     for (key, p) in obj.unused() {
-        r.warn(&p, format!("unknown field {key:?} ignored"));
+        r.warn(
+            WarningKind::Ignored,
+            &p,
+            format!("unknown field {key:?} ignored"),
+        );
     }
 
     // runc matchCall: AND when every index is distinct, otherwise one rule per condition.
@@ -627,6 +645,7 @@ fn read_syscall_entry(
         .len();
     if let (true, true, Some(args_path)) = (repeated, indexes > 1, &args_path) {
         r.warn(
+            WarningKind::Suspicious,
             args_path,
             "an argument index appears in more than one condition: runc then adds each \
              condition as a rule of its own, so the rule applies when any one of them holds \
@@ -689,7 +708,11 @@ fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, Poli
         ));
     };
     for (key, p) in obj.unused() {
-        r.warn(&p, format!("unknown field {key:?} ignored"));
+        r.warn(
+            WarningKind::Ignored,
+            &p,
+            format!("unknown field {key:?} ignored"),
+        );
     }
     let condition = match op {
         // OCI: (arg & value) == valueTwo.
@@ -702,6 +725,7 @@ fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, Poli
             if let Some((v2, p2)) = value_two {
                 if v2 != 0 {
                     r.warn(
+                        WarningKind::Ignored,
                         &p2,
                         format!(
                             "`valueTwo` is only used by SCMP_CMP_MASKED_EQ; ignored for {op_name}"
@@ -718,7 +742,11 @@ fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, Poli
         } else {
             ""
         };
-        r.warn(path, format!("{op_name} on args[{index}] {slip}{swapped}"));
+        r.warn(
+            WarningKind::Suspicious,
+            path,
+            format!("{op_name} on args[{index}] {slip}{swapped}"),
+        );
     }
     Ok(condition)
 }
@@ -730,6 +758,7 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
         for (cap, p) in r.strings(cv, &cp)? {
             if !ALL_CAPS.contains(&cap) {
                 r.warn(
+                    WarningKind::UnknownName,
                     &p,
                     format!(
                         "{cap:?} is not a Linux capability name (CAP_...); no container has it"
@@ -762,7 +791,7 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
             let instead = names::host_arch_name(a)
                 .map(|n| format!("; write {n:?} for {a}"))
                 .unwrap_or_default();
-            r.warn(
+            r.warn(WarningKind::UnknownName,
                 &p,
                 format!(
                     "{arch:?} matches no host: Docker and podman compare these names with their own name for the host (`amd64` on x86_64, `arm64` on aarch64, `x86` on i386){instead}"
@@ -782,7 +811,11 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
         }
     }
     for (key, p) in obj.unused() {
-        r.warn(&p, format!("unknown field {key:?} ignored"));
+        r.warn(
+            WarningKind::Ignored,
+            &p,
+            format!("unknown field {key:?} ignored"),
+        );
     }
     Ok(filter)
 }

@@ -3,7 +3,7 @@
 
 use super::model::{
     Action, ArchRef, Architectures, ArgCondition, CapSet, Dialect, FilterFlag, KernelVersion,
-    Policy, Rule, Warning,
+    Policy, Rule, Warning, WarningKind,
 };
 use super::PolicyError;
 use crate::arch::Arch;
@@ -554,6 +554,7 @@ fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
                                  {name} from the rule at {})",
                                 rule.action, decided.origin, decided.origin
                             ),
+                            kind: WarningKind::NeverApplies,
                         });
                     }
                     continue;
@@ -577,6 +578,7 @@ fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
                 out.push(Warning {
                     path: rule.origin.to_string(),
                     message: format!("this {} rule for {name} never applies: {why}", rule.action),
+                    kind: WarningKind::NeverApplies,
                 });
             }
         }
