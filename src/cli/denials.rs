@@ -785,6 +785,29 @@ mod tests {
         }
     }
 
+    /// An i386 mkdir (39 there; the test filter kills 39, reading the number alone).
+    fn i386_mkdir() -> SyscallStop {
+        SyscallStop::Entry {
+            tid: 9,
+            arch: Arch::X86.token(),
+            nr: 39,
+            instruction_pointer: 0,
+            args: [0; 6],
+        }
+    }
+
+    /// A run of `total_calls` calls under a profile with these rules, exit status 0.
+    fn run_of(rules: &ProfileRules, total_calls: u64) -> Run<'_> {
+        Run {
+            input: "p",
+            total_calls,
+            tasks: 1,
+            end: End::Exited(crate::kernel::trace::Exit::Code(0)),
+            left_running: 0,
+            rules: Some(rules),
+        }
+    }
+
     /// mkdir (83) gets ERRNO(13) unless its args[0] is 0x30, getpid (39) is killed, write (1)
     /// logged, the rest allowed.
     fn program() -> Program {
@@ -850,14 +873,7 @@ mod tests {
             arches: vec![Arch::X86_64],
             places: BTreeMap::from([((token, 83), vec!["$.syscalls[2]".to_string()])]),
         };
-        let run = Run {
-            input: "p",
-            total_calls: 6,
-            tasks: 3,
-            end: End::Exited(crate::kernel::trace::Exit::Code(1)),
-            left_running: 0,
-            rules: Some(&rules),
-        };
+        let run = run_of(&rules, 6);
         let text = text_report(&c, &run);
         let mkdir_line = text.lines().find(|l| l.contains("mkdir")).unwrap();
         assert!(mkdir_line.contains("$.syscalls[2]"), "{text}");
@@ -892,13 +908,7 @@ mod tests {
         );
         // An i386 call (the filter answers it by number alone: mkdir is 39 there, killed)
         // in a profile of x86_64 only: its ABI, not its name, is what to fix.
-        c.observe(SyscallStop::Entry {
-            tid: 9,
-            arch: Arch::X86.token(),
-            nr: 39,
-            instruction_pointer: 0,
-            args: [0; 6],
-        });
+        c.observe(i386_mkdir());
         let text = text_report(&c, &run);
         let line = text.lines().find(|l| l.contains("(x86)")).unwrap();
         assert!(line.contains("(not a profile arch)"), "{text}");
@@ -922,25 +932,12 @@ mod tests {
     fn refusals_of_another_abi_only_get_the_arch_hint() {
         let programs = [program()];
         let mut c = Collector::new(&programs);
-        c.observe(SyscallStop::Entry {
-            tid: 9,
-            arch: Arch::X86.token(),
-            nr: 39,
-            instruction_pointer: 0,
-            args: [0; 6],
-        });
+        c.observe(i386_mkdir());
         let rules = ProfileRules {
             arches: vec![Arch::X86_64],
             places: BTreeMap::new(),
         };
-        let run = Run {
-            input: "p",
-            total_calls: 1,
-            tasks: 1,
-            end: End::Exited(crate::kernel::trace::Exit::Code(0)),
-            left_running: 0,
-            rules: Some(&rules),
-        };
+        let run = run_of(&rules, 1);
         let text = text_report(&c, &run);
         assert!(
             text.contains("list it in the profile's architectures"),
