@@ -34,6 +34,13 @@ fn denials_by_name(doc: &Value) -> BTreeMap<String, Value> {
         .collect()
 }
 
+/// `secopt exec -p PROFILE`, to which each test adds its options and command.
+fn exec_under(profile: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut cmd = secopt();
+    cmd.arg("exec").arg("-p").arg(profile);
+    cmd
+}
+
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("the JSON report was written");
     serde_json::from_str(&text).expect("the report is JSON")
@@ -58,10 +65,7 @@ fn the_calls_named_are_the_ones_the_program_saw_refused() {
     let no_randomize = format!("raw:{NR_PERSONALITY},0x40000");
     let query = format!("raw:{NR_PERSONALITY},0xffffffff");
     let report = dir.join("denials.json");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(shared_profile("oci/docker-default.json"))
+    let out = exec_under(shared_profile("oci/docker-default.json"))
         .arg("--denials-json")
         .arg(&report)
         .arg("--")
@@ -153,10 +157,7 @@ fn the_report_agrees_with_strace() {
         dir.path().display()
     );
     let report = dir.join("d.json");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&profile)
+    let out = exec_under(&profile)
         .arg("--denials-json")
         .arg(&report)
         .args(["--", "sh", "-c", &script])
@@ -211,10 +212,7 @@ fn a_killing_call_is_named_and_the_status_kept() {
     let getpid = format!("raw:{NR_GETPID}");
     let getppid = format!("raw:{NR_GETPPID}");
     let report = dir.join("d.json");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&profile)
+    let out = exec_under(&profile)
         .arg("--denials-json")
         .arg(&report)
         .arg("--")
@@ -254,10 +252,7 @@ fn a_filter_installed_by_the_command_is_noted() {
     )
     .unwrap();
     let getppid = format!("raw:{NR_GETPPID}");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&outer)
+    let out = exec_under(&outer)
         .arg("--denials")
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_secopt"))
@@ -329,10 +324,7 @@ int main(void) {
     )
     .unwrap();
     let report = dir.join("d.json");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&profile)
+    let out = exec_under(&profile)
         .arg("--denials-json")
         .arg(&report)
         .arg("--")
@@ -362,10 +354,7 @@ int main(void) {
 fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {
     let dir = TempDir::new("denials-bad");
     let marker = dir.join("ran");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(shared_profile("oci/docker-default.json"))
+    let out = exec_under(shared_profile("oci/docker-default.json"))
         .arg("--denials-json")
         .arg(dir.join("no/such/dir/d.json"))
         .args(["--", "touch"])
@@ -379,10 +368,7 @@ fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {
         stderr_of(&out)
     );
     assert!(!marker.exists(), "the command ran");
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(shared_profile("oci/docker-default.json"))
+    let out = exec_under(shared_profile("oci/docker-default.json"))
         .args(["--denials", "--dry-run", "--", "true"])
         .output()
         .unwrap();
@@ -396,10 +382,7 @@ fn a_report_write_failing_after_the_run_still_says_how_the_command_ended() {
     if !Path::new("/dev/full").exists() {
         return skip_or_fail("exec_denials", "no /dev/full");
     }
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(shared_profile("oci/docker-default.json"))
+    let out = exec_under(shared_profile("oci/docker-default.json"))
         .args(["--denials-json", "/dev/full", "--", "sh", "-c", "exit 7"])
         .output()
         .unwrap();
@@ -446,10 +429,7 @@ fn processes_left_running_do_not_hold_the_report_back() {
     let dir = TempDir::new("denials-daemon");
     let profile = dir.join("allow.json");
     std::fs::write(&profile, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
-    let mut child = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&profile)
+    let mut child = exec_under(&profile)
         .arg("--denials")
         .args(["--", "sh", "-c", "sleep 20 >/dev/null 2>&1 & echo started"])
         .stdout(std::process::Stdio::piped())
@@ -492,8 +472,7 @@ fn execve_is_judged_on_the_real_pointers() {
     )
     .unwrap();
     for denials in [false, true] {
-        let mut cmd = secopt();
-        cmd.arg("exec").arg("-p").arg(&profile);
+        let mut cmd = exec_under(&profile);
         if denials {
             cmd.arg("--denials");
         }
@@ -511,10 +490,7 @@ fn a_command_signalling_its_parent_does_not_end_the_report() {
     std::fs::write(&profile, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
     // The guard keeps a $PPID of 0 or -1 (a profile refusing getppid) from signalling more
     // than the parent.
-    let out = secopt()
-        .arg("exec")
-        .arg("-p")
-        .arg(&profile)
+    let out = exec_under(&profile)
         .arg("--denials")
         .args([
             "--",
@@ -544,10 +520,7 @@ fn commands_that_cannot_start_exit_as_without_denials() {
     std::fs::set_permissions(&plain, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     for (command, status) in [(&orphan, 127), (&plain, 126)] {
         for denials in [false, true] {
-            let mut cmd = secopt();
-            cmd.arg("exec")
-                .arg("-p")
-                .arg(shared_profile("oci/docker-default.json"));
+            let mut cmd = exec_under(shared_profile("oci/docker-default.json"));
             if denials {
                 cmd.arg("--denials");
             }
