@@ -22,6 +22,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # --all-features: the `libseccomp` feature adds libseccomp's programs as benchmark peers.
+# The examples as programs first: `cargo test` builds them only as (empty) test harnesses, and
+# tests/example_embed.rs runs examples/embed.rs itself.
+echo "==> cargo build --examples"
+profile=()
+for a in "$@"; do
+  [ "$a" = "--" ] && break
+  [ "$a" = "--release" ] && profile=(--release)
+done
+cargo build --all-features --examples "${profile[@]}"
 echo "==> cargo test"
 cargo test --all-features --all-targets "$@"
 echo "==> cargo test --doc"
