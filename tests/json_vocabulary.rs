@@ -208,6 +208,10 @@ fn every_verb_names_the_same_things_alike() {
         ],
     );
     run(
+        "optimize --output-format json",
+        &["optimize", &bpf, "--output-format", "json", "-o", "-", "-q"],
+    );
+    run(
         "verify equal",
         &["verify", &bpf, EXAMPLE, "--format", "json"],
     );

@@ -189,8 +189,8 @@ fn assembly_in_and_out_through_stdin_and_stdout() {
 }
 
 /// The output's format follows its extension when `--output-format` is not given: `.s` is
-/// assembly (the assembler reads it back to the same program as the raw output), anything
-/// else raw.
+/// assembly (the assembler reads it back to the same program as the raw output), `.bpf`
+/// raw (and so is an extension no format has).
 #[test]
 fn output_format_follows_the_extension() {
     let src = "ld [nr]\njeq #0, a\njeq #1, a\njeq #2, a\nret ERRNO(1)\na: ret ALLOW\n";
@@ -237,6 +237,106 @@ fn output_format_follows_the_extension() {
         Program::from_raw(&std::fs::read(&forced).unwrap()).unwrap(),
         from_raw
     );
+}
+
+/// The source and text formats `compile` writes, from `optimize`: each holds exactly the raw
+/// output's program, as independent readers see it (the C compiler with the kernel's
+/// `struct sock_filter`, coreutils' base64, serde_json), named after the input's file.
+#[test]
+fn source_and_text_outputs_hold_the_raw_output() {
+    let src = "ld [nr]\njeq #0, a\njeq #1, a\njeq #2, a\nret ERRNO(1)\na: ret ALLOW\n";
+    let inp = temp_file("emit-src.s", src.as_bytes());
+    let dir = temp_dir();
+    let out = |name: &str| -> PathBuf {
+        let path = dir.join(name);
+        let (code, _, stderr) = secopt(&["optimize", "-q", s(&inp), "-o", s(&path)]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        path
+    };
+    let raw = std::fs::read(out("emit.bpf")).unwrap();
+    assert_eq!(Program::from_raw(&raw).unwrap().len(), 4);
+
+    // C: the array is named after the input (emit-src.s -> emit_src), with its length.
+    let header = out("emit.h");
+    std::fs::write(
+        dir.join("emit-main.c"),
+        "#include <stdio.h>\n#include \"emit.h\"\n\
+         int main(void) {\n\
+         fwrite(emit_src, sizeof(struct sock_filter), EMIT_SRC_LEN, stdout);\n\
+         return sizeof emit_src / sizeof emit_src[0] != EMIT_SRC_LEN;\n}\n",
+    )
+    .unwrap();
+    let cc = Command::new("cc")
+        .args(["-Wall", "-Werror", "-I"])
+        .arg(header.parent().unwrap())
+        .arg("-o")
+        .arg(dir.join("emit-main"))
+        .arg(dir.join("emit-main.c"))
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let from_c = Command::new(dir.join("emit-main")).output().unwrap();
+    assert!(from_c.status.success());
+    assert_eq!(from_c.stdout, raw);
+    let text = std::fs::read_to_string(&header).unwrap();
+    assert!(
+        text.contains("Optimized from 6 instructions; proved equal to the input."),
+        "{text}"
+    );
+
+    // base64, as coreutils decodes it.
+    let decoded = Command::new("base64")
+        .arg("-d")
+        .arg(out("emit.b64"))
+        .output()
+        .unwrap();
+    assert!(decoded.status.success());
+    assert_eq!(decoded.stdout, raw);
+
+    // JSON: the instructions, their base64 and what was done.
+    let doc: Value = serde_json::from_slice(&std::fs::read(out("emit.json")).unwrap()).unwrap();
+    assert_eq!(doc["length"], 4);
+    let insns: Vec<(u16, u8, u8, u32)> = doc["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let n = |k: &str| i[k].as_u64().unwrap();
+            (
+                n("code") as u16,
+                n("jt") as u8,
+                n("jf") as u8,
+                n("k") as u32,
+            )
+        })
+        .collect();
+    let from_raw: Vec<(u16, u8, u8, u32)> = Program::from_raw(&raw)
+        .unwrap()
+        .insns
+        .iter()
+        .map(|i| (i.code, i.jt, i.jf, i.k))
+        .collect();
+    assert_eq!(insns, from_raw);
+    assert_eq!(
+        doc["description"][0],
+        "Optimized from 6 instructions; proved equal to the input."
+    );
+    // The program checks no arch: none listed.
+    assert_eq!(doc["arches"], serde_json::json!([]));
+
+    // --name is for source output only, and nothing is written when it is refused.
+    let refused = dir.join("emit-named.bpf");
+    let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(&refused), "--name", "x"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--name names the array of C, Rust and Go output"),
+        "{stderr}"
+    );
+    assert!(!refused.exists());
 }
 
 /// A weights file's argument values reach the optimizer: with 1000 `ioctl` calls carrying

@@ -390,12 +390,12 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
 }
 
 /// The `--emit` spelling of `format`.
-fn emit_name(format: EmitFormat) -> String {
+pub(super) fn emit_name(format: EmitFormat) -> String {
     clap::ValueEnum::to_possible_value(&format)
         .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
-fn parse_go_package(s: &str) -> Result<String, String> {
+pub(super) fn parse_go_package(s: &str) -> Result<String, String> {
     compile::go_package_name(s).map(str::to_string)
 }
 

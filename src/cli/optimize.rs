@@ -12,8 +12,9 @@ use crate::arch::Arch;
 use crate::bench::report::counted;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
-use crate::bpf::thread_filters::{self, Encoding, ThreadFilters};
-use crate::bpf::{disasm, validate, Program};
+use crate::bpf::thread_filters::{self, ThreadFilters};
+use crate::bpf::{validate, Program};
+use crate::compile::{self, EmitFormat, ProgramOrigin};
 use crate::optimize::{
     self, CostModel, Favor, Method, OptimizeOptions, Optimized, Report, StackOptimizeError,
     Verification, Weights,
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 #[command(after_help = "Examples:\n  \
 secopt optimize docker.bpf -o docker.opt.bpf --report\n  \
 secopt optimize docker.bpf -o - --output-format asm          optimized assembly on stdout\n  \
+secopt optimize runc.bpf -o filter.h --name runc_filter      a C header (.rs, .go, .b64, .json alike)\n  \
 secopt optimize docker.bpf -o opt.bpf --weights nginx.strace-c.txt --report --format json\n  \
 secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernels before 5.11\n  \
 secopt optimize seccomp_filter.out -o opt.out --report       Firecracker's filter file: every thread, same encoding\n  \
@@ -45,12 +47,21 @@ pub struct OptimizeArgs {
     /// Where to write the optimized filter (`-` for stdout). Default: stdout.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// `raw` (struct sock_filter array, what seccomp(2) loads) or `asm`. Default: `asm` for an
-    /// output ending in `.s` or `.asm` and for a terminal, `raw` otherwise (as `compile`); for
-    /// a Firecracker filter file, a file of the input's encoding (`firecracker` or
-    /// `firecracker-bincode` converts). `--emit` is the same option, as `compile` spells it.
+    /// How to write the optimized filter, as `compile --emit` does (`raw`: the struct
+    /// sock_filter array seccomp(2) loads; `c`, `rust`, `go`: an array in a source file;
+    /// `base64`; `json`: the program and where it came from). Default: from the output's
+    /// extension (`.s`/`.asm`, `.h`, `.rs`, `.go`, `.b64`, `.json`; `asm` on a terminal),
+    /// `raw` otherwise; for a Firecracker filter file, a file of the input's encoding
+    /// (`firecracker` or `firecracker-bincode` converts). `--emit` is the same option.
     #[arg(long, value_enum, visible_alias = "emit")]
-    pub output_format: Option<OutputFormat>,
+    pub output_format: Option<EmitFormat>,
+    /// Name of the array in C, Rust and Go output (default: from the input's file name);
+    /// refused for other output.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The package clause of Go output (default: `seccomp`); refused for other output.
+    #[arg(long, value_parser = super::compile::parse_go_package)]
+    pub go_package: Option<String>,
     /// Of a Firecracker filter file, only this thread's filter (`vmm`, `api`, `vcpu`), written
     /// as a raw or assembly filter.
     #[arg(long)]
@@ -134,19 +145,6 @@ impl OptimizeArgs {
     }
 }
 
-/// How the optimized filter is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// `struct sock_filter` array.
-    Raw,
-    /// secopt assembly.
-    Asm,
-    /// Firecracker's filter file, bitcode (Firecracker 1.15 and later).
-    Firecracker,
-    /// Firecracker's filter file, bincode (Firecracker before 1.15).
-    FirecrackerBincode,
-}
-
 pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
     if args.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
@@ -210,40 +208,49 @@ fn write_one(
     let output = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let to_stdout = output.as_os_str() == "-";
     let terminal = to_stdout && std::io::stdout().is_terminal();
-    let format = args.output_format.unwrap_or_else(|| {
-        let ext = output.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if terminal || matches!(ext, "s" | "asm") {
-            OutputFormat::Asm
-        } else {
-            OutputFormat::Raw
-        }
-    });
-    let bytes = match format {
-        OutputFormat::Firecracker | OutputFormat::FirecrackerBincode => {
-            return Err(Failure::input(format!(
-                "{name}: --output-format {} writes Firecracker's filter file, which needs one \
-                 as input (`secopt compile FIRECRACKER.json --emit firecracker` makes one)",
-                clap::ValueEnum::to_possible_value(&format)
-                    .map_or_else(String::new, |v| v.get_name().to_string())
-            )))
-        }
-        OutputFormat::Raw => {
-            if terminal {
-                return Err(Failure::input(
-                    "refusing to write a binary filter to a terminal; use -o FILE, \
-                     --output-format asm, or redirect stdout",
-                ));
-            }
-            // The input's byte order, for a big-endian machine's filter.
-            let endian = if args.input_format == InputFormat::RawBe {
-                crate::arch::Endian::Big
-            } else {
-                crate::arch::Endian::Little
-            };
-            out.program.to_raw_in(endian)
-        }
-        OutputFormat::Asm => disasm::disassemble(&out.program, &Default::default()).into_bytes(),
+    let format = args
+        .output_format
+        .unwrap_or_else(|| match EmitFormat::from_extension(&output) {
+            Some(format) => format,
+            None if terminal => EmitFormat::Asm,
+            None => EmitFormat::Raw,
+        });
+    if format.thread_filters_encoding().is_some() {
+        return Err(Failure::input(format!(
+            "{name}: --output-format {} writes Firecracker's filter file, which needs one \
+             as input (`secopt compile FIRECRACKER.json --emit firecracker` makes one)",
+            super::compile::emit_name(format)
+        )));
+    }
+    if terminal && format.is_binary() {
+        return Err(Failure::input(
+            "refusing to write a binary filter to a terminal; use -o FILE, \
+             --output-format asm, or redirect stdout",
+        ));
+    }
+    check_naming_options(args, format)?;
+    // The input's byte order, for a big-endian machine's filter.
+    let endian = if args.input_format == InputFormat::RawBe {
+        crate::arch::Endian::Big
+    } else {
+        crate::arch::Endian::Little
     };
+    let origin = ProgramOrigin {
+        source: name.clone(),
+        endian,
+        notes: vec![header_note(input_len, filters, out)],
+    };
+    let array = args
+        .name
+        .clone()
+        .unwrap_or_else(|| array_name(args, thread));
+    let bytes = match (format, &args.go_package) {
+        (EmitFormat::Go, Some(package)) => {
+            compile::emit_program_go(&out.program, &origin, &array, package)
+        }
+        _ => compile::emit_program(&out.program, &origin, format, &array),
+    }
+    .map_err(|e| Failure::input(e.to_string()))?;
     write_output(&output, &bytes)?;
     if !to_stdout && !args.quiet {
         eprintln!(
@@ -323,11 +330,10 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
         return write_one(args, Some(thread), prog.len(), 1, &out);
     }
-    let encoding = match args.output_format {
+    let encoding = match args.output_format.map(|f| f.thread_filters_encoding()) {
         None => file.encoding,
-        Some(OutputFormat::Firecracker) => Encoding::Bitcode,
-        Some(OutputFormat::FirecrackerBincode) => Encoding::Bincode,
-        Some(_) => {
+        Some(Some(encoding)) => encoding,
+        Some(None) => {
             return Err(Failure::input(format!(
                 "{source}: a Firecracker filter file with {} thread filters ({}); write it as one \
                  (the default, or --output-format firecracker / firecracker-bincode) or pick \
@@ -337,6 +343,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             )))
         }
     };
+    check_naming_options(args, EmitFormat::Firecracker)?;
     let opts = optimize_options(args)?;
     let mut optimized: Vec<(String, Option<(usize, Optimized)>)> = Vec::new();
     for (thread, prog) in &file.threads {
@@ -473,6 +480,66 @@ fn check_thread(prog: &Program, label: &str) -> Result<(), Failure> {
 }
 
 /// The inputs as messages name them: the file, or a stack's files joined by ` + `.
+/// The array's name in source output without `--name`: the first input's file name without
+/// its extension (`docker.bpf` → `docker`), with the thread's after it.
+fn array_name(args: &OptimizeArgs, thread: Option<&str>) -> String {
+    let stem = args
+        .inputs
+        .first()
+        .filter(|p| p.as_os_str() != "-")
+        .and_then(|p| p.file_stem())
+        .map_or_else(
+            || "filter".to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+    match thread {
+        Some(t) => format!("{stem}_{t}"),
+        None => stem,
+    }
+}
+
+/// `--name` and `--go-package` are refused where they would do nothing, as `compile`
+/// refuses them.
+fn check_naming_options(args: &OptimizeArgs, format: EmitFormat) -> Result<(), Failure> {
+    let named = matches!(format, EmitFormat::C | EmitFormat::Rust | EmitFormat::Go);
+    if args.name.is_some() && !named {
+        return Err(Failure::input(format!(
+            "--name names the array of C, Rust and Go output; {} output has none \
+             (--output-format c, rust or go, or a .h, .rs or .go output)",
+            super::compile::emit_name(format)
+        )));
+    }
+    if args.go_package.is_some() && format != EmitFormat::Go {
+        return Err(Failure::input(format!(
+            "--go-package is for Go output; {} output is not Go (--output-format go, or a \
+             .go output)",
+            super::compile::emit_name(format)
+        )));
+    }
+    Ok(())
+}
+
+/// The sentence a source or JSON output's header gives about what was done to the input.
+fn header_note(input_len: usize, filters: usize, out: &Optimized) -> String {
+    let from = if filters > 1 {
+        format!("Joined from {filters} filters of {input_len} instructions in all")
+    } else {
+        format!("Optimized from {input_len} instructions")
+    };
+    let to = if filters > 1 {
+        "the stack"
+    } else {
+        "the input"
+    };
+    match (out.method, &out.verification) {
+        (Method::Unchanged, _) => "The input unchanged (no better equivalent program was \
+                                   proved equal)."
+            .to_string(),
+        (_, Verification::Equal) => format!("{from}; proved equal to {to}."),
+        (_, Verification::Skipped) => format!("{from}; not verified (--no-verify)."),
+    }
+}
+
 fn input_name(args: &OptimizeArgs) -> String {
     let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
     names.join(" + ")

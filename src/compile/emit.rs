@@ -1,7 +1,9 @@
-//! Output formats for a [`CompiledFilter`]. Every function here takes a `CompiledFilter`,
-//! which only exists for programs [`CompiledFilter::new`] validated.
+//! Output formats for a [`CompiledFilter`], and for a program no profile describes
+//! ([`emit_program`]). Every function here writes only programs the kernel would take:
+//! a `CompiledFilter` exists only for programs [`CompiledFilter::new`] validated, and
+//! `emit_program` validates its program first.
 
-use super::{CompiledFilter, FilterInfo};
+use super::{CompileError, CompiledFilter, FilterInfo};
 use crate::arch::Endian;
 use crate::bpf::disasm::{self, DisasmOptions};
 use crate::bpf::thread_filters::{self, Encoding};
@@ -76,7 +78,8 @@ pub const DEFAULT_GO_PACKAGE: &str = "seccomp";
 /// Go source declaring the filter as `name` (in Go's MixedCaps) in `package` — a lower-case Go
 /// identifier, as [`go_package_name`] checks.
 pub fn emit_go(filter: &CompiledFilter, name: &str, package: &str) -> Vec<u8> {
-    go_source(filter.program(), filter.info(), name, package).into_bytes()
+    let header = description(filter.info(), filter.program().len());
+    go_source(filter.program(), &header, name, package).into_bytes()
 }
 
 /// Checks a Go package name: lower-case ASCII letters, digits and `_`, starting with a letter,
@@ -131,27 +134,133 @@ const GO_KEYWORDS: &[&str] = &[
 /// alone, under its thread (or `name`): Firecracker itself wants all three threads, see
 /// [`emit_thread_filters`].
 pub fn emit(filter: &CompiledFilter, format: EmitFormat, name: &str) -> Vec<u8> {
-    let prog = filter.program();
     let info = filter.info();
     match format {
-        EmitFormat::Raw => filter.to_raw(),
-        EmitFormat::Asm => asm_text(prog, info).into_bytes(),
-        EmitFormat::C => c_header(prog, info, name).into_bytes(),
-        EmitFormat::Rust => rust_source(prog, info, name).into_bytes(),
-        EmitFormat::Go => go_source(prog, info, name, DEFAULT_GO_PACKAGE).into_bytes(),
+        EmitFormat::Json => json_document(filter).into_bytes(),
+        EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => {
+            let thread = info.thread.as_deref().unwrap_or(name);
+            emit_source(filter.program(), info.native.endian(), &[], format, thread)
+        }
+        _ => {
+            let header = description(info, filter.program().len());
+            emit_source(
+                filter.program(),
+                info.native.endian(),
+                &header,
+                format,
+                name,
+            )
+        }
+    }
+}
+
+/// Where a program that no profile describes came from (an optimized `.bpf`, a filter
+/// written by hand or dumped from a process), for the comment header and the JSON document
+/// [`emit_program`] writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramOrigin {
+    /// The file it was read from, as the user named it.
+    pub source: String,
+    /// The byte order of the raw and base64 output: the target machine's
+    /// ([`Arch::endian`](crate::arch::Arch::endian)). Source formats hold numbers and have none.
+    pub endian: Endian,
+    /// What was done to it, one sentence each ("Optimized from 312 instructions; proved equal
+    /// to the input."), for the header.
+    pub notes: Vec<String>,
+}
+
+/// Writes a program that no profile describes in `format`, as [`emit`] writes a compiled
+/// filter: the header names `origin`'s source and notes, and the arches the program checks.
+/// The program is checked as the kernel checks it first (nothing is written for one it would
+/// refuse). A Firecracker filter file holds it alone, under the thread `name`.
+///
+/// ```
+/// use secopt::bpf::asm::assemble;
+/// use secopt::compile::{emit_program, EmitFormat, ProgramOrigin};
+/// let program = assemble("ld [nr]\njeq #39, allow\nret ERRNO(1)\nallow: ret ALLOW\n").unwrap();
+/// let origin = ProgramOrigin {
+///     source: "getpid-only.s".into(),
+///     endian: secopt::arch::Endian::Little,
+///     notes: vec![],
+/// };
+/// let header = emit_program(&program, &origin, EmitFormat::C, "getpid_only").unwrap();
+/// let header = String::from_utf8(header).unwrap();
+/// assert!(header.contains("static struct sock_filter getpid_only[GETPID_ONLY_LEN]"));
+/// assert!(header.contains("#define GETPID_ONLY_LEN 4"));
+/// ```
+pub fn emit_program(
+    program: &Program,
+    origin: &ProgramOrigin,
+    format: EmitFormat,
+    name: &str,
+) -> Result<Vec<u8>, CompileError> {
+    check_program(program, origin)?;
+    Ok(match format {
+        EmitFormat::Json => program_json(program, origin).into_bytes(),
+        EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => {
+            emit_source(program, origin.endian, &[], format, name)
+        }
+        _ => {
+            let header = program_description(program, origin);
+            emit_source(program, origin.endian, &header, format, name)
+        }
+    })
+}
+
+/// Go source declaring a program no profile describes as `name` in `package`, as
+/// [`emit_go`] does for a compiled filter.
+pub fn emit_program_go(
+    program: &Program,
+    origin: &ProgramOrigin,
+    name: &str,
+    package: &str,
+) -> Result<Vec<u8>, CompileError> {
+    check_program(program, origin)?;
+    let header = program_description(program, origin);
+    Ok(go_source(program, &header, name, package).into_bytes())
+}
+
+/// The kernel's checks, as [`CompiledFilter::new`] makes them, with `origin` named.
+fn check_program(program: &Program, origin: &ProgramOrigin) -> Result<(), CompileError> {
+    if program.len() > crate::bpf::insn::BPF_MAXINSNS {
+        return Err(CompileError::TooLarge {
+            file: origin.source.clone(),
+            len: program.len(),
+            reference: None,
+        });
+    }
+    crate::bpf::validate::validate(program).map_err(|error| CompileError::Invalid {
+        file: origin.source.clone(),
+        error,
+    })
+}
+
+/// `prog` in `format` with `header` as its comment lines; JSON is the callers'.
+fn emit_source(
+    prog: &Program,
+    endian: Endian,
+    header: &[String],
+    format: EmitFormat,
+    name: &str,
+) -> Vec<u8> {
+    match format {
+        EmitFormat::Raw => raw_bytes(prog, endian),
+        EmitFormat::Asm => asm_text(prog, header, endian).into_bytes(),
+        EmitFormat::C => c_header(prog, header, name).into_bytes(),
+        EmitFormat::Rust => rust_source(prog, header, name).into_bytes(),
+        EmitFormat::Go => go_source(prog, header, name, DEFAULT_GO_PACKAGE).into_bytes(),
         EmitFormat::Base64 => {
-            let mut s = base64(&filter.to_raw());
+            let mut s = base64(&raw_bytes(prog, endian));
             s.push('\n');
             s.into_bytes()
         }
-        EmitFormat::Json => json_document(filter).into_bytes(),
         EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => {
-            let thread = info.thread.clone().unwrap_or_else(|| name.to_string());
             let encoding = format
                 .thread_filters_encoding()
                 .expect("a Firecracker format");
-            emit_thread_filters(&[(thread, filter)], encoding)
+            thread_filters::encode(&[(name.to_string(), Some(prog.clone()))], encoding)
         }
+        EmitFormat::Json => unreachable!("JSON documents are written by emit and emit_program"),
     }
 }
 
@@ -288,12 +397,40 @@ fn description(info: &FilterInfo, len: usize) -> Vec<String> {
     lines
 }
 
-fn asm_text(prog: &Program, info: &FilterInfo) -> String {
+/// The header lines of a program no profile describes: where it came from, what it checks,
+/// and what was done to it.
+fn program_description(prog: &Program, origin: &ProgramOrigin) -> Vec<String> {
+    let arches = crate::optimize::arches_singled_out(prog);
+    let mut lines = vec![
+        format!(
+            "Generated by secopt {} from {}.",
+            env!("CARGO_PKG_VERSION"),
+            origin.source
+        ),
+        format!(
+            "{} instructions; arches checked: {}.",
+            prog.len(),
+            if arches.is_empty() {
+                "none".to_string()
+            } else {
+                arches
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        ),
+    ];
+    lines.extend(origin.notes.iter().cloned());
+    lines
+}
+
+fn asm_text(prog: &Program, header: &[String], endian: Endian) -> String {
     let mut out = String::new();
-    for line in description(info, prog.len()) {
+    for line in header {
         let _ = writeln!(out, "; {line}");
     }
-    if info.native.endian() == Endian::Big {
+    if endian == Endian::Big {
         let _ = writeln!(
             out,
             "; big-endian raw filter: `secopt asm --big-endian` assembles this into its bytes"
@@ -351,12 +488,12 @@ fn c_comment_safe(line: &str) -> String {
     line.replace("*/", "* /")
 }
 
-fn c_header(prog: &Program, info: &FilterInfo, name: &str) -> String {
+fn c_header(prog: &Program, header: &[String], name: &str) -> String {
     let id = identifier(name);
     let upper = id.to_ascii_uppercase();
     let mut out = String::from("/*\n");
-    for line in description(info, prog.len()) {
-        let _ = writeln!(out, " * {}", c_comment_safe(&line));
+    for line in header {
+        let _ = writeln!(out, " * {}", c_comment_safe(line));
     }
     out.push_str(" */\n");
     let _ = writeln!(out, "#ifndef SECOPT_{upper}_H\n#define SECOPT_{upper}_H\n");
@@ -374,10 +511,10 @@ fn c_header(prog: &Program, info: &FilterInfo, name: &str) -> String {
     out
 }
 
-fn rust_source(prog: &Program, info: &FilterInfo, name: &str) -> String {
+fn rust_source(prog: &Program, header: &[String], name: &str) -> String {
     let id = identifier(name).to_ascii_uppercase();
     let mut out = String::new();
-    for line in description(info, prog.len()) {
+    for line in header {
         let _ = writeln!(out, "// {line}");
     }
     out.push_str(
@@ -397,10 +534,10 @@ fn rust_source(prog: &Program, info: &FilterInfo, name: &str) -> String {
     out
 }
 
-fn go_source(prog: &Program, info: &FilterInfo, name: &str, package: &str) -> String {
+fn go_source(prog: &Program, header: &[String], name: &str, package: &str) -> String {
     let exported = go_exported(&identifier(name));
     let mut out = String::from("// Code generated by secopt; DO NOT EDIT.\n\n");
-    for line in description(info, prog.len()) {
+    for line in header {
         let _ = writeln!(out, "// {line}");
     }
     let _ = write!(out, "\npackage {package}\n\n");
@@ -441,14 +578,39 @@ fn go_exported(id: &str) -> String {
         .collect()
 }
 
+/// A program's instructions as JSON `{code, jt, jf, k}` objects.
+fn json_instructions(prog: &Program) -> Vec<serde_json::Value> {
+    prog.insns
+        .iter()
+        .map(|i| serde_json::json!({"code": i.code, "jt": i.jt, "jf": i.jf, "k": i.k}))
+        .collect()
+}
+
+/// The JSON document of a program no profile describes: the fields of a compiled filter's
+/// that a program has (docs/json.md).
+fn program_json(prog: &Program, origin: &ProgramOrigin) -> String {
+    let doc = serde_json::json!({
+        "generator": format!("secopt {}", env!("CARGO_PKG_VERSION")),
+        "input": origin.source,
+        "byte_order": origin.endian,
+        "arches": crate::optimize::arches_singled_out(prog)
+            .into_iter()
+            .map(|a| serde_json::json!({"arch": a, "token": a.token()}))
+            .collect::<Vec<_>>(),
+        "description": origin.notes,
+        "length": prog.len(),
+        "instructions": json_instructions(prog),
+        "base64": base64(&raw_bytes(prog, origin.endian)),
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 fn json_document(filter: &CompiledFilter) -> String {
     let prog = filter.program();
     let info = filter.info();
-    let insns: Vec<serde_json::Value> = prog
-        .insns
-        .iter()
-        .map(|i| serde_json::json!({"code": i.code, "jt": i.jt, "jf": i.jf, "k": i.k}))
-        .collect();
+    let insns = json_instructions(prog);
     let arches: Vec<serde_json::Value> = info
         .arches
         .iter()

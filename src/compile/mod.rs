@@ -43,7 +43,8 @@ mod rules;
 mod runc;
 
 pub use emit::{
-    emit, emit_go, emit_thread_filters, go_package_name, EmitFormat, DEFAULT_GO_PACKAGE,
+    emit, emit_go, emit_program, emit_program_go, emit_thread_filters, go_package_name, EmitFormat,
+    ProgramOrigin, DEFAULT_GO_PACKAGE,
 };
 pub use rules::{arg_word_offsets, compares_low_words_only};
 pub use runc::applies as runc_stub_applies;

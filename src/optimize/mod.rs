@@ -1291,19 +1291,26 @@ pub fn arches_checked(prog: &Program) -> Vec<Arch> {
 
 /// [`arches_checked`] with `native` (when given) in the host's place.
 pub fn arches_checked_native(prog: &Program, native: Option<Arch>) -> Vec<Arch> {
-    let cuts = lift::arch_cuts(prog);
-    let mut arches: Vec<Arch> = Vec::new();
-    for a in Arch::ALL {
-        if token_checked(&cuts, a.token()) && !arches.contains(&a) {
-            arches.push(a);
-        }
-    }
+    let mut arches = arches_singled_out(prog);
     let host = native.or_else(Arch::host).unwrap_or(Arch::X86_64);
     if arches.is_empty() {
         arches.push(host);
     }
     if let Some(i) = arches.iter().position(|&a| a == host) {
         arches.swap(0, i);
+    }
+    arches
+}
+
+/// The architectures whose token the program compares `arch` with (x86_64 brings x32), in
+/// [`Arch::ALL`]'s order; none for a program that never reads `arch`.
+pub fn arches_singled_out(prog: &Program) -> Vec<Arch> {
+    let cuts = lift::arch_cuts(prog);
+    let mut arches: Vec<Arch> = Vec::new();
+    for a in Arch::ALL {
+        if token_checked(&cuts, a.token()) && !arches.contains(&a) {
+            arches.push(a);
+        }
     }
     arches
 }
