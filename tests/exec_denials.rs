@@ -277,7 +277,9 @@ fn a_filter_installed_by_the_command_is_noted() {
 
 /// A child started with CLONE_UNTRACED cannot be followed by any tracer: the filter still
 /// refuses its calls (the program sees it), and the report says its calls are missing rather
-/// than counting only the parent's in silence.
+/// than counting only the parent's in silence. With `clone` (flags in a register) and with
+/// `clone3` (flags in the `struct clone_args` in memory, include/uapi/linux/sched.h: its
+/// version-0 layout is eight u64, `flags` first and `exit_signal` fifth).
 #[test]
 fn children_no_tracer_can_follow_are_noted() {
     let Some(_) = require_tools("exec_denials cc", &["cc"]) else {
@@ -294,8 +296,22 @@ fn children_no_tracer_can_follow_are_noted() {
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-int main(void) {
-    long pid = syscall(SYS_clone, SIGCHLD | CLONE_UNTRACED, 0, 0, 0, 0);
+#include <stdint.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    long pid;
+    if (argc > 1 && strcmp(argv[1], "clone3") == 0) {
+        uint64_t args[8] = {0};
+        args[0] = CLONE_UNTRACED;
+        args[4] = SIGCHLD;
+        pid = syscall(SYS_clone3, args, sizeof args);
+    } else {
+        pid = syscall(SYS_clone, SIGCHLD | CLONE_UNTRACED, 0, 0, 0, 0);
+    }
+    if (pid < 0) {
+        perror("clone");
+        return 3;
+    }
     if (pid == 0) {
         printf("child getppid %ld\n", syscall(SYS_getppid));
         fflush(stdout);
@@ -323,30 +339,37 @@ int main(void) {
             "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
     )
     .unwrap();
-    let report = dir.join("d.json");
-    let out = exec_under(&profile)
-        .arg("--denials-json")
-        .arg(&report)
-        .arg("--")
-        .arg(&program)
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    let printed = stdout_of(&out);
-    assert!(printed.contains("child getppid -1"), "{printed}");
-    assert!(printed.contains("parent getppid -1"), "{printed}");
-    let doc = read_json(&report);
-    assert_eq!(denials_by_name(&doc)["getppid"]["count"], 1, "{doc}");
-    assert!(err.contains("with CLONE_UNTRACED"), "{err}");
-    assert!(
-        doc["notes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|n| n.as_str().unwrap().contains("started 1 process or thread")),
-        "{doc}"
-    );
+    for call in ["clone", "clone3"] {
+        let report = dir.join(&format!("{call}.json"));
+        let out = exec_under(&profile)
+            .arg("--denials-json")
+            .arg(&report)
+            .arg("--")
+            .arg(&program)
+            .arg(call)
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{call}: {err}");
+        let printed = stdout_of(&out);
+        assert!(printed.contains("child getppid -1"), "{call}: {printed}");
+        assert!(printed.contains("parent getppid -1"), "{call}: {printed}");
+        let doc = read_json(&report);
+        assert_eq!(
+            denials_by_name(&doc)["getppid"]["count"],
+            1,
+            "{call}: {doc}"
+        );
+        assert!(err.contains("with CLONE_UNTRACED"), "{call}: {err}");
+        assert!(
+            doc["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("started 1 process or thread")),
+            "{call}: {doc}"
+        );
+    }
 }
 
 /// Bad uses are refused before the command runs.

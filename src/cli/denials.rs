@@ -128,6 +128,10 @@ pub(super) struct Collector<'p> {
     /// Processes or threads started with `CLONE_UNTRACED`: no tracer follows them, so their
     /// calls are not seen (the filter still applies to them).
     pub untraced_children: u64,
+    /// Reads a word of a stopped tracee's memory (`clone3`'s flags):
+    /// [`trace::read_tracee_u64`](crate::kernel::trace::read_tracee_u64), or a stand-in in
+    /// unit tests.
+    read_memory: fn(libc::pid_t, u64) -> Option<u64>,
     /// Calls seen so far.
     calls: u64,
     /// Calls the interpreter could not decide (a program that reads out of bounds: the
@@ -147,6 +151,7 @@ impl<'p> Collector<'p> {
             own_filters: BTreeSet::new(),
             starting_untraced: HashSet::new(),
             untraced_children: 0,
+            read_memory: crate::kernel::trace::read_tracee_u64,
             calls: 0,
             undecided: 0,
         }
@@ -172,6 +177,12 @@ impl<'p> Collector<'p> {
                         self.installing.insert(tid);
                     }
                     (Some(abi), Some("clone")) if starts_untraced(abi, &data) => {
+                        self.starting_untraced.insert(tid);
+                    }
+                    (_, Some("clone3"))
+                        if (self.read_memory)(tid, data.args[0])
+                            .is_some_and(|flags| flags & CLONE_UNTRACED != 0) =>
+                    {
                         self.starting_untraced.insert(tid);
                     }
                     _ => {}
@@ -337,8 +348,8 @@ fn installs_filter(name: &str, data: &SeccompData) -> bool {
 const CLONE_UNTRACED: u64 = 0x0080_0000;
 
 /// Whether this `clone` asks that no tracer follow the new task. Its flags are the first
-/// argument, except on s390x (the second). `clone3`'s are in memory the filter cannot read,
-/// nor this check.
+/// argument, except on s390x (the second). `clone3`'s are the first word of the
+/// `struct clone_args` its first argument points at, on every ABI (`read_memory` reads it).
 fn starts_untraced(abi: Arch, data: &SeccompData) -> bool {
     let flags = if abi == Arch::S390x {
         data.args[1]

@@ -833,6 +833,26 @@ pub fn untraceable(pid: libc::pid_t) -> Option<&'static str> {
     }
 }
 
+/// The 8 bytes at `addr` in thread `tid`'s memory, in this machine's byte order: for a
+/// tracee stopped at a call, a word the call will read (`clone3`'s `clone_args.flags`).
+/// `None` when the address is not mapped or the thread is gone. The tracee may change the
+/// word before the kernel reads it: what this says is a guess about the call, for reports.
+pub fn read_tracee_u64(tid: libc::pid_t, addr: u64) -> Option<u64> {
+    let mut word = [0u8; 8];
+    let local = libc::iovec {
+        iov_base: word.as_mut_ptr().cast(),
+        iov_len: word.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: usize::try_from(addr).ok()? as *mut libc::c_void,
+        iov_len: word.len(),
+    };
+    // SAFETY: `local` points at `word`, 8 writable bytes that outlive the call; `remote` is
+    // only read by the kernel, from the other process, which checks it.
+    let read = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    (read == 8).then(|| u64::from_ne_bytes(word))
+}
+
 /// The process tracing `pid`, if one does (`TracerPid` in `/proc/PID/status`).
 fn tracer_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
