@@ -396,6 +396,16 @@ fn a_report_that_cannot_be_written_stops_the_run_before_it_starts() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    // stdout is the command's: the report would be mixed into what it prints.
+    let out = exec_under(shared_profile("oci/docker-default.json"))
+        .args(["--denials-json", "-", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("/dev/fd/3"), "{}", stderr_of(&out));
+    assert!(out.stdout.is_empty());
+    assert!(!marker.exists(), "the command ran");
 }
 
 /// A report that cannot be written after the command ran (a full device): exit 2, and the

@@ -122,7 +122,8 @@ pub struct ExecArgs {
     /// parent here.
     #[arg(long, conflicts_with = "dry_run")]
     pub denials: bool,
-    /// Also write that list as JSON to FILE (implies --denials; docs/json.md).
+    /// Also write that list as JSON to FILE (implies --denials; docs/json.md). Not `-`:
+    /// stdout is the command's (`/dev/fd/3` with `3>FILE` in the shell keeps them apart).
     #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
     pub denials_json: Option<PathBuf>,
     /// Output format of --dry-run.
@@ -804,6 +805,14 @@ fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
         )));
     }
     if let Some(path) = &args.denials_json {
+        if path.as_os_str() == "-" {
+            // stdout is the command's: the document would be read as part of its output.
+            return Err(Failure::input(
+                "--denials-json -: stdout is the command's, and the report would be mixed \
+                 with its output; give a file, or /dev/fd/3 with `3>FILE` in the shell \
+                 (/dev/stdout if the command prints nothing)",
+            ));
+        }
         super::io::check_can_write(path)?;
     }
     let programs: Vec<Program> = plan.filters.iter().map(|f| f.program.clone()).collect();
