@@ -232,6 +232,63 @@ fn a_profile_where_a_filter_goes_says_to_compile_it() {
     assert_bad_input(&out, &["broken.json:1:1"]);
 }
 
+/// The other way round: a compiled filter given to `compile` (or `exec -p`) is named as what
+/// it is, with the verb that takes it, rather than JSON's "expected value" at its first byte.
+#[test]
+fn a_filter_where_a_profile_goes_says_to_optimize_it() {
+    let dir = tmpdir("filter-as-profile");
+    let bpf = write(&dir, "allow.bpf", &raw(&[RET_ALLOW]));
+    let asm = write(&dir, "allow.s", b"; hand-written\nret ALLOW\n");
+    let out_h = dir.join("out.h");
+    for input in [&bpf, &asm] {
+        let out = secopt(&["compile", input, "-o", out_h.to_str().unwrap()]);
+        assert_bad_input(
+            &out,
+            &[
+                input,
+                "this is a cBPF filter, not a profile",
+                "secopt optimize",
+            ],
+        );
+        assert!(!out_h.exists());
+        let out = secopt(&["exec", "-p", input, "--", "true"]);
+        assert_bad_input(&out, &["this is a cBPF filter", "--bpf"]);
+    }
+    // Firecracker's filter file (seccompiler-bin's output, made here by compile).
+    if let Some(profile) = firecracker_profile() {
+        let json = write(&dir, "fc.json", &profile);
+        let file = dir.join("fc.bin");
+        let made = secopt(&[
+            "compile",
+            &json,
+            "--emit",
+            "firecracker",
+            "-o",
+            file.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let out = secopt(&[
+            "compile",
+            file.to_str().unwrap(),
+            "-o",
+            out_h.to_str().unwrap(),
+        ]);
+        assert_bad_input(&out, &["this is a Firecracker filter file", "--thread"]);
+        assert!(!out_h.exists());
+    }
+    // Text that is neither JSON nor assembly keeps the JSON parser's place.
+    let text = write(&dir, "notes.txt", b"hello\n");
+    assert_bad_input(
+        &secopt(&["compile", &text]),
+        &["notes.txt: invalid JSON at line 1, column 1"],
+    );
+}
+
 /// Stdout that cannot be written (`/dev/full`: every write fails with ENOSPC) is an output
 /// failure like any other: `<stdout>: cannot write`, exit code 2, no panic backtrace. The
 /// reports are printed line by line, JSON documents in one piece, and clap prints help.

@@ -313,6 +313,18 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     };
     let bytes = read_input(&args.profile)?;
     let source = display_name(&args.profile);
+    if let Some(kind) = super::io::compiled_filter_kind(&bytes, &source) {
+        return Err(Failure::input(format!(
+            "{source}: this is {kind}, not a profile; `secopt optimize {source} -o OUT` \
+             optimizes it and writes it as compile does (raw, assembly, C, Rust, Go, base64, \
+             JSON: `-o OUT.h` is a C header){}",
+            if kind.contains("Firecracker") {
+                ", one thread's filter with --thread"
+            } else {
+                ""
+            }
+        )));
+    }
     let caps = CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;
     let kernel = args.kernel;
     let base_name = args.name.clone().unwrap_or_else(|| {

@@ -236,6 +236,11 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
                  && secopt exec --bpf f.bpf -- CMD"
             ));
         }
+        if let Some(kind) = super::io::compiled_filter_kind(&bytes, &name) {
+            return Failure::input(format!(
+                "{name}: this is {kind}, and -p takes a profile; --bpf {name} installs a filter"
+            ));
+        }
         Failure::input(e.to_string())
     })?;
     let host = Arch::host().ok_or_else(|| {

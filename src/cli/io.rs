@@ -395,6 +395,21 @@ pub fn looks_like_oci(bytes: &[u8]) -> bool {
         .is_ok_and(|top| top.contains_key("defaultAction") || top.contains_key("ociVersion"))
 }
 
+/// What a file given where a profile belongs is, when it is a compiled filter rather than a
+/// profile (`a cBPF filter`, `a Firecracker filter file`): for an error that says so instead
+/// of the JSON parser's "expected value" at its first byte. Anything that starts like JSON
+/// is left to the profile's parser.
+pub fn compiled_filter_kind(bytes: &[u8], name: &str) -> Option<&'static str> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
+    if matches!(first, b'{' | b'[') {
+        return None;
+    }
+    match decode_input_any_length(bytes, name, InputFormat::Auto).ok()? {
+        Input::Program(_) => Some("a cBPF filter"),
+        Input::ThreadFilters(_) => Some("a Firecracker filter file"),
+    }
+}
+
 /// A Firecracker file is an object of thread filters, each with a `filter` array; an OCI
 /// profile has `defaultAction` (or is a whole config with `ociVersion`).
 ///
