@@ -723,36 +723,20 @@ pub(super) fn report_unknown(
     for w in resolved.shadowed.iter().chain(unenforced) {
         say!("secopt: warning: {prefix}: {w}");
     }
-    let libseccomp = resolved.dialect == Dialect::Libseccomp;
     // A name no table has, once with its place and the name it is likely a typo for.
-    let unnumbered: Vec<_> = resolved
-        .arches
-        .iter()
-        .map(|a| (a, a.unnumbered_names(libseccomp)))
-        .collect();
-    let mut typos: Vec<&str> = Vec::new();
-    for (a, names) in &unnumbered {
-        for &name in &names.nowhere {
-            if typos.contains(&name) {
-                continue;
-            }
-            typos.push(name);
-            let meant = likely_meant(name);
-            if !meant.is_empty() {
-                let place = a
-                    .unknown_rules
-                    .get(name)
-                    .and_then(|rules| rules.first())
-                    .map_or_else(String::new, |r| format!("{}: ", r.origin));
-                say!(
-                    "secopt: warning: {prefix}: {place}`{name}` is no syscall of any \
-                     architecture secopt knows: a typo for {}?",
-                    alternatives(&meant)
-                );
-            }
+    for (name, origin) in compile::names_no_arch_has(resolved) {
+        let meant = likely_meant(name);
+        if !meant.is_empty() {
+            let place = origin.map_or_else(String::new, |o| format!("{o}: "));
+            say!(
+                "secopt: warning: {prefix}: {place}`{name}` is no syscall of any \
+                 architecture secopt knows: a typo for {}?",
+                alternatives(&meant)
+            );
         }
     }
-    for (a, names) in &unnumbered {
+    let libseccomp = resolved.dialect == Dialect::Libseccomp;
+    for a in &resolved.arches {
         // Profiles list the syscalls of every arch they support (Docker's names chown32 and
         // _llseek for arm and i386); those are expected on other arches and only summarized.
         // A name no arch has is likely a typo or newer than the syscall table in use (with
@@ -761,14 +745,14 @@ pub(super) fn report_unknown(
             other_arch: elsewhere,
             nowhere,
             multiplexed,
-        } = names;
+        } = a.unnumbered_names(libseccomp);
         if !nowhere.is_empty() {
             say!(
                 "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
                 nowhere.len(),
                 if nowhere.len() == 1 { "" } else { "s" },
                 a.arch,
-                policy::name_listing(nowhere, 32, MORE)
+                policy::name_listing(&nowhere, 32, MORE)
             );
         }
         if !notes {
@@ -783,7 +767,7 @@ pub(super) fn report_unknown(
                     format!("{} names of other architectures", elsewhere.len())
                 },
                 a.arch,
-                policy::name_listing(elsewhere, 8, MORE)
+                policy::name_listing(&elsewhere, 8, MORE)
             );
         }
         if !multiplexed.is_empty() {

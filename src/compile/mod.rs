@@ -365,31 +365,39 @@ impl FilterInfo {
 /// architecture only (`chown32` in an x86_64 filter) are expected in multi-arch profiles and
 /// left to [`ArchInfo::unknown`].
 pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
+    names_no_arch_has(resolved)
+        .into_iter()
+        .map(|(name, origin)| policy::Warning {
+            path: origin.map_or_else(|| resolved.source.clone(), str::to_string),
+            message: format!(
+                "`{name}` is no syscall of any architecture secopt knows: its rule is \
+                 skipped for it, as runc skips it (a misspelling?)"
+            ),
+            kind: policy::WarningKind::UnknownName,
+        })
+        .collect()
+}
+
+/// Each syscall name no architecture secopt knows has, once, with the place of the first
+/// rule naming it (`$.syscalls[3]`): what [`unknown_names`] warns about, and what the CLI
+/// looks for typos in.
+pub fn names_no_arch_has(resolved: &Resolved) -> Vec<(&str, Option<&str>)> {
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
-    let mut seen: Vec<&str> = Vec::new();
-    let mut warnings = Vec::new();
+    let mut found: Vec<(&str, Option<&str>)> = Vec::new();
     for a in &resolved.arches {
         for name in a.unnumbered_names(libseccomp).nowhere {
-            if seen.contains(&name) {
+            if found.iter().any(|(seen, _)| *seen == name) {
                 continue;
             }
-            seen.push(name);
-            let path = a
+            let origin = a
                 .unknown_rules
                 .get(name)
                 .and_then(|rules| rules.first())
-                .map_or_else(|| resolved.source.clone(), |r| r.origin.to_string());
-            warnings.push(policy::Warning {
-                path,
-                message: format!(
-                    "`{name}` is no syscall of any architecture secopt knows: its rule is \
-                     skipped for it, as runc skips it (a misspelling?)"
-                ),
-                kind: policy::WarningKind::UnknownName,
-            });
+                .map(|r| &*r.origin);
+            found.push((name, origin));
         }
     }
-    warnings
+    found
 }
 
 /// Conditions whose constant is 2^32 or more, on the arches where libseccomp compares
