@@ -281,8 +281,9 @@ fn every_verb_names_the_same_things_alike() {
             "exec",
             "-p",
             &refusing,
+            // mkdir prints nothing on stdout: the document is all of it.
             "--denials-json",
-            "-",
+            "/dev/stdout",
             "--",
             "mkdir",
             "-p",
