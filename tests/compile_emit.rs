@@ -298,3 +298,55 @@ fn formats_from_extensions() {
     assert_eq!(ext("f.JSON"), Some(EmitFormat::Json));
     assert_eq!(ext("f"), None);
 }
+
+fn hand_origin(source: &str) -> compile::ProgramOrigin {
+    compile::ProgramOrigin {
+        source: source.to_string(),
+        endian: secopt::arch::Endian::Little,
+        notes: vec![],
+    }
+}
+
+/// Array names a C header cannot declare besides keywords: GCC's default dialect defines
+/// `linux` and `unix` as 1, `<linux/filter.h>` (which the header includes) defines `BPF_K`,
+/// and the program including it has its own `main`. All four headers, included together by a
+/// program with a `main`, must compile (found by an audit: each failed before).
+#[test]
+fn c_headers_compile_whatever_the_array_is_named() {
+    let program = asm::assemble("ld [nr]\njeq #39, a\nret ERRNO(1)\na: ret ALLOW\n").unwrap();
+    let d = tmpdir("c-names");
+    let mut main = String::new();
+    for (i, name) in ["linux", "unix", "BPF_K", "main"].into_iter().enumerate() {
+        let header =
+            compile::emit_program(&program, &hand_origin("p.s"), EmitFormat::C, name).unwrap();
+        std::fs::write(d.join(format!("h{i}.h")), header).unwrap();
+        main.push_str(&format!("#include \"h{i}.h\"\n"));
+    }
+    main.push_str("int main(void) { return 0; }\n");
+    std::fs::write(d.join("main.c"), main).unwrap();
+    run(Command::new("cc")
+        .args(["-Wall", "-Werror", "-Wno-unused-variable", "-o"])
+        .arg(d.join("main"))
+        .arg(d.join("main.c")));
+}
+
+/// A file name holding a newline stays inside the comment header: the assembly reassembles
+/// to the program itself, not to one that starts with what the name smuggled in (`ret
+/// ALLOW`, which allowed everything; found by an audit).
+#[test]
+fn a_newline_in_a_file_name_stays_in_the_comment() {
+    let program = asm::assemble("ld [nr]\njeq #39, a\nret KILL_PROCESS\na: ret ALLOW\n").unwrap();
+    let origin = hand_origin("x\nret ALLOW\n;");
+    let text = compile::emit_program(&program, &origin, EmitFormat::Asm, "x").unwrap();
+    let reassembled = asm::assemble(&String::from_utf8(text).unwrap()).unwrap();
+    assert_eq!(reassembled, program);
+    for format in [EmitFormat::C, EmitFormat::Rust, EmitFormat::Go] {
+        let text = compile::emit_program(&program, &origin, format, "x").unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            !text.lines().any(|l| l == "ret ALLOW"),
+            "{format:?}: {text}"
+        );
+        assert!(text.contains("x\\nret ALLOW\\n;"), "{format:?}: {text}");
+    }
+}

@@ -394,7 +394,7 @@ fn description(info: &FilterInfo, len: usize) -> Vec<String> {
     for (key, value) in &info.settings {
         lines.push(format!("{key}: {value}"));
     }
-    lines
+    one_line_each(lines)
 }
 
 /// The header lines of a program no profile describes: where it came from, what it checks,
@@ -422,7 +422,17 @@ fn program_description(prog: &Program, origin: &ProgramOrigin) -> Vec<String> {
         ),
     ];
     lines.extend(origin.notes.iter().cloned());
+    one_line_each(lines)
+}
+
+/// Header lines with control characters escaped: a file or thread name holding a newline
+/// would otherwise end the comment line, and what follows it would be code (an assembly
+/// header `; from x` + `ret ALLOW` assembles to a filter that allows everything).
+fn one_line_each(lines: Vec<String>) -> Vec<String> {
     lines
+        .into_iter()
+        .map(|line| crate::policy::printable(&line).into_owned())
+        .collect()
 }
 
 fn asm_text(prog: &Program, header: &[String], endian: Endian) -> String {
@@ -447,7 +457,8 @@ fn asm_text(prog: &Program, header: &[String], endian: Endian) -> String {
 }
 
 /// `name` as an identifier: ASCII letters, digits and `_`, starting with a letter, and not a
-/// keyword of C, Rust or Go (`int.json` would declare `static struct sock_filter int[…]`).
+/// keyword of C, Rust or Go (`int.json` would declare `static struct sock_filter int[…]`) nor
+/// a name a C header cannot take ([`C_TAKEN`], `BPF_*`).
 /// A leading `_` would make Go's name unexported (`go_exported` capitalises each part)
 /// and C's reserved (`_` and a capital, or `__`), so `-lead.json` gives `filter_lead`.
 pub(crate) fn identifier(name: &str) -> String {
@@ -460,11 +471,19 @@ pub(crate) fn identifier(name: &str) -> String {
     } else if id.is_empty()
         || id.starts_with(|c: char| c.is_ascii_digit())
         || KEYWORDS.contains(&id.as_str())
+        || C_TAKEN.contains(&id.as_str())
+        || id.starts_with("BPF_")
     {
         id.insert_str(0, "filter_");
     }
     id
 }
+
+/// Names a C header cannot declare an array as, besides keywords: macros GCC predefines in
+/// its default GNU dialects (`linux` and `unix` are `1`; `i386` on 32-bit x86), and `main`,
+/// which every program defines. `BPF_*` names are macros of `<linux/filter.h>`, which the
+/// header includes (checked apart).
+const C_TAKEN: &[&str] = &["linux", "unix", "i386", "main"];
 
 /// Reserved words of C (C23), Rust (2021, including reserved ones) and Go.
 #[rustfmt::skip]

@@ -1058,6 +1058,8 @@ fn identifiers_for_source_formats() {
     // Keywords of the languages emitted (C's `int`, Rust's `fn`, Go's `func`).
     assert_eq!(emit::identifier("int"), "filter_int");
     assert_eq!(emit::identifier("fn"), "filter_fn");
+    assert_eq!(emit::identifier("linux"), "filter_linux");
+    assert_eq!(emit::identifier("BPF_K"), "filter_BPF_K");
     assert_eq!(emit::identifier("func"), "filter_func");
     assert_eq!(emit::identifier("internal"), "internal");
     // Never a leading `_`: Go would not export it, C reserves `_` + capital and `__`.
