@@ -254,6 +254,11 @@ fn a_filter_where_a_profile_goes_says_to_optimize_it() {
         let out = secopt(&["exec", "-p", input, "--", "true"]);
         assert_bad_input(&out, &["this is a cBPF filter", "--bpf"]);
     }
+    // A big-endian machine's filter (s390x: `struct sock_filter` with its u16 and u32
+    // big-endian), which the little-endian reading refuses.
+    let be = write(&dir, "allow-be.bpf", &[0x00, 0x06, 0, 0, 0x7f, 0xff, 0, 0]);
+    let out = secopt(&["compile", &be]);
+    assert_bad_input(&out, &["a big-endian cBPF filter", "--input-format raw-be"]);
     // Firecracker's filter file (seccompiler-bin's output, made here by compile).
     if let Some(profile) = firecracker_profile() {
         let json = write(&dir, "fc.json", &profile);
@@ -280,6 +285,8 @@ fn a_filter_where_a_profile_goes_says_to_optimize_it() {
         ]);
         assert_bad_input(&out, &["this is a Firecracker filter file", "--thread"]);
         assert!(!out_h.exists());
+        let out = secopt(&["exec", "-p", file.to_str().unwrap(), "--", "true"]);
+        assert_bad_input(&out, &["--bpf", "fc.bin:THREAD"]);
     }
     // Text that is neither JSON nor assembly keeps the JSON parser's place.
     let text = write(&dir, "notes.txt", b"hello\n");

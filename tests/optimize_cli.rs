@@ -1561,3 +1561,102 @@ fn the_report(stdout: &[u8]) -> Value {
     assert_eq!(docs.len(), 1, "{docs:?}");
     docs[0].clone()
 }
+
+/// One thread of a Firecracker filter file as a C header is named after the thread, however
+/// the thread is picked (`FILE:THREAD` or `--thread`), so two threads' headers go in one
+/// program (the C compiler is the judge; each array's length is its raw output's). The whole
+/// file under a name whose extension asks for one filter is refused, not written as a binary
+/// file under that name; and --thread with Firecracker's file format says to leave --thread
+/// out (found by an audit).
+#[test]
+fn firecracker_threads_as_headers_are_named_by_thread() {
+    let fc = common::libseccomp_profiles::profile_path(
+        "firecracker/firecracker-x86_64-unknown-linux-musl.json",
+    );
+    let dir = temp_dir().join("fc-headers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("fc.bin");
+    let (code, _, stderr) = secopt(&[
+        "compile",
+        s(&fc),
+        "--emit",
+        "firecracker",
+        "-o",
+        s(&file),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let api = format!("{}:api", s(&file));
+    let one = |args: &[&str]| {
+        let (code, _, stderr) = secopt(args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+    };
+    one(&["optimize", &api, "-o", s(&dir.join("api.h")), "-q"]);
+    one(&[
+        "optimize",
+        s(&file),
+        "--thread",
+        "vcpu",
+        "-o",
+        s(&dir.join("vcpu.h")),
+        "-q",
+    ]);
+    one(&["optimize", &api, "-o", s(&dir.join("api.bpf")), "-q"]);
+    one(&[
+        "optimize",
+        s(&file),
+        "--thread",
+        "vcpu",
+        "-o",
+        s(&dir.join("vcpu.bpf")),
+        "-q",
+    ]);
+    std::fs::write(
+        dir.join("both.c"),
+        "#include <stdio.h>\n#include \"api.h\"\n#include \"vcpu.h\"\n\
+         int main(void) {\n\
+         printf(\"%zu %zu\\n\", sizeof fc_api / sizeof fc_api[0], sizeof fc_vcpu / sizeof fc_vcpu[0]);\n\
+         return 0;\n}\n",
+    )
+    .unwrap();
+    let cc = Command::new("cc")
+        .args(["-Wall", "-Werror", "-o"])
+        .arg(dir.join("both"))
+        .arg(dir.join("both.c"))
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let printed = Command::new(dir.join("both")).output().unwrap().stdout;
+    let len = |f: &str| std::fs::metadata(dir.join(f)).unwrap().len() / 8;
+    assert_eq!(
+        String::from_utf8(printed).unwrap().trim(),
+        format!("{} {}", len("api.bpf"), len("vcpu.bpf"))
+    );
+    assert_ne!(
+        len("api.bpf"),
+        len("vcpu.bpf"),
+        "the threads' filters differ"
+    );
+
+    let all = dir.join("all.h");
+    let (code, _, stderr) = secopt(&["optimize", s(&file), "-o", s(&all)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("pick a thread with --thread"), "{stderr}");
+    assert!(!all.exists());
+    let (code, _, stderr) = secopt(&[
+        "optimize",
+        s(&file),
+        "--thread",
+        "vcpu",
+        "--output-format",
+        "firecracker",
+        "-o",
+        s(&dir.join("v.bin")),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("leave out --thread vcpu"), "{stderr}");
+}

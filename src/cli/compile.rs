@@ -314,15 +314,18 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     let bytes = read_input(&args.profile)?;
     let source = display_name(&args.profile);
     if let Some(kind) = super::io::compiled_filter_kind(&bytes, &source) {
+        let given = args.profile.display().to_string();
+        let extra = if kind.contains("Firecracker") {
+            " --thread vcpu"
+        } else if kind.contains("big-endian") {
+            " --input-format raw-be"
+        } else {
+            ""
+        };
         return Err(Failure::input(format!(
-            "{source}: this is {kind}, not a profile; `secopt optimize {source} -o OUT` \
+            "{source}: this is {kind}, not a profile; `secopt optimize {given}{extra} -o OUT` \
              optimizes it and writes it as compile does (raw, assembly, C, Rust, Go, base64, \
-             JSON: `-o OUT.h` is a C header){}",
-            if kind.contains("Firecracker") {
-                ", one thread's filter with --thread"
-            } else {
-                ""
-            }
+             JSON: `-o OUT.h` is a C header)"
         )));
     }
     let caps = CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;

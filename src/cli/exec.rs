@@ -237,8 +237,16 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
             ));
         }
         if let Some(kind) = super::io::compiled_filter_kind(&bytes, &name) {
+            let given = path.display();
+            let how = if kind.contains("Firecracker") {
+                format!("--bpf {given}:THREAD installs one of its threads' filters")
+            } else if kind.contains("big-endian") && cfg!(target_endian = "little") {
+                "this machine is little-endian: it cannot run it".to_string()
+            } else {
+                format!("--bpf {given} installs it")
+            };
             return Failure::input(format!(
-                "{name}: this is {kind}, and -p takes a profile; --bpf {name} installs a filter"
+                "{name}: this is {kind}, and -p takes a profile; {how}"
             ));
         }
         Failure::input(e.to_string())

@@ -63,24 +63,29 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(buf)
 }
 
+/// `path` split as `FILE:THREAD` where it names no file itself and a file comes before a `:`
+/// (the last such `:`, so that file and thread names may hold one); whether FILE is a
+/// Firecracker filter file is the caller's to find out.
+pub fn file_and_thread(path: &Path) -> Option<(&str, &str)> {
+    let text = path.to_str()?;
+    let (file, thread) = text
+        .rmatch_indices(':')
+        .map(|(i, _)| (&text[..i], &text[i + 1..]))
+        .find(|(file, _)| Path::new(file).is_file())?;
+    if thread.is_empty() || thread.contains('/') || path.exists() {
+        return None;
+    }
+    Some((file, thread))
+}
+
 /// `FILE:THREAD` naming a thread of a Firecracker filter file: that thread's program as raw
 /// (little-endian) bytes. `None` when the path exists, has no `:`, or no file before a `:` is
 /// a Firecracker filter file: the caller reads the path as it is. The `:` is the last one
 /// with a file before it, so that both file and thread names may hold one.
 fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
-    let Some(text) = path.to_str() else {
+    let Some((file, thread)) = file_and_thread(path) else {
         return Ok(None);
     };
-    let Some((file, thread)) = text
-        .rmatch_indices(':')
-        .map(|(i, _)| (&text[..i], &text[i + 1..]))
-        .find(|(file, _)| Path::new(file).is_file())
-    else {
-        return Ok(None);
-    };
-    if thread.is_empty() || thread.contains('/') || path.exists() || !Path::new(file).is_file() {
-        return Ok(None);
-    }
     let Ok(bytes) = std::fs::read(file) else {
         return Ok(None);
     };
@@ -404,9 +409,12 @@ pub fn compiled_filter_kind(bytes: &[u8], name: &str) -> Option<&'static str> {
     if matches!(first, b'{' | b'[') {
         return None;
     }
-    match decode_input_any_length(bytes, name, InputFormat::Auto).ok()? {
-        Input::Program(_) => Some("a cBPF filter"),
-        Input::ThreadFilters(_) => Some("a Firecracker filter file"),
+    match decode_input_any_length(bytes, name, InputFormat::Auto) {
+        Ok(Input::Program(_)) => Some("a cBPF filter"),
+        Ok(Input::ThreadFilters(_)) => Some("a Firecracker filter file"),
+        Err(_) => decode_input_any_length(bytes, name, InputFormat::RawBe)
+            .ok()
+            .map(|_| "a big-endian cBPF filter"),
     }
 }
 

@@ -50,9 +50,11 @@ pub struct OptimizeArgs {
     /// How to write the optimized filter, as `compile --emit` does (`raw`: the struct
     /// sock_filter array seccomp(2) loads; `c`, `rust`, `go`: an array in a source file;
     /// `base64`; `json`: the program and where it came from). Default: from the output's
-    /// extension (`.s`/`.asm`, `.h`, `.rs`, `.go`, `.b64`, `.json`; `asm` on a terminal),
-    /// `raw` otherwise; for a Firecracker filter file, a file of the input's encoding
-    /// (`firecracker` or `firecracker-bincode` converts). `--emit` is the same option.
+    /// extension (`.bpf`/`.bin`/`.raw`, `.s`/`.asm`, `.h`/`.c`, `.rs`, `.go`,
+    /// `.b64`/`.base64`, `.json`; `asm` on a terminal), `raw` otherwise; for a whole
+    /// Firecracker filter file, a file of the input's encoding (`firecracker` or
+    /// `firecracker-bincode` converts; an extension of another format is refused). `--emit`
+    /// is the same option.
     #[arg(long, value_enum, visible_alias = "emit")]
     pub output_format: Option<EmitFormat>,
     /// Name of the array in C, Rust and Go output (default: from the input's file name);
@@ -63,7 +65,7 @@ pub struct OptimizeArgs {
     #[arg(long, value_parser = super::compile::parse_go_package)]
     pub go_package: Option<String>,
     /// Of a Firecracker filter file, only this thread's filter (`vmm`, `api`, `vcpu`), written
-    /// as a raw or assembly filter.
+    /// as one filter (raw, assembly, a source file, …; `FILE:vcpu` is the same).
     #[arg(long)]
     pub thread: Option<String>,
     /// Print a report: sizes, cacheable syscalls, expected cost with and without the kernel's
@@ -216,9 +218,16 @@ fn write_one(
             None => EmitFormat::Raw,
         });
     if format.thread_filters_encoding().is_some() {
+        let hint = match thread {
+            Some(t) => {
+                format!("leave out --thread {t} to write the whole file, every thread optimized")
+            }
+            None => "which needs one as input (`secopt compile FIRECRACKER.json --emit \
+                     firecracker` makes one)"
+                .to_string(),
+        };
         return Err(Failure::input(format!(
-            "{name}: --output-format {} writes Firecracker's filter file, which needs one \
-             as input (`secopt compile FIRECRACKER.json --emit firecracker` makes one)",
+            "{name}: --output-format {} writes Firecracker's filter file, {hint}",
             super::compile::emit_name(format)
         )));
     }
@@ -236,7 +245,11 @@ fn write_one(
         crate::arch::Endian::Little
     };
     let origin = ProgramOrigin {
-        source: name.clone(),
+        // `FILE:THREAD`, as the thread is read back (docs/json.md's `input`).
+        source: match thread {
+            Some(t) => format!("{}:{t}", input_name(args)),
+            None => name.clone(),
+        },
         endian,
         notes: vec![header_note(input_len, filters, out)],
     };
@@ -330,17 +343,33 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
             out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
         return write_one(args, Some(thread), prog.len(), 1, &out);
     }
-    let encoding = match args.output_format.map(|f| f.thread_filters_encoding()) {
+    // Without --output-format the file is written back as it came, whatever -o's extension:
+    // one that names another format (`-o all.h`) would get a binary file under that name.
+    let implied = args
+        .output
+        .as_deref()
+        .and_then(EmitFormat::from_extension)
+        .filter(|f| !matches!(f, EmitFormat::Raw));
+    let asked = args.output_format.or(implied);
+    let encoding = match asked.map(|f| (f, f.thread_filters_encoding())) {
         None => file.encoding,
-        Some(Some(encoding)) => encoding,
-        Some(None) => {
+        Some((_, Some(encoding))) => encoding,
+        Some((format, None)) => {
+            let given = match args.output_format {
+                Some(_) => format!("--output-format {}", super::compile::emit_name(format)),
+                None => format!(
+                    "-o {} (its extension asks for {} output)",
+                    args.output.as_deref().unwrap_or(Path::new("-")).display(),
+                    super::compile::emit_name(format)
+                ),
+            };
             return Err(Failure::input(format!(
-                "{source}: a Firecracker filter file with {} thread filters ({}); write it as one \
-                 (the default, or --output-format firecracker / firecracker-bincode) or pick \
-                 a thread with --thread",
+                "{source}: a Firecracker filter file with {} thread filters ({}), and {given} \
+                 holds one filter: pick a thread with --thread, or write the file as one \
+                 (--output-format firecracker / firecracker-bincode)",
                 file.threads.len(),
                 file.shown_names().join(", ")
-            )))
+            )));
         }
     };
     check_naming_options(args, EmitFormat::Firecracker)?;
@@ -483,15 +512,18 @@ fn check_thread(prog: &Program, label: &str) -> Result<(), Failure> {
 /// The array's name in source output without `--name`: the first input's file name without
 /// its extension (`docker.bpf` → `docker`), with the thread's after it.
 fn array_name(args: &OptimizeArgs, thread: Option<&str>) -> String {
-    let stem = args
-        .inputs
-        .first()
-        .filter(|p| p.as_os_str() != "-")
-        .and_then(|p| p.file_stem())
-        .map_or_else(
-            || "filter".to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        );
+    let Some(input) = args.inputs.first().filter(|p| p.as_os_str() != "-") else {
+        return "filter".to_string();
+    };
+    // `seccomp_filter.out:vcpu` is the thread `--thread vcpu` names.
+    let (file, thread) = match super::io::file_and_thread(input) {
+        Some((file, t)) => (Path::new(file), Some(t)),
+        None => (input.as_path(), thread),
+    };
+    let stem = file.file_stem().map_or_else(
+        || "filter".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     match thread {
         Some(t) => format!("{stem}_{t}"),
         None => stem,
