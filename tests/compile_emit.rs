@@ -304,6 +304,7 @@ fn hand_origin(source: &str) -> compile::ProgramOrigin {
         source: source.to_string(),
         endian: secopt::arch::Endian::Little,
         notes: vec![],
+        optimization: None,
     }
 }
 

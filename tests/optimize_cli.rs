@@ -325,6 +325,9 @@ fn source_and_text_outputs_hold_the_raw_output() {
         doc["description"][0],
         "Optimized from 6 instructions; proved equal to the input."
     );
+    // The same for machines: 6 instructions in (the source above), proved equal.
+    assert_eq!(doc["optimization"]["reference_length"], 6);
+    assert_eq!(doc["optimization"]["verified"], true);
     // The program checks no arch: none listed.
     assert_eq!(doc["arches"], serde_json::json!([]));
 

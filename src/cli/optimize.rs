@@ -252,6 +252,13 @@ fn write_one(
         },
         endian,
         notes: vec![header_note(input_len, filters, out)],
+        optimization: Some(compile::OptimizationInfo {
+            reference_instructions: input_len,
+            method: out.method,
+            verified: out.verification == Verification::Equal,
+            proof: out.proof,
+            notes: out.notes.clone(),
+        }),
     };
     let array = args
         .name

@@ -167,6 +167,10 @@ pub struct ProgramOrigin {
     /// What was done to it, one sentence each ("Optimized from 312 instructions; proved equal
     /// to the input."), for the header.
     pub notes: Vec<String>,
+    /// The same for machines, when the program is the optimizer's output: the input's length
+    /// as `reference_length`, the method, whether it was proved equal (JSON `optimization`,
+    /// as in a compiled filter's document).
+    pub optimization: Option<super::OptimizationInfo>,
 }
 
 /// Writes a program that no profile describes in `format`, as [`emit`] writes a compiled
@@ -182,6 +186,7 @@ pub struct ProgramOrigin {
 ///     source: "getpid-only.s".into(),
 ///     endian: secopt::arch::Endian::Little,
 ///     notes: vec![],
+///     optimization: None,
 /// };
 /// let header = emit_program(&program, &origin, EmitFormat::C, "getpid_only").unwrap();
 /// let header = String::from_utf8(header).unwrap();
@@ -617,6 +622,7 @@ fn program_json(prog: &Program, origin: &ProgramOrigin) -> String {
             .map(|a| serde_json::json!({"arch": a, "token": a.token()}))
             .collect::<Vec<_>>(),
         "description": origin.notes,
+        "optimization": origin.optimization,
         "length": prog.len(),
         "instructions": json_instructions(prog),
         "base64": base64(&raw_bytes(prog, origin.endian)),

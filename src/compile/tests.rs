@@ -342,6 +342,7 @@ fn programs_no_profile_describes_are_emitted_only_when_valid() {
         source: "hand.s".into(),
         endian,
         notes: vec!["Written by hand.".into()],
+        optimization: None,
     };
     let little = origin(crate::arch::Endian::Little);
     let big = Program::new(vec![Insn::ret(0); 4097]);
