@@ -38,6 +38,26 @@ fn s(p: &std::path::Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Builds `dir/NAME.c` with the system C compiler (warnings are errors; headers beside it),
+/// runs it and returns what it printed.
+fn run_c(dir: &std::path::Path, name: &str) -> Vec<u8> {
+    let exe = dir.join(name);
+    let cc = Command::new("cc")
+        .args(["-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(dir.join(format!("{name}.c")))
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = Command::new(&exe).output().unwrap();
+    assert!(out.status.success(), "{name}");
+    out.stdout
+}
+
 fn same_on_sweep(a: &Program, b: &Program) {
     for token in [0xc000_003e, 0x4000_0003, 0xc000_00b7] {
         for nr in (0..520).chain(0x4000_0000..0x4000_0220).chain([u32::MAX]) {
@@ -266,22 +286,7 @@ fn source_and_text_outputs_hold_the_raw_output() {
          return sizeof emit_src / sizeof emit_src[0] != EMIT_SRC_LEN;\n}\n",
     )
     .unwrap();
-    let cc = Command::new("cc")
-        .args(["-Wall", "-Werror", "-I"])
-        .arg(header.parent().unwrap())
-        .arg("-o")
-        .arg(dir.join("emit-main"))
-        .arg(dir.join("emit-main.c"))
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let from_c = Command::new(dir.join("emit-main")).output().unwrap();
-    assert!(from_c.status.success());
-    assert_eq!(from_c.stdout, raw);
+    assert_eq!(run_c(&dir, "emit-main"), raw);
     let text = std::fs::read_to_string(&header).unwrap();
     assert!(
         text.contains("Optimized from 6 instructions; proved equal to the input."),
@@ -1622,18 +1627,7 @@ fn firecracker_threads_as_headers_are_named_by_thread() {
          return 0;\n}\n",
     )
     .unwrap();
-    let cc = Command::new("cc")
-        .args(["-Wall", "-Werror", "-o"])
-        .arg(dir.join("both"))
-        .arg(dir.join("both.c"))
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let printed = Command::new(dir.join("both")).output().unwrap().stdout;
+    let printed = run_c(&dir, "both");
     let len = |f: &str| std::fs::metadata(dir.join(f)).unwrap().len() / 8;
     assert_eq!(
         String::from_utf8(printed).unwrap().trim(),
