@@ -288,6 +288,14 @@ fn a_filter_where_a_profile_goes_says_to_optimize_it() {
         let out = secopt(&["exec", "-p", file.to_str().unwrap(), "--", "true"]);
         assert_bad_input(&out, &["--bpf", "fc.bin:THREAD"]);
     }
+    // Base64 of a filter (what `compile --emit base64` writes, crun's annotation) is named
+    // for the verbs that read filters, not reported as an unknown instruction 12 characters
+    // long and more.
+    let b64 = write(&dir, "allow.b64", b"BgAAAAAA/38=\n");
+    assert_bad_input(
+        &secopt(&["analyze", &b64]),
+        &["allow.b64: this looks like base64", "base64 -d"],
+    );
     // Text that is neither JSON nor assembly keeps the JSON parser's place.
     let text = write(&dir, "notes.txt", b"hello\n");
     assert_bad_input(

@@ -457,6 +457,20 @@ fn profile_hint(bytes: &[u8], name: &str) -> Option<String> {
     })
 }
 
+/// One word of base64 (RFC 4648's alphabet, padded to a multiple of 4), long enough to hold
+/// a filter (one instruction is 12 characters): no assembly looks like that, as every
+/// instruction has an operand after a space.
+fn looks_like_base64(text: &str) -> bool {
+    let word = text.trim();
+    let body = word.trim_end_matches('=');
+    word.len() >= 12
+        && word.len().is_multiple_of(4)
+        && word.len() - body.len() <= 2
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
 /// [`decode_program`] for a format already decided.
 fn decode_as(
     bytes: &[u8],
@@ -471,8 +485,16 @@ fn decode_as(
                 .map_err(|e| Failure::input(format!("{name}: not UTF-8 text: {e}")))?;
             // Validated here, as a raw program is below, so that verbs comparing meanings
             // read a listing of a program past 4096 instructions as they read its bytes.
-            let (prog, rejected) = asm::assemble_unvalidated(text)
-                .map_err(|e| Failure::input(format!("{name}:{e}")))?;
+            let (prog, rejected) = asm::assemble_unvalidated(text).map_err(|e| {
+                if looks_like_base64(text) {
+                    return Failure::input(format!(
+                        "{name}: this looks like base64 (`compile --emit base64`, crun's \
+                         run.oci.seccomp_bpf_data), not assembly: decode it first \
+                         (`base64 -d {name} > filter.bpf`)"
+                    ));
+                }
+                Failure::input(format!("{name}:{e}"))
+            })?;
             let rejected = rejected.map(|e| {
                 let hint = if only_too_long(&prog) {
                     too_long_hint
