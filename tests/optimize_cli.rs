@@ -1657,3 +1657,55 @@ fn firecracker_threads_as_headers_are_named_by_thread() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("leave out --thread vcpu"), "{stderr}");
 }
+
+/// Assembly has no byte order, so a listing of a big-endian machine's filter (s390x: every arch
+/// it checks is big-endian) comes out in that machine's order, as the raw input it was made
+/// from did (found by an audit: it came back little-endian, with no way to ask for big).
+/// `ld [arch]` is opcode 0x0020 (BPF_LD|BPF_W|BPF_ABS, linux/filter.h): big-endian bytes
+/// start 00 20.
+#[test]
+fn a_big_endian_filter_as_assembly_stays_big_endian() {
+    let profile = common::libseccomp_profiles::profile_path("oci/docker-default.json");
+    let dir = temp_dir().join("be-asm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let raw = dir.join("s390x.bpf");
+    let (code, _, stderr) = secopt(&[
+        "compile",
+        s(&profile),
+        "--arch",
+        "s390x",
+        "--no-optimize",
+        "-o",
+        s(&raw),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let listing = dir.join("s390x.s");
+    let (code, _, stderr) = secopt(&[
+        "optimize",
+        "--input-format",
+        "raw-be",
+        s(&raw),
+        "-o",
+        s(&listing),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    for out in ["again.bpf", "again.b64"] {
+        let path = dir.join(out);
+        let (code, _, stderr) = secopt(&["optimize", s(&listing), "-o", s(&path), "-q"]);
+        assert_eq!(code, 0, "{stderr}");
+        let mut bytes = std::fs::read(&path).unwrap();
+        if out.ends_with("b64") {
+            let decoded = Command::new("base64")
+                .arg("-d")
+                .arg(&path)
+                .output()
+                .unwrap();
+            bytes = decoded.stdout;
+        }
+        assert_eq!(bytes[..2], [0x00, 0x20], "{out}");
+        let program = Program::from_raw_in(&bytes, secopt::arch::Endian::Big).expect("big-endian");
+        assert!(validate(&program).is_ok(), "{out}");
+    }
+}

@@ -8,7 +8,7 @@ use super::io::{
 };
 use super::status::{ProgressMode, StatusLine};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
-use crate::arch::Arch;
+use crate::arch::{Arch, Endian};
 use crate::bench::report::counted;
 use crate::bench::workload::{parse_file, WorkloadOptions};
 use crate::bpf::cache::KernelVersion;
@@ -53,8 +53,9 @@ pub struct OptimizeArgs {
     /// extension (`.bpf`/`.bin`/`.raw`, `.s`/`.asm`, `.h`/`.c`, `.rs`, `.go`,
     /// `.b64`/`.base64`, `.json`; `asm` on a terminal), `raw` otherwise; for a whole
     /// Firecracker filter file, a file of the input's encoding (`firecracker` or
-    /// `firecracker-bincode` converts; an extension of another format is refused). `--emit`
-    /// is the same option.
+    /// `firecracker-bincode` converts; an extension of another format is refused). Raw and
+    /// base64 keep a raw input's byte order; from assembly they are big-endian when every
+    /// arch the filter checks is (s390x, ppc64). `--emit` is the same option.
     #[arg(long, value_enum, visible_alias = "emit")]
     pub output_format: Option<EmitFormat>,
     /// Name of the array in C, Rust and Go output (default: from the input's file name);
@@ -152,8 +153,13 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
     }
     let mut stack = Vec::with_capacity(args.inputs.len());
+    // Whether every input is assembly: its byte order is then the program's own.
+    let mut all_text = true;
     for path in &args.inputs {
         let bytes = read_input(path)?;
+        all_text &= args.input_format != InputFormat::Raw
+            && args.input_format != InputFormat::RawBe
+            && super::io::looks_like_text(&bytes);
         match decode_input_any_length(&bytes, &display_name(path), args.input_format)? {
             Input::Program(prog) => stack.push(prog),
             Input::ThreadFilters(file) if args.inputs.len() == 1 => {
@@ -191,7 +197,8 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
         })?
     };
     let input_len: usize = stack.iter().map(Program::len).sum();
-    write_one(&args, None, input_len, stack.len(), &out)
+    let endian = output_endian(args.input_format, all_text, &out.program);
+    write_one(&args, None, input_len, stack.len(), &out, endian)
 }
 
 /// Writes one optimized filter (of `filters` inputs, `input_len` instructions in all; of
@@ -202,6 +209,7 @@ fn write_one(
     input_len: usize,
     filters: usize,
     out: &Optimized,
+    endian: Endian,
 ) -> Result<i32, Failure> {
     let name = thread_label(&input_name(args), thread);
     for note in out.notes.iter().filter(|_| !args.quiet) {
@@ -238,12 +246,6 @@ fn write_one(
         ));
     }
     check_naming_options(args, format)?;
-    // The input's byte order, for a big-endian machine's filter.
-    let endian = if args.input_format == InputFormat::RawBe {
-        crate::arch::Endian::Big
-    } else {
-        crate::arch::Endian::Little
-    };
     let origin = ProgramOrigin {
         // `FILE:THREAD`, as the thread is read back (docs/json.md's `input`).
         source: match thread {
@@ -348,7 +350,8 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         drop(status);
         let out =
             out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
-        return write_one(args, Some(thread), prog.len(), 1, &out);
+        // Firecracker's files hold little-endian filters (x86_64 and aarch64 only).
+        return write_one(args, Some(thread), prog.len(), 1, &out, Endian::Little);
     }
     // Without --output-format the file is written back as it came, whatever -o's extension:
     // one that names another format (`-o all.h`) would get a binary file under that name.
@@ -516,6 +519,19 @@ fn check_thread(prog: &Program, label: &str) -> Result<(), Failure> {
 }
 
 /// The inputs as messages name them: the file, or a stack's files joined by ` + `.
+/// The byte order of the raw and base64 output: a raw input's (`--input-format raw-be` for a
+/// big-endian one); for assembly, which has none, big-endian when every arch the program
+/// checks is (an s390x or ppc64 filter), as `disasm` marks such a listing `.endian big`.
+fn output_endian(input_format: InputFormat, all_text: bool, program: &Program) -> Endian {
+    let arches = optimize::arches_singled_out(program);
+    let big_arches = !arches.is_empty() && arches.iter().all(|a| a.endian() == Endian::Big);
+    if input_format == InputFormat::RawBe || (all_text && big_arches) {
+        Endian::Big
+    } else {
+        Endian::Little
+    }
+}
+
 /// The array's name in source output without `--name`: the first input's file name without
 /// its extension (`docker.bpf` → `docker`), with the thread's after it.
 fn array_name(args: &OptimizeArgs, thread: Option<&str>) -> String {
