@@ -38,6 +38,12 @@ fn s(p: &std::path::Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Runs secopt with `args`, which must succeed.
+fn secopt_ok(args: &[&str]) {
+    let (code, _, stderr) = secopt(args);
+    assert_eq!(code, 0, "{args:?}: {stderr}");
+}
+
 /// Builds `dir/NAME.c` with the system C compiler (warnings are errors; headers beside it),
 /// runs it and returns what it printed.
 fn run_c(dir: &std::path::Path, name: &str) -> Vec<u8> {
@@ -269,8 +275,7 @@ fn source_and_text_outputs_hold_the_raw_output() {
     let dir = temp_dir();
     let out = |name: &str| -> PathBuf {
         let path = dir.join(name);
-        let (code, _, stderr) = secopt(&["optimize", "-q", s(&inp), "-o", s(&path)]);
-        assert_eq!(code, 0, "{name}: {stderr}");
+        secopt_ok(&["optimize", "-q", s(&inp), "-o", s(&path)]);
         path
     };
     let raw = std::fs::read(out("emit.bpf")).unwrap();
@@ -1584,7 +1589,7 @@ fn firecracker_threads_as_headers_are_named_by_thread() {
     let dir = temp_dir().join("fc-headers");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("fc.bin");
-    let (code, _, stderr) = secopt(&[
+    secopt_ok(&[
         "compile",
         s(&fc),
         "--emit",
@@ -1593,14 +1598,9 @@ fn firecracker_threads_as_headers_are_named_by_thread() {
         s(&file),
         "-q",
     ]);
-    assert_eq!(code, 0, "{stderr}");
     let api = format!("{}:api", s(&file));
-    let one = |args: &[&str]| {
-        let (code, _, stderr) = secopt(args);
-        assert_eq!(code, 0, "{args:?}: {stderr}");
-    };
-    one(&["optimize", &api, "-o", s(&dir.join("api.h")), "-q"]);
-    one(&[
+    secopt_ok(&["optimize", &api, "-o", s(&dir.join("api.h")), "-q"]);
+    secopt_ok(&[
         "optimize",
         s(&file),
         "--thread",
@@ -1609,8 +1609,8 @@ fn firecracker_threads_as_headers_are_named_by_thread() {
         s(&dir.join("vcpu.h")),
         "-q",
     ]);
-    one(&["optimize", &api, "-o", s(&dir.join("api.bpf")), "-q"]);
-    one(&[
+    secopt_ok(&["optimize", &api, "-o", s(&dir.join("api.bpf")), "-q"]);
+    secopt_ok(&[
         "optimize",
         s(&file),
         "--thread",
@@ -1669,7 +1669,7 @@ fn a_big_endian_filter_as_assembly_stays_big_endian() {
     let dir = temp_dir().join("be-asm");
     std::fs::create_dir_all(&dir).unwrap();
     let raw = dir.join("s390x.bpf");
-    let (code, _, stderr) = secopt(&[
+    secopt_ok(&[
         "compile",
         s(&profile),
         "--arch",
@@ -1679,9 +1679,8 @@ fn a_big_endian_filter_as_assembly_stays_big_endian() {
         s(&raw),
         "-q",
     ]);
-    assert_eq!(code, 0, "{stderr}");
     let listing = dir.join("s390x.s");
-    let (code, _, stderr) = secopt(&[
+    secopt_ok(&[
         "optimize",
         "--input-format",
         "raw-be",
@@ -1690,11 +1689,9 @@ fn a_big_endian_filter_as_assembly_stays_big_endian() {
         s(&listing),
         "-q",
     ]);
-    assert_eq!(code, 0, "{stderr}");
     for out in ["again.bpf", "again.b64"] {
         let path = dir.join(out);
-        let (code, _, stderr) = secopt(&["optimize", s(&listing), "-o", s(&path), "-q"]);
-        assert_eq!(code, 0, "{stderr}");
+        secopt_ok(&["optimize", s(&listing), "-o", s(&path), "-q"]);
         let mut bytes = std::fs::read(&path).unwrap();
         if out.ends_with("b64") {
             let decoded = Command::new("base64")
