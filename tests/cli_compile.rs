@@ -1301,7 +1301,7 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
     ]));
     assert!(std::fs::read_to_string(header)
         .unwrap()
-        .contains(" web[WEB_LEN] = {"));
+        .contains(" web[WEB_LEN] __attribute__((unused)) = {"));
 
     // --quiet: Docker's profile compiles with notes and warnings on stderr; without them.
     let docker = profile("oci/docker-default.json");
