@@ -860,6 +860,23 @@ fn a_larger_but_much_cheaper_program_wins_and_keeps_a_path_bound() {
         "the premise: the tree is larger ({v})"
     );
     assert!(cost(after) * 4.0 < cost(before), "{v}");
+    // The header does not call a larger program "optimized from" the input.
+    let listing = temp_dir().join("allow31.s");
+    let (code, _, stderr) = secopt(&["optimize", s(&inp), "-o", s(&listing)]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&listing).unwrap();
+    assert!(
+        text.contains(&format!(
+            "; Re-laid out from {} instructions (larger, for fewer instructions run per \
+             syscall or a shorter worst path); proved equal to the input.",
+            linear.len()
+        )),
+        "{text}"
+    );
+    assert!(
+        stderr.contains(&format!("re-laid out from {} (larger", linear.len())),
+        "{stderr}"
+    );
     // A tree over 2 × 31 + 1 ranges per ABI is about 6 tests deep: 20 is easily kept.
     let (_, bounded) = run("max-path", &["--max-path", "20"]);
     assert!(syntactic_longest_path(&bounded) <= 20);
@@ -1705,4 +1722,91 @@ fn a_big_endian_filter_as_assembly_stays_big_endian() {
         let program = Program::from_raw_in(&bytes, secopt::arch::Endian::Big).expect("big-endian");
         assert!(validate(&program).is_ok(), "{out}");
     }
+}
+
+/// The header's sentence about what became of the input follows the lengths: a program
+/// nothing can shorten (one `ret`) comes back as it went in and says so; libseccomp's
+/// Docker chain comes back shorter, "optimized from" its own length (counted here from the
+/// file's bytes, 8 per instruction).
+#[test]
+fn the_header_says_what_became_of_the_input() {
+    let dir = temp_dir().join("outcome");
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = temp_file("one.s", b"ret ALLOW\n");
+    let (code, _, stderr) = secopt(&["optimize", s(&one), "-o", s(&dir.join("one.s"))]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(dir.join("one.s")).unwrap();
+    assert!(
+        text.contains("; The input unchanged (no better equivalent program was found and proved)."),
+        "{text}"
+    );
+    assert!(!text.contains("from 1 instructions"), "{text}");
+    assert!(
+        stderr.contains("1 instructions, the input unchanged"),
+        "{stderr}"
+    );
+
+    let docker = temp_file("outcome-docker.bpf", &docker_default(1).program.to_raw());
+    let input_len = std::fs::read(&docker).unwrap().len() / 8;
+    secopt_ok(&["optimize", s(&docker), "-o", s(&dir.join("docker.h")), "-q"]);
+    let text = std::fs::read_to_string(dir.join("docker.h")).unwrap();
+    assert!(
+        text.contains(&format!(
+            " * Optimized from {input_len} instructions; proved equal to the input."
+        )),
+        "{text}"
+    );
+}
+
+/// The header and JSON document name the arch tokens the output compares `arch` with: one
+/// secopt has no table for as hex (it was dropped, leaving "none"), and x32 only where the
+/// program tells x32's calls (`nr` with bit 30 set) from x86_64's, which share its token.
+/// libseccomp's three-ABI Docker filter tells them apart (libseccomp's own x32 handling);
+/// a program comparing only x86_64's token does not.
+#[test]
+fn the_header_names_the_arch_tokens_the_program_compares() {
+    let dir = temp_dir().join("arch-tokens");
+    std::fs::create_dir_all(&dir).unwrap();
+    let described = |name: &str, src: &[u8]| -> (String, Value) {
+        let inp = temp_file(name, src);
+        let h = dir.join(format!("{name}.h"));
+        let json = dir.join(format!("{name}.json"));
+        secopt_ok(&["optimize", s(&inp), "-o", s(&h), "-q"]);
+        secopt_ok(&["optimize", s(&inp), "-o", s(&json), "-q"]);
+        let text = std::fs::read_to_string(&h).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("arches checked:"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string();
+        let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        (line, doc["arches"].clone())
+    };
+    let x86_64_only = b"ld [arch]\njeq #0xc000003e, ok\nret KILL_PROCESS\n\
+                        ok: ld [nr]\njeq #39, allow\nret ERRNO(1)\nallow: ret ALLOW\n";
+    let (line, arches) = described("x86_64-only.s", x86_64_only);
+    assert!(line.ends_with("arches checked: x86_64."), "{line}");
+    assert_eq!(
+        arches,
+        serde_json::json!([{"arch": "x86_64", "token": 0xc000_003e_u32}])
+    );
+
+    let with_x32 = b"ld [arch]\njeq #0xc000003e, ok\nret KILL_PROCESS\n\
+                     ok: ld [nr]\njge #0x40000000, kill\njeq #39, allow\nret ERRNO(1)\n\
+                     allow: ret ALLOW\nkill: ret KILL_PROCESS\n";
+    let (line, arches) = described("with-x32.s", with_x32);
+    assert!(line.ends_with("arches checked: x86_64 x32."), "{line}");
+    assert_eq!(arches.as_array().unwrap().len(), 2, "{arches}");
+    assert_eq!(arches[1]["arch"], "x32");
+
+    let unknown = b"ld [arch]\njeq #0x12345678, a\nret KILL_PROCESS\na: ret ALLOW\n";
+    let (line, arches) = described("unknown.s", unknown);
+    assert!(line.ends_with("arches checked: 0x12345678."), "{line}");
+    assert_eq!(
+        arches,
+        serde_json::json!([{"arch": null, "token": 0x1234_5678_u32}])
+    );
+
+    let (line, _) = described("docker.bpf", &docker_default(1).program.to_raw());
+    assert!(line.ends_with("arches checked: x86_64 x86 x32."), "{line}");
 }

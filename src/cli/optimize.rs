@@ -196,21 +196,20 @@ pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
             e => Failure::input(format!("{name}: {}", hints::stack_error(&e))),
         })?
     };
-    let input_len: usize = stack.iter().map(Program::len).sum();
     let endian = output_endian(args.input_format, all_text, &out.program);
-    write_one(&args, None, input_len, stack.len(), &out, endian)
+    write_one(&args, None, &stack, &out, endian)
 }
 
-/// Writes one optimized filter (of `filters` inputs, `input_len` instructions in all; of
-/// `thread` of a Firecracker file) as raw or assembly, with its summary line and report.
+/// Writes one optimized filter (of the stack `inputs`, or of `thread` of a Firecracker file)
+/// in the format asked for, with its summary line and report.
 fn write_one(
     args: &OptimizeArgs,
     thread: Option<&str>,
-    input_len: usize,
-    filters: usize,
+    inputs: &[Program],
     out: &Optimized,
     endian: Endian,
 ) -> Result<i32, Failure> {
+    let input_len: usize = inputs.iter().map(Program::len).sum();
     let name = thread_label(&input_name(args), thread);
     for note in out.notes.iter().filter(|_| !args.quiet) {
         eprintln!("secopt: warning: {name}: {}", hints::note(note));
@@ -253,7 +252,7 @@ fn write_one(
             None => name.clone(),
         },
         endian,
-        notes: vec![header_note(input_len, filters, out)],
+        notes: vec![header_note(inputs, out)],
         optimization: Some(compile::OptimizationInfo {
             reference_instructions: input_len,
             method: out.method,
@@ -278,7 +277,7 @@ fn write_one(
         eprintln!(
             "secopt: {name}: {} instructions{} -> {}",
             out.program.len(),
-            outcome_summary(input_len, filters, out),
+            outcome_summary(inputs, out),
             output.display()
         );
     }
@@ -351,7 +350,13 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         let out =
             out.map_err(|e| Failure::input(format!("{label}: {}", hints::optimize_error(&e))))?;
         // Firecracker's files hold little-endian filters (x86_64 and aarch64 only).
-        return write_one(args, Some(thread), prog.len(), 1, &out, Endian::Little);
+        return write_one(
+            args,
+            Some(thread),
+            std::slice::from_ref(prog),
+            &out,
+            Endian::Little,
+        );
     }
     // Without --output-format the file is written back as it came, whatever -o's extension:
     // one that names another format (`-o all.h`) would get a binary file under that name.
@@ -574,24 +579,60 @@ fn check_naming_options(args: &OptimizeArgs, format: EmitFormat) -> Result<(), F
     Ok(())
 }
 
+/// What the optimizer did with `inputs`, for the header and the summary line: the output is
+/// the input itself (whatever [`Method`] made it), shorter, or larger for a cheaper layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The output is a single input's program, instruction for instruction.
+    Unchanged,
+    /// Shorter than the input (or the stack's instructions in all).
+    Smaller,
+    /// As long as the input, laid out otherwise.
+    SameLength,
+    /// Longer than the input: the layout the ranking chose runs fewer instructions per
+    /// syscall or has a shorter worst path (a test added for speed, a `ja` around a block).
+    Larger,
+}
+
+impl Outcome {
+    fn of(inputs: &[Program], out: &Optimized) -> Outcome {
+        let input_len: usize = inputs.iter().map(Program::len).sum();
+        match inputs {
+            _ if out.method == Method::Unchanged => Outcome::Unchanged,
+            [input] if *input == out.program => Outcome::Unchanged,
+            _ => match out.program.len().cmp(&input_len) {
+                std::cmp::Ordering::Less => Outcome::Smaller,
+                std::cmp::Ordering::Equal => Outcome::SameLength,
+                std::cmp::Ordering::Greater => Outcome::Larger,
+            },
+        }
+    }
+}
+
 /// The sentence a source or JSON output's header gives about what was done to the input.
-fn header_note(input_len: usize, filters: usize, out: &Optimized) -> String {
-    let from = if filters > 1 {
-        format!("Joined from {filters} filters of {input_len} instructions in all")
-    } else {
-        format!("Optimized from {input_len} instructions")
+fn header_note(inputs: &[Program], out: &Optimized) -> String {
+    let input_len: usize = inputs.iter().map(Program::len).sum();
+    let stack = inputs.len() > 1;
+    let from = match (stack, Outcome::of(inputs, out)) {
+        (_, Outcome::Unchanged) => {
+            return "The input unchanged (no better equivalent program was found and proved)."
+                .to_string()
+        }
+        (true, _) => format!(
+            "Joined from {} filters of {input_len} instructions in all",
+            inputs.len()
+        ),
+        (false, Outcome::Smaller) => format!("Optimized from {input_len} instructions"),
+        (false, Outcome::SameLength) => format!("Re-laid out from {input_len} instructions"),
+        (false, Outcome::Larger) => format!(
+            "Re-laid out from {input_len} instructions (larger, for fewer instructions run \
+             per syscall or a shorter worst path)"
+        ),
     };
-    let to = if filters > 1 {
-        "the stack"
-    } else {
-        "the input"
-    };
-    match (out.method, &out.verification) {
-        (Method::Unchanged, _) => "The input unchanged (no better equivalent program was \
-                                   proved equal)."
-            .to_string(),
-        (_, Verification::Equal) => format!("{from}; proved equal to {to}."),
-        (_, Verification::Skipped) => format!("{from}; not verified (--no-verify)."),
+    let to = if stack { "the stack" } else { "the input" };
+    match &out.verification {
+        Verification::Equal => format!("{from}; proved equal to {to}."),
+        Verification::Skipped => format!("{from}; not verified (--no-verify)."),
     }
 }
 
@@ -602,24 +643,34 @@ fn input_name(args: &OptimizeArgs) -> String {
 
 /// `, optimized from 1083, proved equal` for the summary line (as `compile` words it); for a
 /// stack, `, joined from 2 filters of 115 instructions in all, proved equal to the stack`.
-fn outcome_summary(input_len: usize, filters: usize, out: &Optimized) -> String {
-    let from = if filters > 1 {
-        format!("joined from {filters} filters of {input_len} instructions in all")
-    } else {
-        format!("optimized from {input_len}")
-    };
-    let to = if filters > 1 { " to the stack" } else { "" };
-    match (out.method, &out.verification) {
-        (Method::Unchanged, _) if crate::optimize::Note::any_unproved(&out.notes) => {
-            ", the input unchanged (nothing better was proved equal within the self-check's \
-             budget)"
+fn outcome_summary(inputs: &[Program], out: &Optimized) -> String {
+    let input_len: usize = inputs.iter().map(Program::len).sum();
+    let stack = inputs.len() > 1;
+    let from = match (stack, Outcome::of(inputs, out)) {
+        (_, Outcome::Unchanged) if crate::optimize::Note::any_unproved(&out.notes) => {
+            return ", the input unchanged (nothing better was proved equal within the \
+                    self-check's budget)"
                 .into()
         }
-        (Method::Unchanged, _) => {
-            ", the input unchanged (no better equivalent program was found and proved)".into()
+        (_, Outcome::Unchanged) => {
+            return ", the input unchanged (no better equivalent program was found and proved)"
+                .into()
         }
-        (_, Verification::Equal) => format!(", {from}, proved equal{to}"),
-        (_, Verification::Skipped) => format!(", {from}, not verified (--no-verify)"),
+        (true, _) => format!(
+            "joined from {} filters of {input_len} instructions in all",
+            inputs.len()
+        ),
+        (false, Outcome::Smaller) => format!("optimized from {input_len}"),
+        (false, Outcome::SameLength) => format!("re-laid out from {input_len}"),
+        (false, Outcome::Larger) => format!(
+            "re-laid out from {input_len} (larger, for fewer instructions run per syscall or \
+             a shorter worst path)"
+        ),
+    };
+    let to = if stack { " to the stack" } else { "" };
+    match &out.verification {
+        Verification::Equal => format!(", {from}, proved equal{to}"),
+        Verification::Skipped => format!(", {from}, not verified (--no-verify)"),
     }
 }
 

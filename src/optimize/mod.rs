@@ -1315,6 +1315,57 @@ pub fn arches_singled_out(prog: &Program) -> Vec<Arch> {
     arches
 }
 
+/// One arch a program's description names ([`arches_described`]): a known arch, or a token
+/// secopt has no table for (`arch` is then `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ArchToken {
+    pub arch: Option<Arch>,
+    pub token: u32,
+}
+
+/// What a program checks, for the header and JSON document that describe it: every token it
+/// compares `arch` with, known arches by name in [`Arch::ALL`]'s order and then tokens secopt
+/// does not know, ascending. Unlike [`arches_singled_out`], x32 is named only when the
+/// program tells x32's calls from x86_64's (compares `nr` across the x32 bit under x86_64's
+/// token, as libseccomp's `jge #0x40000000` does): the two share a token, and a program that
+/// only compares that token decides x32's calls by x86_64's rules without checking for them.
+///
+/// ```
+/// use secopt::bpf::asm::assemble;
+/// use secopt::optimize::arches_described;
+/// let only_x86_64 = assemble(
+///     "ld [arch]\njeq #0xc000003e, ok\nret KILL_PROCESS\nok: ret ALLOW\n",
+/// ).unwrap();
+/// let names: Vec<_> = arches_described(&only_x86_64).iter().map(|a| a.arch).collect();
+/// assert_eq!(names, [Some(secopt::arch::Arch::X86_64)]);
+/// ```
+pub fn arches_described(prog: &Program) -> Vec<ArchToken> {
+    let cuts = lift::arch_cuts(prog);
+    let x32_told_apart = || {
+        lift::word_cuts(prog, crate::bpf::data::OFF_NR, Some(Arch::X86_64.token()))
+            .iter()
+            .any(|c| (X32_SYSCALL_BIT..2 * X32_SYSCALL_BIT).contains(c))
+    };
+    let mut out: Vec<ArchToken> = Arch::ALL
+        .into_iter()
+        .filter(|a| token_checked(&cuts, a.token()))
+        .filter(|&a| a != Arch::X32 || x32_told_apart())
+        .map(|a| ArchToken {
+            arch: Some(a),
+            token: a.token(),
+        })
+        .collect();
+    out.extend(
+        cuts.iter()
+            .filter(|&&t| token_checked(&cuts, t) && Arch::ALL.iter().all(|a| a.token() != t))
+            .map(|&token| ArchToken { arch: None, token }),
+    );
+    out
+}
+
+/// The bit of `nr` that marks an x32 call (`__X32_SYSCALL_BIT`).
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
 /// Whether the arch comparisons cutting at `cuts` ([`lift::arch_cuts`]) single out `token`.
 fn token_checked(cuts: &[u32], token: u32) -> bool {
     cuts.binary_search(&token).is_ok()
