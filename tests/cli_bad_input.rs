@@ -680,3 +680,65 @@ fn exec_given_a_firecracker_profile_says_what_to_do_instead() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("defaultAction"));
     assert!(!marker.exists());
 }
+
+/// A `--name` C, Rust or Go cannot declare as given is refused, with the name that would
+/// work, by `compile` and `optimize` alike; nothing is written. (It was rewritten silently:
+/// `my name` declared `my_name`, `linux` — a macro GCC defines — `filter_linux`, and the
+/// program including the header then found no array by the name it asked for.) A usable
+/// name is declared as given, as the C compiler sees it.
+#[test]
+fn a_name_the_array_cannot_take_is_refused_with_one_it_can() {
+    let d = tmpdir("array-name");
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let filter = write(
+        &d,
+        "f.s",
+        b"ld [nr]\njeq #39, a\nret ERRNO(1)\na: ret ALLOW\n",
+    );
+    let header = d.join("out.h");
+    let header = header.to_str().unwrap();
+    for (name, usable) in [
+        ("my name", "my_name"),
+        ("linux", "filter_linux"),
+        ("2fast", "filter_2fast"),
+        ("_x", "filter_x"),
+        ("int", "filter_int"),
+    ] {
+        for input in [profile, filter.as_str()] {
+            let verb = if input == profile {
+                "compile"
+            } else {
+                "optimize"
+            };
+            let out = secopt(&[verb, input, "--name", name, "-o", header]);
+            assert_bad_input(
+                &out,
+                &["cannot name the array", &format!("`{usable}` is one")],
+            );
+            assert!(!Path::new(header).exists(), "{verb} --name {name:?}");
+        }
+    }
+    let out = secopt(&["optimize", &filter, "--name", "web_1", "-o", header, "-q"]);
+    assert_eq!(out.status.code(), Some(0));
+    let main = d.join("main.c");
+    std::fs::write(
+        &main,
+        "#include \"out.h\"\nint main(void) { return web_1[0].code == 0x20 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let cc = Command::new("cc")
+        .args(["-Wall", "-Werror", "-o"])
+        .arg(d.join("main"))
+        .arg(&main)
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    assert_eq!(
+        Command::new(d.join("main")).status().unwrap().code(),
+        Some(0)
+    );
+}

@@ -1810,3 +1810,30 @@ fn the_header_names_the_arch_tokens_the_program_compares() {
     let (line, _) = described("docker.bpf", &docker_default(1).program.to_raw());
     assert!(line.ends_with("arches checked: x86_64 x86 x32."), "{line}");
 }
+
+/// A stack's header is named after every filter in it (`a.s b.s` → `a_b`), so it and the
+/// header of its first filter alone can be included together: both were `a`, under one
+/// include guard, and the program silently got the first one's array (found by an audit).
+/// cc builds a program including both; each array's length is the raw output's.
+#[test]
+fn a_stacks_header_is_not_named_after_its_first_filter_alone() {
+    let dir = temp_dir().join("stack-header");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.s");
+    let b = dir.join("b.s");
+    std::fs::write(&a, "ld [nr]\njeq #39, ok\nret ERRNO(1)\nok: ret ALLOW\n").unwrap();
+    std::fs::write(&b, "ld [nr]\njeq #40, no\nret ALLOW\nno: ret ERRNO(2)\n").unwrap();
+    secopt_ok(&["optimize", s(&a), "-o", s(&dir.join("a.h")), "-q"]);
+    secopt_ok(&["optimize", s(&a), s(&b), "-o", s(&dir.join("ab.h")), "-q"]);
+    secopt_ok(&["optimize", s(&a), "-o", s(&dir.join("a.bpf")), "-q"]);
+    secopt_ok(&["optimize", s(&a), s(&b), "-o", s(&dir.join("ab.bpf")), "-q"]);
+    std::fs::write(
+        dir.join("both.c"),
+        "#include <stdio.h>\n#include \"a.h\"\n#include \"ab.h\"\n\
+         int main(void) { printf(\"%d %d\\n\", A_LEN, A_B_LEN); return a[0].code != a_b[0].code; }\n",
+    )
+    .unwrap();
+    let printed = String::from_utf8(run_c(&dir, "both")).unwrap();
+    let len = |f: &str| std::fs::read(dir.join(f)).unwrap().len() / 8;
+    assert_eq!(printed, format!("{} {}\n", len("a.bpf"), len("ab.bpf")));
+}

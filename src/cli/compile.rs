@@ -113,9 +113,10 @@ pub struct CompileArgs {
     /// Only this Firecracker thread kind (`vmm`, `api`, `vcpu`, ...).
     #[arg(long)]
     pub thread: Option<String>,
-    /// Name of the array in C/Rust/Go output (default: from the profile's file name);
-    /// refused for other output.
-    #[arg(long)]
+    /// Name of the array in C/Rust/Go output (default: from the profile's file name): an
+    /// identifier all three can declare, used as given (Rust's constant is upper-cased, Go's
+    /// variable capitalised); refused for other output.
+    #[arg(long, value_parser = parse_array_name)]
     pub name: Option<String>,
     /// The package clause of Go output (default: `seccomp`): the package of the directory the
     /// file goes in, e.g. `--go-package filters` for `internal/filters/docker.go`; refused for
@@ -412,6 +413,23 @@ pub(super) fn emit_name(format: EmitFormat) -> String {
 
 pub(super) fn parse_go_package(s: &str) -> Result<String, String> {
     compile::go_package_name(s).map(str::to_string)
+}
+
+/// `--name`: an identifier C, Rust and Go can all declare, taken as given. A default name
+/// (from the file) is made into one; a name the user typed is not rewritten behind their
+/// back (`my name` became `my_name`, `linux` became `filter_linux`): it is refused with the
+/// name that would be used.
+pub(super) fn parse_array_name(s: &str) -> Result<String, String> {
+    let usable = compile::identifier(s);
+    if usable == s {
+        return Ok(s.to_string());
+    }
+    Err(format!(
+        "`{}` cannot name the array: --name takes a name C, Rust and Go can all declare \
+         (ASCII letters, digits and `_`, starting with a letter; not a keyword, `main`, \
+         `linux`, `unix`, `i386` or `BPF_*`); `{usable}` is one",
+        crate::policy::printable(s)
+    ))
 }
 
 /// Refuses options that do nothing for this kind of profile, instead of ignoring them: runc's

@@ -58,9 +58,10 @@ pub struct OptimizeArgs {
     /// arch the filter checks is (s390x, ppc64). `--emit` is the same option.
     #[arg(long, value_enum, visible_alias = "emit")]
     pub output_format: Option<EmitFormat>,
-    /// Name of the array in C, Rust and Go output (default: from the input's file name);
-    /// refused for other output.
-    #[arg(long)]
+    /// Name of the array in C, Rust and Go output (default: from the input's file name): an
+    /// identifier all three can declare, used as given (Rust's constant is upper-cased, Go's
+    /// variable capitalised); refused for other output.
+    #[arg(long, value_parser = super::compile::parse_array_name)]
     pub name: Option<String>,
     /// The package clause of Go output (default: `seccomp`); refused for other output.
     #[arg(long, value_parser = super::compile::parse_go_package)]
@@ -537,24 +538,37 @@ fn output_endian(input_format: InputFormat, all_text: bool, program: &Program) -
     }
 }
 
-/// The array's name in source output without `--name`: the first input's file name without
-/// its extension (`docker.bpf` → `docker`), with the thread's after it.
+/// The array's name in source output without `--name`: the input's file name without its
+/// extension (`docker.bpf` → `docker`), with the thread's after it; for a stack, every
+/// input's (`runc.bpf podman.bpf` → `runc_podman`), so its header's array and include guard
+/// are not those of a header made from the first filter alone. stdin is `filter`.
 fn array_name(args: &OptimizeArgs, thread: Option<&str>) -> String {
-    let Some(input) = args.inputs.first().filter(|p| p.as_os_str() != "-") else {
-        return "filter".to_string();
-    };
-    // `seccomp_filter.out:vcpu` is the thread `--thread vcpu` names.
-    let (file, thread) = match super::io::file_and_thread(input) {
-        Some((file, t)) => (Path::new(file), Some(t)),
-        None => (input.as_path(), thread),
-    };
-    let stem = file.file_stem().map_or_else(
-        || "filter".to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    );
-    match thread {
-        Some(t) => format!("{stem}_{t}"),
-        None => stem,
+    let stems: Vec<String> = args
+        .inputs
+        .iter()
+        .map(|input| {
+            if input.as_os_str() == "-" {
+                return "filter".to_string();
+            }
+            // `seccomp_filter.out:vcpu` is the thread `--thread vcpu` names.
+            let (file, thread) = match super::io::file_and_thread(input) {
+                Some((file, t)) => (Path::new(file), Some(t)),
+                None => (input.as_path(), thread),
+            };
+            let stem = file.file_stem().map_or_else(
+                || "filter".to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            );
+            match thread {
+                Some(t) => format!("{stem}_{t}"),
+                None => stem,
+            }
+        })
+        .collect();
+    if stems.is_empty() {
+        "filter".to_string()
+    } else {
+        stems.join("_")
     }
 }
 

@@ -42,6 +42,9 @@ mod lower;
 mod rules;
 mod runc;
 
+/// The CLI refuses a `--name` the emitters would have to rewrite.
+#[cfg(feature = "cli")]
+pub(crate) use emit::identifier;
 pub use emit::{
     emit, emit_go, emit_program, emit_program_go, emit_thread_filters, go_package_name, EmitFormat,
     ProgramOrigin, DEFAULT_GO_PACKAGE,
