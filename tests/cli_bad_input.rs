@@ -296,6 +296,19 @@ fn a_filter_where_a_profile_goes_says_to_optimize_it() {
         &secopt(&["analyze", &b64]),
         &["allow.b64: this looks like base64", "base64 -d"],
     );
+    // secopt's JSON document of a filter is named too: it is read as a filter elsewhere.
+    let doc = write(
+        &dir,
+        "allow.json",
+        br#"{"instructions": [{"code": 6, "jt": 0, "jf": 0, "k": 2147418112}]}"#,
+    );
+    assert_bad_input(
+        &secopt(&["compile", &doc]),
+        &[
+            "this is secopt's JSON document of a filter",
+            "secopt optimize",
+        ],
+    );
     // Text that is neither JSON nor assembly keeps the JSON parser's place.
     let text = write(&dir, "notes.txt", b"hello\n");
     assert_bad_input(
@@ -741,4 +754,103 @@ fn a_name_the_array_cannot_take_is_refused_with_one_it_can() {
         Command::new(d.join("main")).status().unwrap().code(),
         Some(0)
     );
+}
+
+/// A JSON document of a filter (docs/json.md) is read by its instructions, and only when
+/// what it says holds together: an instruction edited without its `base64` (or `length`) is
+/// refused, not read one way or the other, and a field out of `struct sock_filter`'s range,
+/// or one it does not have, is named with its line.
+#[test]
+fn a_filter_document_that_does_not_hold_together_is_refused() {
+    let d = tmpdir("filter-doc");
+    // `ld [nr]; jeq #39 …`: the document as compile/optimize write it, made by hand; its
+    // base64 is the raw little-endian bytes of the same four instructions.
+    let raw_bytes = raw(&[
+        (0x20, 0, 0, 0),
+        (0x15, 1, 0, 39),
+        (0x06, 0, 0, 0x0005_0001),
+        RET_ALLOW,
+    ]);
+    let b64 = String::from_utf8(
+        Command::new("base64")
+            .arg("-w0")
+            .arg(write(&d, "f.bpf", &raw_bytes))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let insns = r#"[{"code":32,"jt":0,"jf":0,"k":0},{"code":21,"jt":1,"jf":0,"k":39},
+        {"code":6,"jt":0,"jf":0,"k":327681},{"code":6,"jt":0,"jf":0,"k":2147418112}]"#;
+    let good = write(
+        &d,
+        "good.json",
+        format!(r#"{{"byte_order":"little","length":4,"instructions":{insns},"base64":"{b64}"}}"#)
+            .as_bytes(),
+    );
+    let f = d.join("f.bpf");
+    let out = secopt(&["verify", &good, f.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "edited.json",
+            format!(
+                r#"{{"instructions":{},"base64":"{b64}"}}"#,
+                insns.replace("39}", "40}")
+            ),
+            vec![
+                "edited.json",
+                "`instructions` and its `base64` disagree",
+                "remove `base64`",
+            ],
+        ),
+        (
+            "length.json",
+            format!(r#"{{"length":5,"instructions":{insns}}}"#),
+            vec!["length.json", "`length` disagree"],
+        ),
+        (
+            "jt.json",
+            format!(
+                r#"{{"instructions":{}}}"#,
+                insns.replace(r#""jt":1"#, r#""jt":300"#)
+            ),
+            vec!["jt.json", "JSON document of a filter", "300", "line 1"],
+        ),
+        (
+            "field.json",
+            format!(
+                r#"{{"instructions":{}}}"#,
+                insns.replace(r#""k":39"#, r#""k":39,"x":1"#)
+            ),
+            vec!["field.json", "unknown field `x`"],
+        ),
+        (
+            "invalid.json",
+            r#"{"instructions":[{"code":153,"jt":0,"jf":0,"k":0}]}"#.to_string(),
+            vec!["invalid.json", "the kernel would reject", "instruction 0"],
+        ),
+    ];
+    for (name, text, expect) in cases {
+        let path = write(&d, name, text.as_bytes());
+        let outfile = d.join(format!("{name}.bpf"));
+        assert_bad_input(
+            &secopt(&["optimize", &path, "-o", outfile.to_str().unwrap()]),
+            &expect,
+        );
+        assert!(!outfile.exists(), "{name}");
+        assert_bad_input(&secopt(&["verify", &path, &good]), &expect);
+    }
+    // Without its base64, the edited instruction is read: jeq #40 now, a different filter.
+    let edited = write(
+        &d,
+        "edited-only.json",
+        format!(r#"{{"instructions":{}}}"#, insns.replace("39}", "40}")).as_bytes(),
+    );
+    assert_eq!(secopt(&["verify", &edited, &good]).status.code(), Some(1));
 }

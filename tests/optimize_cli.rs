@@ -340,6 +340,16 @@ fn source_and_text_outputs_hold_the_raw_output() {
     assert_eq!(doc["optimization"]["verified"], true);
     // The program checks no arch: none listed.
     assert_eq!(doc["arches"], serde_json::json!([]));
+    // The document is read back as a filter, by its instructions: the raw output's program.
+    let listing = |path: &std::path::Path| {
+        let (code, stdout, stderr) = secopt(&["disasm", s(path)]);
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    assert_eq!(
+        listing(&dir.join("emit.json")),
+        listing(&dir.join("emit.bpf"))
+    );
 
     // --name is for source output only, and nothing is written when it is refused.
     let refused = dir.join("emit-named.bpf");

@@ -20,6 +20,9 @@ pub enum InputFormat {
     RawBe,
     /// secopt assembly text.
     Asm,
+    /// secopt's JSON document of a filter (what `compile --emit json` and `optimize -o
+    /// X.json` write): the program in its `instructions`.
+    Json,
 }
 
 /// Human name for an input path in messages.
@@ -224,6 +227,7 @@ pub fn decode_program(
 ) -> Result<(Program, Option<Failure>), Failure> {
     let guessed = format == InputFormat::Auto;
     let format = match format {
+        InputFormat::Auto if looks_like_filter_document(bytes) => InputFormat::Json,
         InputFormat::Auto if looks_like_text(bytes) => InputFormat::Asm,
         InputFormat::Auto => InputFormat::Raw,
         f => f,
@@ -392,6 +396,64 @@ pub fn thread_filters_file(
     thread_filters::decode(bytes).ok()
 }
 
+/// Whether `bytes` are a JSON object with an `instructions` key: secopt's document of a
+/// filter (docs/json.md), which no profile has.
+pub fn looks_like_filter_document(bytes: &[u8]) -> bool {
+    use serde::de::IgnoredAny;
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+        && serde_json::from_slice::<std::collections::HashMap<String, IgnoredAny>>(bytes)
+            .is_ok_and(|top| top.contains_key("instructions"))
+}
+
+/// The program of secopt's JSON document of a filter: its `instructions`, each `{code, jt,
+/// jf, k}` in the ranges of `struct sock_filter`. `length` and `base64`, when present, must
+/// hold the same program: a document edited in one place and not the other is refused
+/// rather than read one way or the other.
+fn program_from_document(bytes: &[u8], name: &str) -> Result<Program, Failure> {
+    #[derive(serde::Deserialize)]
+    struct Document {
+        instructions: Vec<DocumentInsn>,
+        length: Option<usize>,
+        base64: Option<String>,
+        byte_order: Option<Endian>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct DocumentInsn {
+        code: u16,
+        jt: u8,
+        jf: u8,
+        k: u32,
+    }
+    let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
+        Failure::input(format!(
+            "{name}: cannot read it as secopt's JSON document of a filter: {e}"
+        ))
+    })?;
+    let prog = Program::new(
+        doc.instructions
+            .iter()
+            .map(|i| crate::bpf::Insn::new(i.code, i.jt, i.jf, i.k))
+            .collect(),
+    );
+    let stale = |what: &str| {
+        Failure::input(format!(
+            "{name}: the document's `instructions` and its `{what}` disagree (one was edited \
+             and not the other); remove `{what}` to read the instructions"
+        ))
+    };
+    if doc.length.is_some_and(|n| n != prog.len()) {
+        return Err(stale("length"));
+    }
+    if let Some(text) = &doc.base64 {
+        let endian = doc.byte_order.unwrap_or(Endian::Little);
+        if crate::compile::base64(&prog.to_raw_in(endian)) != text.trim() {
+            return Err(stale("base64"));
+        }
+    }
+    Ok(prog)
+}
+
 /// Whether `bytes` are a JSON object with an OCI profile's (`defaultAction`) or a whole
 /// config's (`ociVersion`) top-level key.
 pub fn looks_like_oci(bytes: &[u8]) -> bool {
@@ -402,9 +464,12 @@ pub fn looks_like_oci(bytes: &[u8]) -> bool {
 
 /// What a file given where a profile belongs is, when it is a compiled filter rather than a
 /// profile (`a cBPF filter`, `a Firecracker filter file`): for an error that says so instead
-/// of the JSON parser's "expected value" at its first byte. Anything that starts like JSON
-/// is left to the profile's parser.
+/// of the JSON parser's "expected value" at its first byte. Anything else that starts like
+/// JSON is left to the profile's parser.
 pub fn compiled_filter_kind(bytes: &[u8], name: &str) -> Option<&'static str> {
+    if looks_like_filter_document(bytes) {
+        return Some("secopt's JSON document of a filter");
+    }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
     if matches!(first, b'{' | b'[') {
         return None;
@@ -507,6 +572,7 @@ fn decode_as(
         }
         InputFormat::RawBe => Program::from_raw_in(bytes, Endian::Big)
             .map_err(|e| Failure::input(format!("{name}: {e}")))?,
+        InputFormat::Json => program_from_document(bytes, name)?,
         _ => Program::from_raw(bytes).map_err(|e| Failure::input(format!("{name}: {e}")))?,
     };
     let rejected = validate::validate(&prog).err().map(|e| {
@@ -764,6 +830,47 @@ fn replace_atomically(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any instructions, written as a filter document (`instructions` built here with
+        /// serde_json, `base64` of their raw bytes in the order named), read back as the same
+        /// program, whatever the kernel would make of it; with one field changed and the
+        /// `base64` kept, refused.
+        #[test]
+        fn filter_documents_read_back_and_edits_are_caught(
+            insns in prop::collection::vec(any::<(u16, u8, u8, u32)>(), 1..40),
+            big in any::<bool>(),
+            edit in any::<(prop::sample::Index, u32)>(),
+        ) {
+            let prog = Program::new(
+                insns.iter().map(|&(c, t, f, k)| crate::bpf::Insn::new(c, t, f, k)).collect(),
+            );
+            let endian = if big { Endian::Big } else { Endian::Little };
+            let doc = |insns: &[(u16, u8, u8, u32)]| {
+                serde_json::json!({
+                    "byte_order": endian,
+                    "length": insns.len(),
+                    "instructions": insns
+                        .iter()
+                        .map(|&(code, jt, jf, k)| serde_json::json!({
+                            "code": code, "jt": jt, "jf": jf, "k": k
+                        }))
+                        .collect::<Vec<_>>(),
+                    "base64": crate::compile::base64(&prog.to_raw_in(endian)),
+                })
+                .to_string()
+            };
+            let text = doc(&insns);
+            prop_assert!(looks_like_filter_document(text.as_bytes()));
+            prop_assert_eq!(program_from_document(text.as_bytes(), "d").unwrap(), prog.clone());
+            let mut edited = insns.clone();
+            let at = edit.0.index(edited.len());
+            edited[at].3 ^= edit.1 | 1;
+            let refused = program_from_document(doc(&edited).as_bytes(), "d").unwrap_err();
+            prop_assert!(refused.message.contains("`base64` disagree"), "{}", refused.message);
+        }
+    }
 
     /// A write that fails after an earlier one succeeded (`/dev/full` passes every check and
     /// then refuses the bytes) leaves no file this run created, and leaves a file that was

@@ -356,7 +356,8 @@ fn load_side(path: &Path, p: &PairArgs, seen: &mut ProfilesSeen) -> Result<Side,
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     let profile = object
         && (format == InputFormat::Auto
-            || serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok());
+            || serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok())
+        && !super::io::looks_like_filter_document(&bytes);
     if profile {
         if super::io::looks_like_firecracker(&bytes) {
             seen.firecracker = true;

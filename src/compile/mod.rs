@@ -42,9 +42,10 @@ mod lower;
 mod rules;
 mod runc;
 
-/// The CLI refuses a `--name` the emitters would have to rewrite.
+/// The CLI refuses a `--name` the emitters would have to rewrite, and checks a JSON
+/// document's `base64` against its instructions.
 #[cfg(feature = "cli")]
-pub(crate) use emit::identifier;
+pub(crate) use emit::{base64, identifier};
 pub use emit::{
     emit, emit_go, emit_program, emit_program_go, emit_thread_filters, go_package_name, EmitFormat,
     ProgramOrigin, DEFAULT_GO_PACKAGE,
