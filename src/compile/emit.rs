@@ -135,21 +135,18 @@ const GO_KEYWORDS: &[&str] = &[
 /// [`emit_thread_filters`].
 pub fn emit(filter: &CompiledFilter, format: EmitFormat, name: &str) -> Vec<u8> {
     let info = filter.info();
+    let prog = filter.program();
+    let endian = info.native.endian();
     match format {
-        EmitFormat::Json => json_document(filter).into_bytes(),
         EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => {
             let thread = info.thread.as_deref().unwrap_or(name);
-            emit_source(filter.program(), info.native.endian(), &[], format, thread)
+            emit_source(prog, endian, &[], format, thread, || json_document(filter))
         }
         _ => {
-            let header = description(info, filter.program().len());
-            emit_source(
-                filter.program(),
-                info.native.endian(),
-                &header,
-                format,
-                name,
-            )
+            let header = description(info, prog.len());
+            emit_source(prog, endian, &header, format, name, || {
+                json_document(filter)
+            })
         }
     }
 }
@@ -200,16 +197,18 @@ pub fn emit_program(
     name: &str,
 ) -> Result<Vec<u8>, CompileError> {
     check_program(program, origin)?;
-    Ok(match format {
-        EmitFormat::Json => program_json(program, origin).into_bytes(),
-        EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => {
-            emit_source(program, origin.endian, &[], format, name)
-        }
-        _ => {
-            let header = program_description(program, origin);
-            emit_source(program, origin.endian, &header, format, name)
-        }
-    })
+    let header = match format {
+        EmitFormat::Firecracker | EmitFormat::FirecrackerBincode => vec![],
+        _ => program_description(program, origin),
+    };
+    Ok(emit_source(
+        program,
+        origin.endian,
+        &header,
+        format,
+        name,
+        || program_json(program, origin),
+    ))
 }
 
 /// Go source declaring a program no profile describes as `name` in `package`, as
@@ -240,15 +239,18 @@ fn check_program(program: &Program, origin: &ProgramOrigin) -> Result<(), Compil
     })
 }
 
-/// `prog` in `format` with `header` as its comment lines; JSON is the callers'.
+/// `prog` in `format` with `header` as its comment lines; JSON is the document `json` writes
+/// (a compiled filter's and a bare program's say different things).
 fn emit_source(
     prog: &Program,
     endian: Endian,
     header: &[String],
     format: EmitFormat,
     name: &str,
+    json: impl FnOnce() -> String,
 ) -> Vec<u8> {
     match format {
+        EmitFormat::Json => json().into_bytes(),
         EmitFormat::Raw => raw_bytes(prog, endian),
         EmitFormat::Asm => asm_text(prog, header, endian).into_bytes(),
         EmitFormat::C => c_header(prog, header, name).into_bytes(),
@@ -265,7 +267,6 @@ fn emit_source(
                 .expect("a Firecracker format");
             thread_filters::encode(&[(name.to_string(), Some(prog.clone()))], encoding)
         }
-        EmitFormat::Json => unreachable!("JSON documents are written by emit and emit_program"),
     }
 }
 
