@@ -12,7 +12,7 @@ use super::hints;
 use super::io::{display_name, Input, InputFormat};
 use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
-use crate::arch::{Arch, AUDIT_ARCH_LE};
+use crate::arch::{Arch, Endian, AUDIT_ARCH_LE};
 use crate::bpf::action::parse_u32;
 use crate::bpf::action::SECCOMP_RET_ALLOW;
 use crate::bpf::thread_filters::shown;
@@ -576,7 +576,8 @@ pub(super) fn data_json(d: &SeccompData) -> Value {
         "syscall": name,
         "instruction_pointer": d.instruction_pointer,
         "args": d.args,
-        "byte_order": if big_endian(d) { "big-endian" } else { "little-endian" },
+        // Spelled as the filter documents' `byte_order` (the `Endian` names).
+        "byte_order": if big_endian(d) { Endian::Big } else { Endian::Little },
     })
 }
 
