@@ -367,10 +367,13 @@ fn cached_syscalls_are_allowed_by_every_stacked_filter() {
         }
         for token in [X86_64, I386] {
             for nr in 0..471u32 {
-                let expected = progs
-                    .iter()
-                    .all(|p| is_const_allow(p, token, nr).is_allow());
-                assert_eq!(bitmap.is_cached(token, nr), expected);
+                // Linux 6.6's tables end at map_shadow_stack (453): numbers past them are
+                // never cached.
+                let expected = nr <= 453
+                    && progs
+                        .iter()
+                        .all(|p| is_const_allow(p, token, nr).is_allow());
+                assert_eq!(bitmap.is_cached(token, nr), expected, "nr {nr}");
                 if expected && rng.chance(1, 8) {
                     cached_seen += 1;
                     for p in &progs {
@@ -551,7 +554,8 @@ fn libseccomp_default_allow_filter_caches_everything_but_its_rules() {
             .iter()
             .map(|n| i32::from(ScmpSyscall::from_name_by_arch(n, arch).unwrap()) as u32)
             .collect();
-        let expected: Vec<u32> = (0..471).filter(|nr| !denied.contains(nr)).collect();
+        // Linux 6.1's tables end at set_mempolicy_home_node (450).
+        let expected: Vec<u32> = (0..451).filter(|nr| !denied.contains(nr)).collect();
         assert_eq!(b.cached_numbers(token), expected);
     }
 }

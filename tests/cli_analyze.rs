@@ -180,6 +180,60 @@ fn analyze_without_the_allow_cache_marks_nothing_cacheable() {
     assert_eq!(report["arches"][0]["cacheable_count"], 0);
 }
 
+/// An older kernel's bitmap ends at its own newest syscall: on Linux 5.11 (table ending at
+/// `epoll_pwait2`, 441) the Docker filter's ALLOW for `futex_waitv` (449, added in 5.16) is
+/// never cached, as the kernel's `seccomp_cache_prepare_bitmap` only covers `0..NR_syscalls`; on 6.18
+/// it is. The text says how many such syscalls there are.
+#[test]
+fn an_older_kernels_bitmap_ends_at_its_own_newest_syscall() {
+    let prog = docker_default(1).program;
+    let path = temp_file("docker-5.11.bpf", &prog.to_raw());
+    let report = |kernel: &str| -> Value {
+        let (code, stdout, stderr) = secopt(&[
+            "analyze",
+            path.to_str().unwrap(),
+            "--kernel",
+            kernel,
+            "--arch",
+            "x86_64",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let futex_waitv = |r: &Value| -> Value {
+        r["arches"][0]["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["nr"] == 449)
+            .cloned()
+            .unwrap()
+    };
+    let old = report("5.11");
+    assert_eq!(old["arches"][0]["cache_bitmap"]["table_size"], 442, "{old}");
+    assert_eq!(futex_waitv(&old)["cached"], false, "{old}");
+    let new = report("6.18");
+    assert_eq!(new["arches"][0]["cache_bitmap"]["table_size"], 471);
+    assert_eq!(futex_waitv(&new)["cached"], true);
+    let (code, text, _) = secopt(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--kernel",
+        "5.11",
+        "--arch",
+        "x86_64",
+        "--summary",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("numbers 0..442")
+            && text.contains("past the bitmap's end: syscalls newer than Linux 5.11"),
+        "{text}"
+    );
+}
+
 #[test]
 fn worked_example_in_the_readme_runs_as_described() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.s");

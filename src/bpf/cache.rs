@@ -24,9 +24,10 @@
 //! project's 6.18 VM: a filter returning `ERRNO` for everything but `exit_group` does not stop
 //! syscalls 335 and 336.
 //!
-//! Table sizes are those of Linux 6.18 ([`KernelVersion::MODELLED`]). An older kernel's table
-//! ends at its own newest syscall, so the numbers of syscalls it does not have are outside its
-//! bitmap; those calls fail with `ENOSYS` there anyway, but the filters do run for them.
+//! Table sizes follow the kernel version asked for (up to 6.18, [`KernelVersion::MODELLED`]):
+//! an older kernel's table ends at its own newest syscall, so the numbers of syscalls it does
+//! not have are outside its bitmap. Those calls fail with `ENOSYS` there, but only after the
+//! filters ran for them: on Linux 5.11 a filter allowing `mseal` (462) is run for it.
 
 use super::action::SECCOMP_RET_ALLOW;
 use super::data::{Endian, Field, OFF_ARCH, OFF_NR};
@@ -120,12 +121,47 @@ pub struct KernelCache {
     pub passthrough: Vec<Passthrough>,
 }
 
-/// Linux 6.18's table sizes. `NR_syscalls` and the compat counts are one past the highest
-/// number of the arch's table (`scripts/syscallhdr.sh --emit-nr`); 32-bit ARM rounds its
-/// `__NR_syscalls` up to a multiple of 4 (`arch/arm/tools/syscallnr.sh`). The highest number is
-/// `listns` = 470 on every arch here.
-const NR_6_18: u32 = 471;
-const NR_6_18_ARM: u32 = 472;
+/// The newest syscall number of each kernel since the allow cache (5.11), on every arch here:
+/// since 5.1 (`io_uring_setup` = 425 on) new syscalls take the same number on every arch, so
+/// a table ends at the same number everywhere (numbers an arch does not wire, such as
+/// `map_shadow_stack` off x86, are holes inside it). Each row is the kernel that added the
+/// syscall at that number (its `syscall.tbl` / `asm-generic/unistd.h`). `NR_syscalls` and the
+/// compat counts, the bitmaps' sizes, are one past it (`scripts/syscallhdr.sh --emit-nr`).
+const NEWEST_SYSCALL: &[(KernelVersion, u32)] = &[
+    (KernelVersion::new(5, 11), 441), // epoll_pwait2
+    (KernelVersion::new(5, 12), 442), // mount_setattr
+    (KernelVersion::new(5, 13), 446), // landlock_restrict_self (443 held quotactl_path)
+    (KernelVersion::new(5, 14), 447), // memfd_secret
+    (KernelVersion::new(5, 15), 448), // process_mrelease
+    (KernelVersion::new(5, 16), 449), // futex_waitv
+    (KernelVersion::new(5, 17), 450), // set_mempolicy_home_node
+    (KernelVersion::new(6, 5), 451),  // cachestat
+    (KernelVersion::new(6, 6), 453),  // map_shadow_stack (and fchmodat2, 452)
+    (KernelVersion::new(6, 7), 456),  // futex_requeue (futex_wake, futex_wait)
+    (KernelVersion::new(6, 8), 461),  // lsm_list_modules (statmount, listmount, lsm_*_self_attr)
+    (KernelVersion::new(6, 10), 462), // mseal
+    (KernelVersion::new(6, 13), 466), // removexattrat (setxattrat, getxattrat, listxattrat)
+    (KernelVersion::new(6, 15), 467), // open_tree_attr
+    (KernelVersion::new(6, 17), 469), // file_setattr (file_getattr)
+    (KernelVersion::new(6, 18), 470), // listns
+];
+
+/// The size of `version`'s bitmaps: one past its newest syscall (kernels after 6.18 as
+/// 6.18, the newest modelled). 32-bit ARM rounds its `__NR_syscalls` up to a multiple of 4
+/// (`arch/arm/tools/syscallnr.sh`), which `round_to_4` asks for.
+fn table_size(version: KernelVersion, round_to_4: bool) -> u32 {
+    let newest = NEWEST_SYSCALL
+        .iter()
+        .rev()
+        .find(|(since, _)| *since <= version)
+        .map_or(NEWEST_SYSCALL[0].1, |&(_, nr)| nr);
+    let size = newest + 1;
+    if round_to_4 {
+        size.next_multiple_of(4)
+    } else {
+        size
+    }
+}
 
 fn target(token: u32, table_size: u32, name: &'static str, arch: Option<Arch>) -> CacheTarget {
     CacheTarget {
@@ -154,7 +190,7 @@ impl KernelCache {
         if !version.has_allow_cache() {
             return None;
         }
-        let n = NR_6_18;
+        let n = table_size(version, false);
         let (native, compat) = match arch {
             Arch::X86_64 | Arch::X32 => (
                 target(TOKEN_X86_64, n, "x86_64", Some(Arch::X86_64)),
@@ -168,7 +204,12 @@ impl KernelCache {
                 Some(target(Arch::Arm.token(), n, "arm", Some(Arch::Arm))),
             ),
             Arch::Arm => (
-                target(Arch::Arm.token(), NR_6_18_ARM, "arm", Some(Arch::Arm)),
+                target(
+                    Arch::Arm.token(),
+                    table_size(version, true),
+                    "arm",
+                    Some(Arch::Arm),
+                ),
                 None,
             ),
             // RISC-V declares no SECCOMP_ARCH_COMPAT, and its syscall_get_arch() reports
@@ -731,6 +772,22 @@ mod tests {
         assert!(KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(5, 10)).is_none());
         let k513 = KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(5, 13)).unwrap();
         assert!(k513.passthrough.is_empty());
+        // Each kernel's bitmap ends at its own newest syscall (the kernel's syscall_64.tbl
+        // of that release): 5.11 at epoll_pwait2 (441), 5.13 at landlock_restrict_self
+        // (446), 6.8 at lsm_list_modules (461); a later kernel is modelled as 6.18.
+        let size = |arch, major, minor| {
+            KernelCache::for_kernel(arch, KernelVersion::new(major, minor))
+                .unwrap()
+                .native
+                .table_size
+        };
+        assert_eq!(size(Arch::X86_64, 5, 11), 442);
+        assert_eq!(k513.native.table_size, 447);
+        assert_eq!(k513.compat.unwrap().table_size, 447);
+        assert_eq!(size(Arch::Aarch64, 6, 8), 462);
+        assert_eq!(size(Arch::X86_64, 6, 19), 471);
+        // 32-bit ARM rounds up to a multiple of 4: 442 -> 444.
+        assert_eq!(size(Arch::Arm, 5, 11), 444);
         let k614 = KernelCache::for_kernel(Arch::X86_64, KernelVersion::new(6, 14)).unwrap();
         assert_eq!(
             k614.passthrough.iter().map(|p| p.nr).collect::<Vec<_>>(),

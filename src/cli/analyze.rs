@@ -514,13 +514,27 @@ fn analyze(
                         "  cacheable: none: {arch} numbers lie outside the kernel bitmap `{}` (0..{}), so every {arch} syscall runs the filter",
                         t.name, t.table_size
                     ),
-                    Some(t) => println!(
-                        "  cacheable: {cached} of {} named syscalls (kernel bitmap `{}`, numbers 0..{}: {} of them cached, unnamed ones included, as `optimize --report` counts); {upper} are ALLOW whatever the arguments",
-                        rows.len(),
-                        t.name,
-                        t.table_size,
-                        cache.as_ref().map_or(0, |c| c.cached_by_filter(arch.token()).len())
-                    ),
+                    Some(t) => {
+                        // Syscalls newer than the kernel asked for are past its bitmap: the
+                        // filter runs for them whatever it returns.
+                        let past = rows
+                            .iter()
+                            .filter(|r| always_allow(&r.paths) && !t.covers(r.nr))
+                            .count();
+                        println!(
+                            "  cacheable: {cached} of {} named syscalls (kernel bitmap `{}`, numbers 0..{}: {} of them cached, unnamed ones included, as `optimize --report` counts); {upper} are ALLOW whatever the arguments{}",
+                            rows.len(),
+                            t.name,
+                            t.table_size,
+                            cache.as_ref().map_or(0, |c| c.cached_by_filter(arch.token()).len()),
+                            match (past, kernel) {
+                                (0, _) | (_, None) => String::new(),
+                                (n, Some(k)) => format!(
+                                    " ({n} of them past the bitmap's end: syscalls newer than Linux {k}, never cached there)"
+                                ),
+                            }
+                        )
+                    }
                     None => println!(
                         "  cacheable: none (the modelled kernel keeps no allow bitmap for {arch}); {upper} of {} named syscalls are ALLOW whatever the arguments",
                         rows.len()
