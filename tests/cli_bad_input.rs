@@ -846,6 +846,24 @@ fn a_filter_document_that_does_not_hold_together_is_refused() {
         assert!(!outfile.exists(), "{name}");
         assert_bad_input(&secopt(&["verify", &path, &good]), &expect);
     }
+    // disasm's document reads back too, and its `index` must be each instruction's place.
+    let listed = secopt(&["disasm", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(listed.status.code(), Some(0));
+    let listed_path = write(&d, "listed.json", &listed.stdout);
+    let out = secopt(&["verify", &listed_path, f.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut doc: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    doc["instructions"][2]["index"] = 7.into();
+    let misplaced = write(&d, "misplaced.json", doc.to_string().as_bytes());
+    assert_bad_input(
+        &secopt(&["analyze", &misplaced]),
+        &["misplaced.json", "instruction 2", "`index` 7"],
+    );
     // Without its base64, the edited instruction is read: jeq #40 now, a different filter.
     let edited = write(
         &d,

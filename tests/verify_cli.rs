@@ -201,9 +201,19 @@ fn diff_lists_the_change_per_syscall() {
     let change = &entry["changes"][0];
     assert_eq!(change["when"], "args[0].lo == 16");
     assert_eq!(change["example"]["seccomp_data"]["args"][0], 16);
+    // As verify's: how the difference was found.
+    assert_eq!(v["found_by"], "proof", "{v}");
     let (code, out, _) = secopt(&["diff", &a, &a]);
     assert_eq!(code, 0);
     assert!(out.starts_with("no differences"), "{out}");
+    // Equal filters have the keys of a difference, empty (they were missing).
+    let (code, out, _) = secopt(&["diff", &a, &a, "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "equal");
+    assert_eq!(v["arches"], serde_json::json!([]));
+    assert!(v.as_object().unwrap().contains_key("truncated"), "{v}");
+    assert!(v["truncated"].is_null(), "{v}");
 }
 
 /// A change over a whole ABI is one line, not one per gap in its syscall table: gVisor's
@@ -250,6 +260,18 @@ fn a_change_over_a_whole_abi_is_one_entry() {
         .unwrap();
     let whole = &x32["entries"][0];
     assert_eq!(whole["unnamed_numbers"], true);
+    // A run of numbers no table names holds unnamed numbers too (it said false: only mixed
+    // runs were flagged, found by an audit).
+    let x86_64 = v["arches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["arch"] == "x86_64")
+        .unwrap();
+    let unnamed = &x86_64["entries"][0];
+    assert_eq!(unnamed["first"], 0x8000_0000_u32, "{unnamed}");
+    assert_eq!(unnamed["names"], serde_json::json!([]));
+    assert_eq!(unnamed["unnamed_numbers"], true);
     assert_eq!(
         (whole["first"].as_u64(), whole["last"].as_u64()),
         (Some(0x4000_0000), Some(0x7fff_ffff))

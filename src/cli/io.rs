@@ -20,8 +20,8 @@ pub enum InputFormat {
     RawBe,
     /// secopt assembly text.
     Asm,
-    /// secopt's JSON document of a filter (what `compile --emit json` and `optimize -o
-    /// X.json` write): the program in its `instructions`.
+    /// secopt's JSON document of a filter (what `compile --emit json`, `optimize -o X.json`
+    /// and `disasm --format json` write): the program in its `instructions`.
     Json,
 }
 
@@ -405,8 +405,9 @@ pub fn looks_like_filter_document(bytes: &[u8]) -> bool {
             .is_ok_and(|top| top.contains_key("instructions"))
 }
 
-/// The program of secopt's JSON document of a filter: its `instructions`, each `{code, jt,
-/// jf, k}` in the ranges of `struct sock_filter`. `length` and `base64`, when present, must
+/// The program of secopt's JSON document of a filter (`compile --emit json`, `optimize -o
+/// X.json`, `disasm --format json`): its `instructions`, each `{code, jt, jf, k}` in the
+/// ranges of `struct sock_filter` (and disasm's `index`, its position). `length` and `base64`, when present, must
 /// hold the same program: a document edited in one place and not the other is refused
 /// rather than read one way or the other.
 fn program_from_document(bytes: &[u8], name: &str) -> Result<Program, Failure> {
@@ -424,6 +425,8 @@ fn program_from_document(bytes: &[u8], name: &str) -> Result<Program, Failure> {
         jt: u8,
         jf: u8,
         k: u32,
+        /// `disasm --format json`'s position of the instruction.
+        index: Option<usize>,
     }
     let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
         Failure::input(format!(
@@ -442,6 +445,18 @@ fn program_from_document(bytes: &[u8], name: &str) -> Result<Program, Failure> {
              and not the other); remove `{what}` to read the instructions"
         ))
     };
+    if let Some((at, i)) = doc
+        .instructions
+        .iter()
+        .enumerate()
+        .find(|(at, i)| i.index.is_some_and(|index| index != *at))
+    {
+        return Err(Failure::input(format!(
+            "{name}: instruction {at} of the document's `instructions` has `index` {}: \
+             instructions are listed in order, each at its index",
+            i.index.unwrap_or_default()
+        )));
+    }
     if doc.length.is_some_and(|n| n != prog.len()) {
         return Err(stale("length"));
     }

@@ -138,7 +138,7 @@ side by side on this kernel.\n\n\
 Inputs: FILE or `-` for stdin. Raw filters are arrays of 8-byte little-endian struct sock_filter \
 (bwrap --seccomp, crun's run.oci.seccomp_bpf_data, PTRACE_SECCOMP_GET_FILTER dumps); anything that \
 is UTF-8 text without NUL bytes is read as assembly, and secopt's JSON document of a filter \
-(compile --emit json) by its instructions, unless --input-format says otherwise.\n\n\
+(compile --emit json, disasm --format json) by its instructions, unless --input-format says otherwise.\n\n\
 Exit codes: 0 success, 1 a difference or failed check, 2 bad usage or bad input, 3 unknown \
 (verify/diff: a budget ran out before a proof).",
     after_help = "Examples:\n  \

@@ -842,9 +842,15 @@ fn diff_pair(
 fn diffed_json(d: &Diffed, name_a: &str, name_b: &str) -> Value {
     let mut v = json!({ "a": name_a, "b": name_b });
     match &d.outcome {
-        DiffOutcome::Equal => v["verdict"] = "equal".into(),
+        // The keys of a difference, empty: a script reads `arches` whatever the verdict.
+        DiffOutcome::Equal => {
+            v["verdict"] = "equal".into();
+            v["arches"] = json!([]);
+            v["truncated"] = Value::Null;
+        }
         DiffOutcome::Different(diff) => {
             v["verdict"] = "different".into();
+            v["found_by"] = "proof".into();
             if let (Value::Object(m), Value::Object(diff)) = (&mut v, diff_json(diff)) {
                 m.extend(diff);
             }

@@ -112,9 +112,9 @@ pub struct DiffEntry {
     /// The names of the numbers `first..=last`, all of which the arch's table names unless
     /// `unnamed_numbers`; empty for a run of numbers it does not name.
     pub names: Vec<&'static str>,
-    /// The run also holds numbers the arch's table does not name: more than eight entries'
-    /// worth of named and unnamed numbers with the same changes (`MAX_ENTRIES_PER_RUN`), kept
-    /// as one entry (`names` lists the named ones).
+    /// The run holds numbers the arch's table does not name: all of them (`names` is empty),
+    /// or more than eight entries' worth of named and unnamed numbers with the same changes
+    /// (`MAX_ENTRIES_PER_RUN`), kept as one entry (`names` lists the named ones).
     pub unnamed_numbers: bool,
     /// The numbers were too fragmented to list (e.g. a bit test on `nr`): the entry covers
     /// the whole group and the conditions include `nr` (and `arch` for other arch tokens).
@@ -701,6 +701,8 @@ fn entries(
             }
             _ => Vec::new(),
         };
+        // A run of unnamed numbers alone holds them too (a whole run was found so above).
+        let unnamed_numbers = unnamed_numbers || names.is_empty();
         let mut changes = Vec::new();
         for (kind, &residual) in kinds.iter().zip(&tuple) {
             if residual != FALSE {
@@ -738,7 +740,7 @@ fn whole_entry(
         first: 0,
         last: u32::MAX,
         names: Vec::new(),
-        unnamed_numbers: false,
+        unnamed_numbers: true,
         nr_in_condition: true,
         changes,
     })
@@ -794,7 +796,7 @@ impl DiffEntry {
             "(the numbers the condition gives)".into()
         } else if (self.first, self.last) == (0, u32::MAX) {
             "(any nr)".into()
-        } else if self.unnamed_numbers {
+        } else if self.unnamed_numbers && !self.names.is_empty() {
             format!(
                 "(nr {}..={}, every number: {} named syscall{} among them)",
                 show_u32(self.first),
