@@ -1697,6 +1697,37 @@ fn condition_slips_are_warned_about_at_their_place() {
         assert!(stderr.contains(s), "{s}: {stderr}");
     }
     assert!(!stderr.contains("`frobnicate` is no syscall"), "{stderr}");
+    // A real syscall the table in use lacks (libseccomp 2.5.4 stops at Linux 6.7: `mseal` is
+    // 6.10's) is no typo for itself (it was "a typo for `mseal`?", found by an audit).
+    if cfg!(feature = "libseccomp") {
+        let newer = dir.join("newer.json");
+        std::fs::write(
+            &newer,
+            r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+                {"names": ["read", "mseal"], "action": "SCMP_ACT_ALLOW"}]}"#,
+        )
+        .unwrap();
+        let stderr = ok(&secopt(&[
+            "compile",
+            newer.to_str().unwrap(),
+            "--arch",
+            "x86_64",
+            "--syscall-table",
+            "libseccomp",
+            "-o",
+            out,
+        ]));
+        assert!(!stderr.contains("a typo for `mseal`"), "{stderr}");
+        if stderr.contains("unknown on x86_64, skipped as runc does: mseal") {
+            assert!(
+                stderr.contains(
+                    "1 name the syscall table in use does not know, though secopt's own \
+                     (Linux 6.18) does: mseal"
+                ),
+                "{stderr}"
+            );
+        }
+    }
     // A set of values of one argument is the idiom, not a slip; nor is Docker's profile.
     let values = dir.join("values.json");
     std::fs::write(

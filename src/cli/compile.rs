@@ -744,10 +744,15 @@ pub(super) fn report_unknown(
     for w in resolved.shadowed.iter().chain(unenforced) {
         say!("secopt: warning: {prefix}: {w}");
     }
-    // A name no table has, once with its place and the name it is likely a typo for.
+    // A name no table has, once with its place and the name it is likely a typo for. A name
+    // secopt's own tables have is no typo: the table in use (`--syscall-table libseccomp`,
+    // an older library) lacks it, and the per-arch warnings below list it as runc skips it.
+    let mut table_lacks: Vec<&str> = Vec::new();
     for (name, origin) in compile::names_no_arch_has(resolved) {
         let meant = likely_meant(name);
-        if !meant.is_empty() {
+        if meant.contains(&name) {
+            table_lacks.push(name);
+        } else if !meant.is_empty() {
             let place = origin.map_or_else(String::new, |o| format!("{o}: "));
             say!(
                 "secopt: warning: {prefix}: {place}`{name}` is no syscall of any \
@@ -755,6 +760,15 @@ pub(super) fn report_unknown(
                 alternatives(&meant)
             );
         }
+    }
+    if !table_lacks.is_empty() {
+        say!(
+            "secopt: warning: {prefix}: {} name{} the syscall table in use does not know, \
+             though secopt's own (Linux 6.18) does: {} (newer than the table)",
+            table_lacks.len(),
+            if table_lacks.len() == 1 { "" } else { "s" },
+            table_lacks.join(", ")
+        );
     }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
     for a in &resolved.arches {
