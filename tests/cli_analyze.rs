@@ -234,6 +234,59 @@ fn an_older_kernels_bitmap_ends_at_its_own_newest_syscall() {
     );
 }
 
+/// `emu` says when the kernel would not run the filter at all: x86_64's `uretprobe` (6.14)
+/// and `uprobe` (6.18) pass before any filter (`seccomp_uprobe_exception`); other calls, and
+/// the same numbers on another arch, get no such note. A misspelt `--nr` name is answered
+/// with the name likely meant, as `asm` answers it.
+#[test]
+fn emu_says_which_calls_the_kernel_lets_through_unfiltered() {
+    let filter = temp_file(
+        "emu-notes.s",
+        b"ld [nr]\njeq #0, a\nret ERRNO(1)\na: ret ALLOW\n",
+    );
+    let notes = |extra: &[&str]| -> Value {
+        let mut args = vec!["emu", filter.to_str().unwrap(), "--format", "json"];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = secopt(&args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<Value>(&stdout).unwrap()["notes"].clone()
+    };
+    let uretprobe = notes(&["--arch", "x86_64", "--nr", "uretprobe"]);
+    assert!(
+        uretprobe[0]
+            .as_str()
+            .unwrap()
+            .starts_with("Linux 6.14 and later let `uretprobe` through"),
+        "{uretprobe}"
+    );
+    let uprobe = notes(&["--arch", "x86_64", "--nr", "336"]);
+    assert!(
+        uprobe[0].as_str().unwrap().starts_with("Linux 6.18"),
+        "{uprobe}"
+    );
+    assert_eq!(
+        notes(&["--arch", "x86_64", "--nr", "read"]),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        notes(&["--arch", "x86", "--nr", "335"]),
+        serde_json::json!([])
+    );
+    let (code, _, stderr) = secopt(&[
+        "emu",
+        filter.to_str().unwrap(),
+        "--arch",
+        "x86_64",
+        "--nr",
+        "reed",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown syscall `reed` for x86_64; did you mean `read`?"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn worked_example_in_the_readme_runs_as_described() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.s");

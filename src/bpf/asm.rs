@@ -932,8 +932,9 @@ fn action_with_data(name: &str, pos: Pos, cur: &mut Cursor) -> Result<RetVal, As
         .map_err(|e| pos.error(e.to_string()))
 }
 
-/// The number of syscall `name` on `arch`, or a message saying it has none.
-fn lookup_syscall(arch: Arch, name: &str) -> Result<u32, String> {
+/// The number of syscall `name` on `arch`, or a message saying it has none (with the name
+/// likely meant: `emu --nr` words it so too).
+pub(crate) fn lookup_syscall(arch: Arch, name: &str) -> Result<u32, String> {
     let table = arch.syscalls();
     table.nr(name).ok_or_else(|| {
         let hint = did_you_mean(name, table.iter().map(|(_, n)| n));

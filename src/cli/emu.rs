@@ -93,10 +93,9 @@ fn resolve_nr(text: &str, arch: Option<Arch>) -> Result<i32, Failure> {
             "--nr: `{text}` is a name, but there is no architecture to resolve it for; give --arch"
         ))
     })?;
-    arch.syscalls()
-        .nr(text.trim())
+    crate::bpf::asm::lookup_syscall(arch, text.trim())
         .map(|n| n as i32)
-        .ok_or_else(|| Failure::input(format!("--nr: unknown syscall `{text}` for {arch}")))
+        .map_err(|e| Failure::input(format!("--nr: {e}")))
 }
 
 pub fn run(args: EmuArgs) -> Result<i32, Failure> {
@@ -141,11 +140,13 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
             }
         }
     }
+    let notes: Vec<String> = passthrough_note(&data).into_iter().collect();
     match args.format {
         Format::Json => {
             let mut doc = serde_json::Map::new();
             doc.insert("input".into(), name.as_str().into());
             doc.insert("seccomp_data".into(), super::verify::data_json(&data));
+            doc.insert("notes".into(), notes.clone().into());
             match runs.as_slice() {
                 [run] if run.thread.is_none() => run.add_json(&mut doc),
                 _ => {
@@ -187,9 +188,28 @@ pub fn run(args: EmuArgs) -> Result<i32, Failure> {
                 let each: Vec<String> = runs.iter().map(Run::summary).collect();
                 println!("\nper thread: {}", each.join(", "));
             }
+            for note in &notes {
+                println!("note: {note}");
+            }
         }
     }
     Ok(EXIT_OK)
+}
+
+/// When the kernel lets this call through before any filter runs (`uretprobe` and `uprobe`
+/// on x86_64, `seccomp_uprobe_exception`): the run above is what older kernels do, not what
+/// the kernels that have the exception do (docs/kernel-facts.md).
+fn passthrough_note(data: &SeccompData) -> Option<String> {
+    let cache = crate::bpf::cache::KernelCache::for_arch(Arch::X86_64)?;
+    let p = cache
+        .passthrough
+        .iter()
+        .find(|p| p.token == data.arch && p.nr == data.nr as u32)?;
+    Some(format!(
+        "Linux {} and later let `{}` through before any filter runs (as do stable kernels \
+         the exception was backported to): the run above is what older kernels do",
+        p.since, p.name
+    ))
 }
 
 /// One filter run on the `seccomp_data`: the path it took, with each instruction's text.
