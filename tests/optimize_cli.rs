@@ -1732,6 +1732,20 @@ fn a_big_endian_filter_as_assembly_stays_big_endian() {
         let program = Program::from_raw_in(&bytes, secopt::arch::Endian::Big).expect("big-endian");
         assert!(validate(&program).is_ok(), "{out}");
     }
+    // `asm` writes what it is told (little-endian unless --big-endian), but says when the
+    // listing is a big-endian machine's: s390x's kernel refuses those bytes (audit P8).
+    let le = dir.join("asm-le.bpf");
+    let (code, _, stderr) = secopt(&["asm", s(&listing), "-o", s(&le)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("a big-endian machine's filter") && stderr.contains("add --big-endian"),
+        "{stderr}"
+    );
+    let be = dir.join("asm-be.bpf");
+    let (code, _, stderr) = secopt(&["asm", s(&listing), "--big-endian", "-o", s(&be)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(std::fs::read(&be).unwrap()[..2], [0x00, 0x20]);
 }
 
 /// The header's sentence about what became of the input follows the lengths: a program

@@ -201,6 +201,52 @@ pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
     } else {
         Endian::Little
     };
+    if let Some(why) = byte_order_mismatch(text, &prog, endian) {
+        eprintln!("secopt: warning: {name}: {why}");
+    }
     write_binary_output(&output, &prog.to_raw_in(endian), "a binary filter")?;
     Ok(EXIT_OK)
+}
+
+/// When the listing is a big-endian machine's filter (`.endian big`, as `disasm` marks one,
+/// or every arch it checks is big-endian) and the bytes are to be little-endian, or the
+/// other way round: the kernel the filter is for would refuse them, and nothing else says
+/// so until it does.
+fn byte_order_mismatch(text: &str, prog: &Program, endian: Endian) -> Option<String> {
+    let said_big = text
+        .lines()
+        .map(|l| {
+            l.split(';')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        })
+        .any(|words| words == [".endian", "big"]);
+    let arches = crate::optimize::arches_singled_out(prog);
+    let only = |e: Endian| !arches.is_empty() && arches.iter().all(|a| a.endian() == e);
+    let names = || {
+        arches
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match endian {
+        Endian::Little if said_big || only(Endian::Big) => Some(format!(
+            "{} a big-endian machine's filter; these bytes are little-endian, which its \
+             kernel refuses: add --big-endian",
+            if said_big {
+                "the listing says `.endian big`:".to_string()
+            } else {
+                format!("it checks only {}:", names())
+            }
+        )),
+        Endian::Big if only(Endian::Little) => Some(format!(
+            "it checks only {}, little-endian machines, and --big-endian writes bytes their \
+             kernels refuse",
+            names()
+        )),
+        _ => None,
+    }
 }
