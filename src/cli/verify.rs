@@ -801,7 +801,7 @@ fn diff_json(d: &Diff) -> Value {
                 "token": match &g.group {
                     verify::ArchGroup::Arch(a) => Value::from(a.token()),
                     verify::ArchGroup::Token(t) => Value::from(*t),
-                    verify::ArchGroup::Other { .. } => Value::Null,
+                    verify::ArchGroup::Other { .. } | verify::ArchGroup::AnyToken => Value::Null,
                 },
                 "entries": entries,
             })

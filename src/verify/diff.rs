@@ -133,6 +133,10 @@ pub enum ArchGroup {
     /// Arch tokens neither filter compares with: all of them (`None`), or those `arches`
     /// describes.
     Other { arches: Option<String> },
+    /// Every arch token: neither filter compares the arch with anything, so each decides a
+    /// call on any arch as on any other (a filter written for one machine, without the arch
+    /// check). "Other arch tokens" would suggest the host's arch is not among them.
+    AnyToken,
 }
 
 impl fmt::Display for ArchGroup {
@@ -144,6 +148,7 @@ impl fmt::Display for ArchGroup {
             ArchGroup::Other {
                 arches: Some(arches),
             } => write!(f, "other arch tokens ({arches})"),
+            ArchGroup::AnyToken => f.write_str("any arch (neither filter checks the arch)"),
         }
     }
 }
@@ -258,7 +263,7 @@ fn build(pair: &mut Pair, tokens: &BTreeSet<u32>) -> Result<Option<Diff>, Fail> 
     groups.sort_by_key(|(g, _)| match g {
         ArchGroup::Arch(a) => (0, *a as u32),
         ArchGroup::Token(t) => (1, *t),
-        ArchGroup::Other { .. } => (2, 0),
+        ArchGroup::Other { .. } | ArchGroup::AnyToken => (2, 0),
     });
 
     let mut arches = Vec::new();
@@ -325,20 +330,31 @@ fn build(pair: &mut Pair, tokens: &BTreeSet<u32>) -> Result<Option<Diff>, Fail> 
                 let whole = classes.len() == 1;
                 for (tuple, ranges) in classes {
                     let arches_text = describe_arch_ranges(&ranges, &listed, whole);
+                    // No token compared and one function for all: any arch, shown with the
+                    // host's token in the examples (the one a reader checks first).
+                    let any = listed.is_empty() && arches_text.is_none();
+                    let example_token = match Arch::host() {
+                        Some(host) if any => host.token(),
+                        _ => ranges[0].0,
+                    };
                     let entries = entries(
                         pair,
                         &kinds,
                         &tuple,
                         None,
                         Naming::Offsets,
-                        Some(ranges[0].0),
+                        Some(example_token),
                         &mut room,
                         max_blocks,
                     )?;
                     if !entries.is_empty() {
                         arches.push(ArchDiff {
-                            group: ArchGroup::Other {
-                                arches: arches_text,
+                            group: if any {
+                                ArchGroup::AnyToken
+                            } else {
+                                ArchGroup::Other {
+                                    arches: arches_text,
+                                }
                             },
                             entries,
                         });

@@ -246,6 +246,35 @@ fn diff_groups_unnamed_number_ranges_and_other_arches() {
     );
 }
 
+/// Filters that never look at the arch decide every arch alike: the change is on "any arch",
+/// not "other arch tokens" (which read as if the host's were not among them; an audit's
+/// finding), and its example is the host's call.
+#[test]
+fn diff_of_filters_without_an_arch_check_is_on_any_arch() {
+    let a = "ld [nr]\njeq #39, e\nret ALLOW\ne: ret ERRNO(1)";
+    let b = "ret ALLOW";
+    let text = diff_text(a, b, &VerifyOptions::default());
+    assert_eq!(
+        text,
+        "any arch (neither filter checks the arch) (nr 39): ERRNO(1) -> ALLOW\n"
+    );
+    let diff = match super::diff(
+        &crate::bpf::asm::assemble(a).unwrap(),
+        &crate::bpf::asm::assemble(b).unwrap(),
+        &VerifyOptions::default(),
+    )
+    .unwrap()
+    {
+        super::DiffOutcome::Different(d) => d,
+        other => panic!("{other:?}"),
+    };
+    let example = diff.arches[0].entries[0].changes[0].example;
+    if let Some(host) = Arch::host() {
+        assert_eq!(example.arch, host.token());
+    }
+    assert_eq!(example.nr, 39);
+}
+
 #[test]
 fn diff_runs_of_named_syscalls_with_the_same_change() {
     // read (0), write (1), open (2) move from ALLOW to ERRNO(1) on x86_64.
