@@ -214,6 +214,22 @@ fn diff_lists_the_change_per_syscall() {
     assert_eq!(v["arches"], serde_json::json!([]));
     assert!(v.as_object().unwrap().contains_key("truncated"), "{v}");
     assert!(v["truncated"].is_null(), "{v}");
+    // An equality over a narrowed domain says so on its first line, not only on the next.
+    let (code, out, _) = secopt(&["verify", &a, &a, "--arch", "x86_64", "--nr", "0..=40"]);
+    assert_eq!(code, 0);
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.ends_with("on every input in the domain below"),
+        "{out}"
+    );
+    let (_, out, _) = secopt(&["verify", &a, &a]);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with("on every input"),
+        "{out}"
+    );
 }
 
 /// A change over a whole ABI is one line, not one per gap in its syscall table: gVisor's

@@ -679,13 +679,40 @@ fn decided_json(d: &Decided, name_a: &str, name_b: &str) -> Value {
     v
 }
 
+/// How a pair's outcome is written as text.
+#[derive(Debug, Clone, Copy)]
+struct Rendering {
+    /// `diff --examples`: an input of each change.
+    examples: bool,
+    /// `--arch`/`--nr` narrowed the domain: "every input" is every input in it.
+    narrowed: bool,
+}
+
+impl Rendering {
+    /// What an equal verdict holds for: the domain line that follows says which inputs.
+    fn every_input(self) -> &'static str {
+        if self.narrowed {
+            "every input in the domain below"
+        } else {
+            "every input"
+        }
+    }
+}
+
 /// A pair's verdict as text, its first line starting with `prefix`.
-fn decided_text(out: &mut String, prefix: &str, d: &Decided, name_a: &str, name_b: &str) {
+fn decided_text(
+    out: &mut String,
+    prefix: &str,
+    d: &Decided,
+    (name_a, name_b): (&str, &str),
+    how: Rendering,
+) {
     match &d.verdict {
         Verdict::Equal => {
             say!(
                 out,
-                "{prefix}equal: {name_a} and {name_b} return the same value on every input"
+                "{prefix}equal: {name_a} and {name_b} return the same value on {}",
+                how.every_input()
             );
         }
         Verdict::Different(c) => {
@@ -876,13 +903,15 @@ fn diffed_text(
     prefix: &str,
     d: &Diffed,
     (name_a, name_b): (&str, &str),
-    examples: bool,
+    how: Rendering,
 ) {
+    let examples = how.examples;
     match &d.outcome {
         DiffOutcome::Equal => {
             say!(
                 out,
-                "{prefix}no differences: {name_a} and {name_b} return the same value on every input"
+                "{prefix}no differences: {name_a} and {name_b} return the same value on {}",
+                how.every_input()
             );
         }
         DiffOutcome::Different(diff) => {
@@ -964,7 +993,7 @@ trait PairOutcome: Sized {
     fn json(&self, name_a: &str, name_b: &str) -> Value;
     /// The text report; with `thread`, one thread's part of a whole-file report. `examples`:
     /// `diff --examples`.
-    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), examples: bool);
+    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), how: Rendering);
 }
 
 impl PairOutcome for Decided {
@@ -986,8 +1015,8 @@ impl PairOutcome for Decided {
     fn json(&self, name_a: &str, name_b: &str) -> Value {
         decided_json(self, name_a, name_b)
     }
-    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), _: bool) {
-        decided_text(out, &prefix(thread), self, names.0, names.1);
+    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), how: Rendering) {
+        decided_text(out, &prefix(thread), self, names, how);
     }
 }
 
@@ -1012,8 +1041,8 @@ impl PairOutcome for Diffed {
     fn json(&self, name_a: &str, name_b: &str) -> Value {
         diffed_json(self, name_a, name_b)
     }
-    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), examples: bool) {
-        diffed_text(out, &prefix(thread), self, names, examples);
+    fn text(&self, out: &mut String, thread: Option<&str>, names: (&str, &str), how: Rendering) {
+        diffed_text(out, &prefix(thread), self, names, how);
     }
 }
 
@@ -1067,6 +1096,10 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
     let (a, b) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
     let domain = opts.domain.to_string();
+    let how = Rendering {
+        examples,
+        narrowed: !opts.domain.arches.is_empty() || !opts.domain.nrs.is_empty(),
+    };
     let mut out = String::new();
     let code = match pairs(p, a, b)? {
         Pairs::One(a, b) => {
@@ -1079,7 +1112,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                     emit_json(&mut out, &v)?;
                 }
                 Format::Text => {
-                    r.text(&mut out, None, (&name_a, &name_b), examples);
+                    r.text(&mut out, None, (&name_a, &name_b), how);
                     say!(out, "domain: {domain}");
                 }
             }
@@ -1099,7 +1132,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                         v["thread"] = thread.as_str().into();
                         v["proof"] = work;
                         json_threads.push(v);
-                        r.text(&mut text, Some(thread), (&ta, &tb), examples);
+                        r.text(&mut text, Some(thread), (&ta, &tb), how);
                         r.exit_code()
                     }
                     (a, _) => {
