@@ -623,27 +623,41 @@ impl Outcome {
     }
 }
 
-/// The sentence a source or JSON output's header gives about what was done to the input.
-fn header_note(inputs: &[Program], out: &Optimized) -> String {
+/// What was made of `inputs`, as a phrase (`optimized from 1083 instructions`; for a
+/// stack, `joined from 2 filters of 115 instructions in all`), or `None` when the output is
+/// the input. `counted`: the input's length is followed by "instructions" (the header's
+/// sentence; the summary line has just counted the output's).
+fn made_from(inputs: &[Program], out: &Optimized, counted: bool) -> Option<String> {
     let input_len: usize = inputs.iter().map(Program::len).sum();
-    let stack = inputs.len() > 1;
-    let from = match (stack, Outcome::of(inputs, out)) {
-        (_, Outcome::Unchanged) => {
-            return "The input unchanged (no better equivalent program was found and proved)."
-                .to_string()
-        }
+    let unit = if counted { " instructions" } else { "" };
+    Some(match (inputs.len() > 1, Outcome::of(inputs, out)) {
+        (_, Outcome::Unchanged) => return None,
         (true, _) => format!(
-            "Joined from {} filters of {input_len} instructions in all",
+            "joined from {} filters of {input_len} instructions in all",
             inputs.len()
         ),
-        (false, Outcome::Smaller) => format!("Optimized from {input_len} instructions"),
-        (false, Outcome::SameLength) => format!("Re-laid out from {input_len} instructions"),
+        (false, Outcome::Smaller) => format!("optimized from {input_len}{unit}"),
+        (false, Outcome::SameLength) => format!("re-laid out from {input_len}{unit}"),
         (false, Outcome::Larger) => format!(
-            "Re-laid out from {input_len} instructions (larger, for fewer instructions run \
-             per syscall or a shorter worst path)"
+            "re-laid out from {input_len}{unit} (larger, for fewer instructions run per \
+             syscall or a shorter worst path)"
         ),
+    })
+}
+
+/// The sentence a source or JSON output's header gives about what was done to the input.
+fn header_note(inputs: &[Program], out: &Optimized) -> String {
+    let Some(from) = made_from(inputs, out, true) else {
+        return "The input unchanged (no better equivalent program was found and proved)."
+            .to_string();
     };
-    let to = if stack { "the stack" } else { "the input" };
+    // The phrase starts the sentence.
+    let from = format!("{}{}", from[..1].to_ascii_uppercase(), &from[1..]);
+    let to = if inputs.len() > 1 {
+        "the stack"
+    } else {
+        "the input"
+    };
     match &out.verification {
         Verification::Equal => format!("{from}; proved equal to {to}."),
         Verification::Skipped => format!("{from}; not verified (--no-verify)."),
@@ -658,30 +672,20 @@ fn input_name(args: &OptimizeArgs) -> String {
 /// `, optimized from 1083, proved equal` for the summary line (as `compile` words it); for a
 /// stack, `, joined from 2 filters of 115 instructions in all, proved equal to the stack`.
 fn outcome_summary(inputs: &[Program], out: &Optimized) -> String {
-    let input_len: usize = inputs.iter().map(Program::len).sum();
-    let stack = inputs.len() > 1;
-    let from = match (stack, Outcome::of(inputs, out)) {
-        (_, Outcome::Unchanged) if crate::optimize::Note::any_unproved(&out.notes) => {
-            return ", the input unchanged (nothing better was proved equal within the \
-                    self-check's budget)"
-                .into()
+    let Some(from) = made_from(inputs, out, false) else {
+        return if crate::optimize::Note::any_unproved(&out.notes) {
+            ", the input unchanged (nothing better was proved equal within the self-check's \
+             budget)"
+        } else {
+            ", the input unchanged (no better equivalent program was found and proved)"
         }
-        (_, Outcome::Unchanged) => {
-            return ", the input unchanged (no better equivalent program was found and proved)"
-                .into()
-        }
-        (true, _) => format!(
-            "joined from {} filters of {input_len} instructions in all",
-            inputs.len()
-        ),
-        (false, Outcome::Smaller) => format!("optimized from {input_len}"),
-        (false, Outcome::SameLength) => format!("re-laid out from {input_len}"),
-        (false, Outcome::Larger) => format!(
-            "re-laid out from {input_len} (larger, for fewer instructions run per syscall or \
-             a shorter worst path)"
-        ),
+        .into();
     };
-    let to = if stack { " to the stack" } else { "" };
+    let to = if inputs.len() > 1 {
+        " to the stack"
+    } else {
+        ""
+    };
     match &out.verification {
         Verification::Equal => format!(", {from}, proved equal{to}"),
         Verification::Skipped => format!(", {from}, not verified (--no-verify)"),
