@@ -1,6 +1,8 @@
 //! Bad input to the `secopt` binary: a clear message naming the file and the place, exit
 //! code 2, no panic, and no output file left behind.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -733,27 +735,13 @@ fn a_name_the_array_cannot_take_is_refused_with_one_it_can() {
     }
     let out = secopt(&["optimize", &filter, "--name", "web_1", "-o", header, "-q"]);
     assert_eq!(out.status.code(), Some(0));
-    let main = d.join("main.c");
     std::fs::write(
-        &main,
+        d.join("main.c"),
         "#include \"out.h\"\nint main(void) { return web_1[0].code == 0x20 ? 0 : 1; }\n",
     )
     .unwrap();
-    let cc = Command::new("cc")
-        .args(["-Wall", "-Werror", "-o"])
-        .arg(d.join("main"))
-        .arg(&main)
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    assert_eq!(
-        Command::new(d.join("main")).status().unwrap().code(),
-        Some(0)
-    );
+    // Builds and runs it: the array is declared as `web_1`, and it exits 0.
+    common::cc::run_c(&d, "main");
 }
 
 /// A JSON document of a filter (docs/json.md) is read by its instructions, and only when

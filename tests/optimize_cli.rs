@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::cc::run_c;
 use common::libseccomp_profiles::docker_default;
 use secopt::bpf::validate::validate;
 use secopt::bpf::{interp, Program, RetVal, SeccompData};
@@ -42,26 +43,6 @@ fn s(p: &std::path::Path) -> &str {
 fn secopt_ok(args: &[&str]) {
     let (code, _, stderr) = secopt(args);
     assert_eq!(code, 0, "{args:?}: {stderr}");
-}
-
-/// Builds `dir/NAME.c` with the system C compiler (warnings are errors; headers beside it),
-/// runs it and returns what it printed.
-fn run_c(dir: &std::path::Path, name: &str) -> Vec<u8> {
-    let exe = dir.join(name);
-    let cc = Command::new("cc")
-        .args(["-Wall", "-Werror", "-o"])
-        .arg(&exe)
-        .arg(dir.join(format!("{name}.c")))
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let out = Command::new(&exe).output().unwrap();
-    assert!(out.status.success(), "{name}");
-    out.stdout
 }
 
 fn same_on_sweep(a: &Program, b: &Program) {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests. Each test crate uses only some of them.
 #![allow(dead_code)]
 
+pub mod cc;
 pub mod firecracker_random;
 pub mod floors;
 pub mod libseccomp_firecracker;
