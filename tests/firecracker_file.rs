@@ -1114,6 +1114,47 @@ fn disasm_and_emu_show_every_thread_of_a_filter_file() {
         let listed = secopt::bpf::asm::assemble(listing).unwrap();
         assert_eq!(&listed, prog, "{thread}");
     }
+    // The whole listing is several programs (labels repeat): `asm` refuses it, names the
+    // threads, and the way it gives to take one (listing on stdin, the default) gives that
+    // thread's program.
+    let dir = TempDir::new("fc-asm");
+    let listing = dir.join("all.s");
+    std::fs::write(&listing, &text).unwrap();
+    let out = dir.join("all.bpf");
+    let run = run_secopt(&[
+        "asm".as_ref(),
+        listing.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr_of(&run));
+    assert!(!out.exists());
+    let names: Vec<&str> = theirs.iter().map(|(t, _)| t.as_str()).collect();
+    let (first, _) = &theirs[0];
+    assert!(
+        stderr_of(&run).contains(&format!(
+            "listing of {} threads' filters ({})",
+            names.len(),
+            names.join(", ")
+        )) && stderr_of(&run).contains(&format!(
+            "`secopt disasm FILE:{first} | secopt asm -o {first}.bpf`"
+        )),
+        "{}",
+        stderr_of(&run)
+    );
+    let one = run_secopt(&["disasm", &format!("{path}:{first}")]);
+    let mut asm = secopt()
+        .args(["asm".as_ref(), "-o".as_ref(), out.as_os_str()])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    asm.stdin.take().unwrap().write_all(&one.stdout).unwrap();
+    assert!(asm.wait().unwrap().success());
+    assert_eq!(
+        Program::from_raw(&std::fs::read(&out).unwrap()).unwrap(),
+        theirs[0].1
+    );
     let json_of = |args: &[&str]| -> serde_json::Value {
         let run = run_secopt(args);
         assert_eq!(run.status.code(), Some(0), "{args:?}: {}", stderr_of(&run));

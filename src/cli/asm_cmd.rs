@@ -37,6 +37,7 @@ pub struct DisasmArgs {
 #[derive(clap::Args, Debug)]
 pub struct AsmArgs {
     /// The assembly source (`-` for stdin).
+    #[arg(default_value = "-")]
     pub input: PathBuf,
     /// Where to write the raw filter (`-` for stdout; refused when stdout is a terminal).
     #[arg(short, long)]
@@ -186,13 +187,14 @@ impl<'a> Listing<'a> {
     }
 }
 
-/// A JSON document as `print_json` prints it (pretty, with a final newline).
+/// `secopt asm`: one listing to one filter's bytes, validated before anything is written.
 pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
     let name = display_name(&args.input);
     let bytes = read_input(&args.input)?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| Failure::input(format!("{name}: not UTF-8 text: {e}")))?;
-    let prog = asm::assemble(text).map_err(|e| Failure::input(format!("{name}:{e}")))?;
+    let prog = asm::assemble(text)
+        .map_err(|e| Failure::input(format!("{name}:{e}{}", several_threads_hint(text))))?;
     // The assembler validates; check again so no path here can write an unvalidated filter.
     validate::validate(&prog).map_err(|e| rejected_by_kernel(&name, e))?;
     let output = args.output.unwrap_or_else(|| PathBuf::from("-"));
@@ -206,6 +208,27 @@ pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
     }
     write_binary_output(&output, &prog.to_raw_in(endian), "a binary filter")?;
     Ok(EXIT_OK)
+}
+
+/// A listing of a whole Firecracker filter file (`disasm fc.bpf`) holds one program per
+/// thread, each under a `; thread NAME: …` line, and does not assemble as one (its labels
+/// repeat). When an error comes from such a listing, say so and how to take one thread.
+fn several_threads_hint(text: &str) -> String {
+    let threads: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("; thread "))
+        .filter_map(|rest| rest.split_once(':').map(|(thread, _)| thread))
+        .collect();
+    match threads.as_slice() {
+        [] | [_] => String::new(),
+        [first, ..] => format!(
+            " (this is a listing of {} threads' filters ({}), as `disasm` writes a \
+             Firecracker filter file: assemble one thread's at a time, \
+             `secopt disasm FILE:{first} | secopt asm -o {first}.bpf`)",
+            threads.len(),
+            threads.join(", ")
+        ),
+    }
 }
 
 /// When the listing is a big-endian machine's filter (`.endian big`, as `disasm` marks one,
