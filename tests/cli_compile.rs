@@ -172,8 +172,8 @@ fn runc_compat_and_caps_change_decisions() {
 fn firecracker_writes_one_filter_per_thread() {
     let d = tmpdir("fc");
     let fc = profile("firecracker/firecracker-x86_64-unknown-linux-musl.json");
+    // `-o DIR/` makes DIR (one level) when it does not exist.
     let dir = format!("{}/", d.join("out").to_str().unwrap());
-    std::fs::create_dir_all(&dir).unwrap();
     let stderr = ok(&secopt(&["compile", &fc, "--arch", "x86_64", "-o", &dir]));
     assert!(stderr.contains("thread vcpu"), "{stderr}");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
@@ -231,6 +231,19 @@ fn firecracker_writes_one_filter_per_thread() {
         ],
     );
     assert!(!d.join("short-api.bpf").exists());
+    // A failed compile makes no directory; nor does one whose parent is missing.
+    let new_dir = format!("{}/", d.join("short").to_str().unwrap());
+    bad_input(
+        &secopt(&["compile", &fc, "--max-path", "3", "-o", &new_dir]),
+        &["(thread api): no equivalent filter keeps every path within 3"],
+    );
+    assert!(!d.join("short").exists());
+    let deep = format!("{}/", d.join("missing/out").to_str().unwrap());
+    bad_input(
+        &secopt(&["compile", &fc, "-o", &deep]),
+        &["missing does not exist; nothing was written"],
+    );
+    assert!(!d.join("missing").exists());
 
     // One thread's directory missing: refused before anything is written.
     for t in ["api", "vmm"] {

@@ -57,7 +57,7 @@ pub struct CompileArgs {
     /// runc; a whole config.json as runc reads it, ignoring them (each one warned about).
     pub profile: PathBuf,
     /// Output file (`-`: stdout). For Firecracker files with several thread kinds: a
-    /// directory (`DIR/`) or a pattern containing `{thread}`.
+    /// directory (`DIR/`, made if it does not exist) or a pattern containing `{thread}`.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Output format. Default: from the output's extension (.bpf .s .h .rs .go .b64 .json);
@@ -957,6 +957,9 @@ fn write_all(
             threads.join(", ")
         )));
     }
+    // `-o DIR/` that does not exist yet is made (one level: its parent must exist), after
+    // every output is emitted and just before the first is written.
+    let make_dir = is_dir && out_text.ends_with('/') && !output.exists();
     // Every output is emitted and its directory checked before the first is written, and
     // files this run created are removed again if a later write fails: a failure leaves
     // none behind (files that existed before are replaced one by one, each atomically).
@@ -990,7 +993,7 @@ fn write_all(
             ));
         }
         if filters.len() > 1 {
-            check_output_dir(&path)
+            check_output_dir(if make_dir { &output } else { &path })
                 .and_then(|()| check_not_an_input(&path))
                 .map_err(|e| Failure::input(format!("{}; nothing was written", e.message)))?;
         }
@@ -1023,7 +1026,19 @@ fn write_all(
         .iter()
         .map(|(_, _, path, bytes)| (path.as_path(), bytes.as_slice()))
         .collect();
-    super::io::write_all_or_none(&outputs)?;
+    if make_dir {
+        std::fs::create_dir(&output).map_err(|e| {
+            Failure::input(format!(
+                "{out_text}: cannot make the directory: {e}; nothing was written"
+            ))
+        })?;
+    }
+    super::io::write_all_or_none(&outputs).inspect_err(|_| {
+        if make_dir {
+            // Empty again: write_all_or_none removed what it wrote.
+            let _ = std::fs::remove_dir(&output);
+        }
+    })?;
     for (thread, filter, path, _) in &planned {
         if path.as_path() == Path::new("-") {
             to_stdout = true;
