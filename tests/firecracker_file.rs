@@ -591,7 +591,30 @@ fn every_verb_reads_one_thread_as_file_colon_thread() {
         assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
         let listed = secopt::bpf::asm::assemble(&stdout_of(&run)).unwrap();
         assert_eq!(&listed, prog, "{thread}");
+        // `-:THREAD` (after `--`) takes the thread of the file on stdin.
+        let run = with_stdin(&["disasm", "--", &format!("-:{thread}")], &bitcode);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        let listed = secopt::bpf::asm::assemble(&stdout_of(&run)).unwrap();
+        assert_eq!(&listed, prog, "{thread} from stdin");
     }
+    // On stdin, a thread the file lacks, and a file that is no Firecracker file.
+    let run = with_stdin(&["emu", "--nr", "read", "--", "-:vCPU"], &bitcode);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("<stdin>: no thread \"vCPU\""),
+        "{}",
+        stderr_of(&run)
+    );
+    let dir = TempDir::new("fc-stdin");
+    let one = dir.join("one.bpf");
+    std::fs::write(&one, theirs[0].1.to_raw()).unwrap();
+    let run = with_stdin(&["emu", "--nr", "read", "--", "-:api"], &one);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("and stdin is not a Firecracker filter file"),
+        "{}",
+        stderr_of(&run)
+    );
     // Two different threads differ, with an input both filters confirm.
     let run = run_secopt(&[
         "verify",
@@ -615,6 +638,15 @@ fn every_verb_reads_one_thread_as_file_colon_thread() {
     let run = run_secopt(&["disasm".as_ref(), colon.as_os_str()]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
     assert!(stdout_of(&run).contains("ret ALLOW"), "{}", stdout_of(&run));
+}
+
+/// `secopt ARGS` with the file `stdin` on its standard input.
+fn with_stdin(args: &[&str], stdin: &Path) -> std::process::Output {
+    secopt()
+        .args(args)
+        .stdin(std::fs::File::open(stdin).unwrap())
+        .output()
+        .unwrap()
 }
 
 /// `verify` and `diff` compare Firecracker's filters thread by thread, whichever form each

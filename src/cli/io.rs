@@ -81,11 +81,35 @@ pub fn file_and_thread(path: &Path) -> Option<(&str, &str)> {
     Some((file, thread))
 }
 
+/// `-:THREAD` (given after `--`, as clap takes `-:` for a flag otherwise): THREAD of the
+/// Firecracker filter file on stdin, unless a file has that name.
+fn stdin_thread(path: &Path) -> Option<&str> {
+    let thread = path.to_str()?.strip_prefix("-:")?;
+    (!thread.is_empty() && !path.exists()).then_some(thread)
+}
+
 /// `FILE:THREAD` naming a thread of a Firecracker filter file: that thread's program as raw
 /// (little-endian) bytes. `None` when the path exists, has no `:`, or no file before a `:` is
 /// a Firecracker filter file: the caller reads the path as it is. The `:` is the last one
 /// with a file before it, so that both file and thread names may hold one.
 fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
+    if let Some(thread) = stdin_thread(path) {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::input(format!("<stdin>: cannot read: {e}")))?;
+        let filters = thread_filters::decode(&bytes).map_err(|e| {
+            Failure::input(format!(
+                "{}: `:{thread}` picks a thread of the Firecracker filter file on stdin, and \
+                 stdin is {e}",
+                path.display()
+            ))
+        })?;
+        return match filters.program(thread) {
+            Ok(prog) => Ok(Some(prog.to_raw())),
+            Err(e) => Err(Failure::input(format!("<stdin>: {e}"))),
+        };
+    }
     let Some((file, thread)) = file_and_thread(path) else {
         return Ok(None);
     };
