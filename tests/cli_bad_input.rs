@@ -860,3 +860,46 @@ fn a_filter_document_that_does_not_hold_together_is_refused() {
     );
     assert_eq!(secopt(&["verify", &edited, &good]).status.code(), Some(1));
 }
+
+/// Stdin can be read once: two inputs that would both read it (`-`, or `-:THREAD`, a thread
+/// of the Firecracker file on stdin) are refused before either is read, and nothing written.
+#[test]
+fn two_inputs_on_stdin_are_refused() {
+    let d = tmpdir("two-stdin");
+    let out = d.join("out.bpf");
+    let o = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["compile", "-", "--weights", "-", "-o", o],
+            "cannot both be stdin",
+        ),
+        (
+            &["optimize", "-", "--weights", "-", "-o", o],
+            "cannot both come from stdin",
+        ),
+        (
+            &["optimize", "--weights", "-", "-o", o, "--", "-:vcpu"],
+            "cannot both come from stdin",
+        ),
+        (
+            &["analyze", "-", "--workload", "-"],
+            "cannot both come from stdin",
+        ),
+        (
+            &["analyze", "--workload", "-", "--", "-:api"],
+            "cannot both come from stdin",
+        ),
+        (
+            &["verify", "--", "-:api", "-:vcpu"],
+            "both inputs read stdin",
+        ),
+        (
+            &["optimize", "-o", o, "--", "-", "-:vcpu"],
+            "can be only one of the inputs",
+        ),
+    ];
+    for (args, message) in cases {
+        assert_bad_input(&secopt(args), &[message]);
+        assert!(!out.exists(), "{args:?}");
+    }
+}

@@ -467,9 +467,11 @@ fn a_profile_on_stdin_is_read_as_a_profile() {
         );
         assert!(stdout.contains("<stdin> and"), "{verb}: {stdout}");
     }
-    let (code, _, err) = secopt(&["verify", "-", "-"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("both inputs are `-`"), "{err}");
+    for pair in [["-", "-"], ["-:api", "-:vcpu"], ["-", "-:vcpu"]] {
+        let (code, _, err) = secopt(&["verify", "--", pair[0], pair[1]]);
+        assert_eq!(code, 2);
+        assert!(err.contains("both inputs read stdin"), "{err}");
+    }
     // A Firecracker file holds a filter per thread, and `compiled` one: the error says how to
     // name one thread.
     let fc = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

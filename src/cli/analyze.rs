@@ -5,7 +5,8 @@
 
 use super::asm_cmd::parse_arch;
 use super::io::{
-    decode_input, display_name, load_program, read_input, rejected_by_kernel, Input, InputFormat,
+    decode_input, display_name, load_program, read_input, reads_stdin, rejected_by_kernel, Input,
+    InputFormat,
 };
 use super::{print_json, Failure, Format, EXIT_OK};
 use crate::arch::Arch;
@@ -218,6 +219,14 @@ impl JsonOut {
 }
 
 pub fn run(args: AnalyzeArgs) -> Result<i32, Failure> {
+    // Stdin can be read once: checked before either is read.
+    if args.workload.as_deref() == Some(Path::new("-"))
+        && args.inputs.iter().any(|p| reads_stdin(p))
+    {
+        return Err(Failure::input(
+            "the filter and the workload cannot both come from stdin",
+        ));
+    }
     if let [path] = args.inputs.as_slice() {
         let bytes = read_input(path)?;
         let name = display_name(path);
@@ -810,11 +819,6 @@ fn run_workload(
             ))
         }
     };
-    if path == Path::new("-") && args.inputs.iter().any(|p| p == Path::new("-")) {
-        return Err(Failure::input(
-            "the filter and the workload cannot both come from stdin",
-        ));
-    }
     let source = display_name(path);
     let bytes = read_input(path)?;
     let options = WorkloadOptions {

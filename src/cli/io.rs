@@ -81,6 +81,11 @@ pub fn file_and_thread(path: &Path) -> Option<(&str, &str)> {
     Some((file, thread))
 }
 
+/// Whether reading `path` reads stdin: `-`, or `-:THREAD`.
+pub fn reads_stdin(path: &Path) -> bool {
+    path == Path::new("-") || stdin_thread(path).is_some()
+}
+
 /// `-:THREAD` (given after `--`, as clap takes `-:` for a flag otherwise): THREAD of the
 /// Firecracker filter file on stdin, unless a file has that name.
 fn stdin_thread(path: &Path) -> Option<&str> {

@@ -3,8 +3,8 @@
 
 use super::hints;
 use super::io::{
-    decode_input_any_length, display_name, read_input, rejected_by_kernel, write_binary_output,
-    write_output, Input, InputFormat,
+    decode_input_any_length, display_name, read_input, reads_stdin, rejected_by_kernel,
+    write_binary_output, write_output, Input, InputFormat,
 };
 use super::status::{ProgressMode, StatusLine};
 use super::{print_json, Failure, Format, EXIT_DIFFERENT, EXIT_OK};
@@ -150,8 +150,15 @@ impl OptimizeArgs {
 }
 
 pub fn run(args: OptimizeArgs) -> Result<i32, Failure> {
-    if args.inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+    // Stdin can be read once: by one input (`-`, or a thread of it, `-:THREAD`), or weights.
+    let on_stdin = args.inputs.iter().filter(|p| reads_stdin(p)).count();
+    if on_stdin > 1 {
         return Err(Failure::input("stdin (`-`) can be only one of the inputs"));
+    }
+    if on_stdin > 0 && args.weights.as_deref() == Some(Path::new("-")) {
+        return Err(Failure::input(
+            "the filter and --weights cannot both come from stdin (`-`)",
+        ));
     }
     let mut stack = Vec::with_capacity(args.inputs.len());
     // Whether every input is assembly: its byte order is then the program's own.

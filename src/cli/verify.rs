@@ -9,7 +9,7 @@
 
 use super::compile::{FirecrackerDialect, SyscallTable};
 use super::hints;
-use super::io::{display_name, Input, InputFormat};
+use super::io::{display_name, reads_stdin, Input, InputFormat};
 use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian, AUDIT_ARCH_LE};
@@ -270,11 +270,12 @@ enum Side {
 
 /// Loads both sides.
 fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
-    let stdin = Path::new("-");
-    if p.a == stdin && p.b == stdin {
-        return Err(Failure::input(
-            "both inputs are `-`: stdin holds one filter; give the other as a file",
-        ));
+    if reads_stdin(&p.a) && reads_stdin(&p.b) {
+        return Err(Failure::input(format!(
+            "both inputs read stdin ({} and {}), which can be read once; give one as a file",
+            p.a.display(),
+            p.b.display()
+        )));
     }
     let mut seen = ProfilesSeen::default();
     let sides = (
