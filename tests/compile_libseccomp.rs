@@ -433,6 +433,28 @@ fn rules_secopt_says_never_apply_change_nothing_in_libseccomps_filter() {
             "mkdir",
             true,
         ),
+        // A rule with the default action (TRAP) meant as an exception to a rule without
+        // conditions, after it or before it: runc leaves it out (so removing it changes
+        // nothing, as the oracle confirms), and the other rule decides every call.
+        (
+            synthetic(&format!(
+                r#"{{"names": ["mkdir"], "action": "SCMP_ACT_ALLOW"}},
+                   {{"names": ["mkdir"], "action": "SCMP_ACT_TRAP", {}}}"#,
+                arg1_is(0)
+            )),
+            1,
+            "mkdir",
+            true,
+        ),
+        (
+            synthetic(
+                r#"{"names": ["mkdir"], "action": "SCMP_ACT_TRAP"},
+                         {"names": ["mkdir"], "action": "SCMP_ACT_ALLOW"}"#,
+            ),
+            0,
+            "mkdir",
+            true,
+        ),
         // An earlier rule with conditions, replaced by a later one without.
         (
             synthetic(&format!(

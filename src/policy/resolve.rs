@@ -473,7 +473,13 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         }
     }
 
-    let shadowed = shadowed_rules(&resolved_arches, policy.dialect);
+    let mut shadowed = shadowed_rules(&resolved_arches, policy.dialect);
+    let defaults: Vec<&Rule> = applicable
+        .iter()
+        .copied()
+        .filter(|r| r.action == policy.default_action)
+        .collect();
+    shadowed.extend(exceptions_left_out(&resolved_arches, &defaults, resolver));
     if options.strict && !shadowed.is_empty() {
         return Err(PolicyError::Warnings {
             file: policy.source.clone(),
@@ -581,6 +587,43 @@ fn shadowed_rules(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Warning> {
                     kind: WarningKind::NeverApplies,
                 });
             }
+        }
+    }
+    out
+}
+
+/// Rules with the profile's default action for a syscall that another rule, without
+/// conditions, gives another action: meant as an exception to that rule (`socket` allowed,
+/// but not `socket(AF_NETLINK)`), they never apply. A rule with the default action is left
+/// out of the filter (runc drops it before libseccomp sees it), so the other rule decides
+/// every call. One warning per rule, at its origin.
+fn exceptions_left_out(
+    arches: &[ResolvedArch],
+    defaults: &[&Rule],
+    resolver: &SyscallResolver,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for &rule in defaults {
+        let decided = arches.iter().find_map(|arch| {
+            let rules = match resolver.lookup(arch.arch, &rule.syscall) {
+                Some(nr) => arch.syscalls.get(&nr),
+                None => arch.unknown_rules.get(&rule.syscall),
+            }?;
+            rules.iter().find(|r| r.conditions.is_empty())
+        });
+        if let Some(decided) = decided {
+            let name = &rule.syscall;
+            out.push(Warning {
+                path: rule.origin.to_string(),
+                message: format!(
+                    "this {} rule for {name} never applies: a rule with the default action \
+                     is left out of the filter (runc drops it), so the rule at {}, which has \
+                     no conditions, gives every {name} call {} (to except some calls, give \
+                     that rule conditions that leave them out)",
+                    rule.action, decided.origin, decided.action
+                ),
+                kind: WarningKind::NeverApplies,
+            });
         }
     }
     out
