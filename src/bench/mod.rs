@@ -327,6 +327,7 @@ pub fn plan(
     let kernel = KernelCache::for_arch(native)
         .ok_or_else(|| BenchError::Unsupported(format!("no allow-cache model for {native}")))?;
     let token = native.token();
+    let ip = child_ip();
     let mut planned = Vec::with_capacity(variants.len());
     for v in variants {
         notes.extend(v.notes.iter().cloned());
@@ -373,7 +374,10 @@ pub fn plan(
                 .find(|p| p.entry == i)
                 .map(|p| p.regs)
                 .unwrap_or_else(|| e.args.map(|a| a.unwrap_or(0)));
-            let data = SeccompData::new(token, e.nr as i32, regs);
+            let data = SeccompData {
+                instruction_pointer: ip,
+                ..SeccompData::new(token, e.nr as i32, regs)
+            };
             let mut cost = predict(&v.name, source, &bench, &data, &e.label)?;
             if !below.is_empty() {
                 cost = stack_cost(&v, cost, &below, &data, &e.label)?;
@@ -520,6 +524,23 @@ impl Plan {
     /// System calls one round makes (for progress estimates).
     pub fn calls_per_round(&self) -> usize {
         self.variants.len() * self.probes.len() * (self.options.calls + self.options.warmup)
+    }
+}
+
+/// The `instruction_pointer` the bench child's calls report, so that a filter that checks it
+/// is predicted as the kernel decides it. The child's one `syscall` instruction is in
+/// [`crate::kernel::entry::issue`], at the same address in the forked child as here: one
+/// harmless call here (`getpid`) tells it.
+fn child_ip() -> u64 {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        use crate::kernel::entry::{issue, Entry};
+        // SAFETY: getpid has no side effect.
+        unsafe { issue(Entry::Native, libc::SYS_getpid as i32, [0; 6]).ip }
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        0
     }
 }
 
@@ -750,8 +771,14 @@ impl Plan {
                 Ok(())
             }
             want => Err(BenchError::Decision(format!(
-                "variant {name}, {label}: the kernel returned {} but the filter should give {want:?}",
-                describe_rax(rax)
+                "variant {name}, {label}: the kernel returned {} but the filter should {}",
+                describe_rax(rax),
+                match want {
+                    Expected::Runs => "let the call run".to_string(),
+                    Expected::Marker(m) => format!(
+                        "deny it (errno {m}, the bench program's mark for this filter's return)"
+                    ),
+                }
             ))),
         }
     }

@@ -384,10 +384,10 @@ impl Plan {
                     labels.join(", ")
                 )
             } else if left_out.len() == self.probes.len() {
-                "every measured syscall is denied by some variant (`d` per syscall): the workload-weighted times include denied calls, which return before the syscall runs, so they are no overhead of the filters".to_string()
+                "every measured syscall is denied by some variant (`d` per syscall): the workload-weighted times include denied calls, which return before the syscall runs, so they are no overhead of the filters, and whether every filter costs more than none is not judged".to_string()
             } else {
                 format!(
-                    "the syscalls every variant allows have no weight in the workload, so the workload-weighted times include the denied ones ({}; `d` per syscall), which return before the syscall runs: they are no overhead of the filters",
+                    "the syscalls every variant allows have no weight in the workload, so the workload-weighted times include the denied ones ({}; `d` per syscall), which return before the syscall runs: they are no overhead of the filters, and whether every filter costs more than none is not judged",
                     labels.join(", ")
                 )
             });
@@ -439,7 +439,7 @@ impl Plan {
         };
         // Rows are sorted by count below; findings index the report's rows.
         report.per_instruction = fit_per_instruction(&report);
-        report.findings = findings(&report, &mut |v, rows: &[usize]| {
+        report.findings = findings(&report, kept_weight > 0.0, &mut |v, rows: &[usize]| {
             let probes: Vec<usize> = rows.iter().map(|&row| order[row]).collect();
             pooled(v, &probes)
         });
@@ -519,7 +519,14 @@ const LONG_PATH: usize = 32;
 /// gives the bootstrap estimate of variant `v`'s paired difference to `RET ALLOW`, pooled per
 /// round over `probes` (pooling many syscalls avoids reading the 5% false alarms among many
 /// separate intervals as an effect).
-fn findings(r: &Report, pooled: &mut dyn FnMut(usize, &[usize]) -> Estimate) -> Vec<Finding> {
+/// `over_allowed`: whether the workload-weighted aggregate is over calls every variant
+/// allows. When it is not (every measured syscall is denied by some variant), it holds
+/// denied calls' times, which are no overhead, and finding 1 is not made.
+fn findings(
+    r: &Report,
+    over_allowed: bool,
+    pooled: &mut dyn FnMut(usize, &[usize]) -> Estimate,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let filtered: Vec<&VariantRow> = r
         .variants
@@ -531,11 +538,13 @@ fn findings(r: &Report, pooled: &mut dyn FnMut(usize, &[usize]) -> Estimate) -> 
         .iter()
         .map(|v| format!("{} {} ns", v.name, est(&v.aggregate.vs_none)))
         .collect();
-    out.push(Finding {
-        claim: "every filter costs more than no filter (workload-weighted overhead over none, 95% interval above 0)".into(),
-        holds: filtered.iter().all(|v| v.aggregate.vs_none.lo > 0.0),
-        evidence: costs.join("; "),
-    });
+    if over_allowed {
+        out.push(Finding {
+            claim: "every filter costs more than no filter (workload-weighted overhead over none, 95% interval above 0)".into(),
+            holds: filtered.iter().all(|v| v.aggregate.vs_none.lo > 0.0),
+            evidence: costs.join("; "),
+        });
+    }
     let others: Vec<usize> = (0..r.variants.len())
         .filter(|&v| {
             !matches!(
