@@ -310,6 +310,27 @@ fn bpf_repeated_installs_a_stack_in_the_order_given() {
         text[b..].starts_with(&format!("--- filter {}", newer.display())),
         "{text}"
     );
+    // Its JSON lists each program in `stack`, each a program `asm` takes back, and no pasted
+    // whole (the two programs' labels would repeat); no filter gets a listener.
+    let out = secopt()
+        .args(["exec", "--dry-run", "--format", "json", "--bpf"])
+        .arg(&older)
+        .arg("--bpf")
+        .arg(&newer)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr_of(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["assembly"].is_null(), "{doc}");
+    assert!(doc["listener"].is_null(), "{doc}");
+    let stack = doc["stack"].as_array().unwrap();
+    for (entry, file) in stack.iter().zip([&older, &newer]) {
+        assert_eq!(entry["gets_listener"], false, "{entry}");
+        let listed = secopt::bpf::asm::assemble(entry["assembly"].as_str().unwrap()).unwrap();
+        let raw = std::fs::read(file).unwrap();
+        assert_eq!(listed.to_raw(), raw, "{}", file.display());
+    }
 }
 
 #[test]

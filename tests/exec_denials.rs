@@ -87,6 +87,9 @@ fn the_calls_named_are_the_ones_the_program_saw_refused() {
     );
 
     let doc = read_json(&report);
+    // The command line run, as `exec --dry-run` names it.
+    assert_eq!(doc["argv"][0], probe.to_str().unwrap(), "{doc}");
+    assert_eq!(doc["argv"][1], mount.as_str(), "{doc}");
     let denials = denials_by_name(&doc);
     assert_eq!(
         denials.keys().collect::<Vec<_>>(),

@@ -37,7 +37,7 @@ secopt analyze f0.bpf f1.bpf --workload w.json   a stack (secopt dump PID --inde
 secopt analyze seccomp_filter.out --summary     every thread of a Firecracker filter file\n\n\
 Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
 pub struct AnalyzeArgs {
-    /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
+    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Several: a stack of filters, oldest
     /// first (as installed, as `secopt dump` lists them), analyzed as the kernel runs it: what
     /// it decides, the syscalls every filter lets the cache skip, and path lengths summed over
     /// the filters (each runs on every call that is not cached); with --workload, each call is
@@ -59,7 +59,8 @@ pub struct AnalyzeArgs {
     /// kernels before 5.11). Default: the running kernel.
     #[arg(long, value_parser = super::parse_kernel_model)]
     pub kernel: Option<super::KernelModel>,
-    /// Only the per-arch summary, not the per-syscall table.
+    /// Only the per-arch summary, not the per-syscall table (not with `--workload`, whose
+    /// report is per syscall of the workload).
     #[arg(long, conflicts_with = "workload")]
     pub summary: bool,
     /// Weigh the filter's cost by a workload: an `strace -c` / `strace -f -c` summary, or JSON
@@ -72,7 +73,8 @@ pub struct AnalyzeArgs {
     /// filter is attached, and never runs the filter for a cached number. Prints one row per
     /// entry and the expected instructions per syscall with and without the cache.
     ///
-    /// JSON output (`--format json`, docs/json.md): `input`, `length`, `kernel`, `allow_cache`,
+    /// JSON output (`--format json`, docs/json.md): `input`, `length`, `stack` (each filter's
+    /// length, for a stack), `kernel`, `allow_cache`,
     /// `assumption` (the rule above, in words), `workload` {`input`, `format`, `native_abi`,
     /// `entries`, `calls`}, `notes` [text, …], `entries` [{`label`, `syscall`, `abi`, `nr`,
     /// `origin`, `count`, `share` (fraction of all calls), `args` [null or "0x…" as given],

@@ -631,8 +631,8 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
                 out.push_str(
                     "secopt: hint: a call no rule names gets the default action: if the command \
                  needs it, add its name to an ALLOW rule; a call a rule names did not meet that \
-                 rule's conditions with the arguments shown (or the rule refuses it). Run \
-                 again to check\n",
+                 rule's conditions with the arguments shown (or the rule refuses it). After \
+                 changing the profile, run this again to check\n",
                 );
             }
         } else if denied > 0 {
@@ -763,7 +763,7 @@ pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) 
     };
     json!({
         "input": input,
-        "command": command,
+        "argv": command,
         "exit": { "status": status, "text": exit },
         "calls": total_calls,
         "tasks": tasks,

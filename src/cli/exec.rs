@@ -60,7 +60,7 @@ pub struct ExecArgs {
     #[arg(short = 'p', long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
     /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,
-    /// or secopt assembly). Repeat for a stack: the filters are installed in the order given
+    /// secopt assembly, a JSON filter document, or `FILE:THREAD`). Repeat for a stack: the filters are installed in the order given
     /// (oldest first, as `secopt dump` lists them), and the kernel runs every one on each call
     /// its cache does not skip; each filter but the last must allow `seccomp(2)`, which
     /// installs the next.
@@ -977,7 +977,9 @@ fn print_plan(
             "argv": args,
             "warnings": plan.warnings,
             "notes": plan.notes,
-            "assembly": plan.filters.iter().map(assembly).collect::<Vec<_>>().concat(),
+            // A stack's programs are listed one by one in `stack`: pasted together they
+            // would be no one program (their labels repeat).
+            "assembly": plan.filters.first().filter(|_| !stacked).map(assembly),
             });
             // Only a stack has the key (one filter's document keeps its shape).
             if stacked {
@@ -989,7 +991,7 @@ fn print_plan(
                         serde_json::json!({
                             "input": f.origin,
                             "length": f.program.len(),
-                            "listener": plan.listener.is_some() && i == plan.listener_on,
+                            "gets_listener": plan.listener.is_some() && i == plan.listener_on,
                             "assembly": assembly(f),
                         })
                     })

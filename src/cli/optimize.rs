@@ -32,7 +32,7 @@ secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernel
 secopt optimize seccomp_filter.out -o opt.out --report       Firecracker's filter file: every thread, same encoding\n  \
 secopt optimize seccomp_filter.out --thread vcpu -o vcpu.bpf one thread of it, as a raw filter")]
 pub struct OptimizeArgs {
-    /// The filter: raw cBPF or assembly (`-` for stdin). Several: a stack of filters, oldest
+    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Several: a stack of filters, oldest
     /// first (the order they were installed in, as `secopt dump` lists them), optimized into
     /// one filter that decides every call as the kernel does with all of them attached. A
     /// Firecracker filter file (`seccompiler-bin`'s output, `firecracker --seccomp-filter`):

@@ -62,9 +62,9 @@ pub struct RecordArgs {
     /// `json` (a workload with argument samples) or `strace` (a `strace -c`-style table).
     #[arg(long, value_enum, default_value_t = RecordFormat::Json)]
     pub format: RecordFormat,
-    /// Sample arguments as this filter (raw cBPF or assembly) needs them: only for syscalls
-    /// whose decision under it depends on arguments, and only the arguments it reads (each
-    /// whole, also when it reads one half).
+    /// Sample arguments as this filter (raw cBPF, assembly, a JSON filter document or
+    /// `FILE:THREAD`) needs them: only for syscalls whose decision under it depends on
+    /// arguments, and only the arguments it reads (each whole, also when it reads one half).
     #[arg(long, value_name = "FILTER")]
     pub filter: Option<PathBuf>,
     /// How the --filter file is encoded.

@@ -63,7 +63,7 @@ fn emit(out: &str) -> Result<(), Failure> {
 /// What both verbs take.
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
-    /// The first filter: raw cBPF or assembly (over 4096 instructions too: the comparison is
+    /// The first filter: raw cBPF, assembly or a JSON filter document (over 4096 instructions too: the comparison is
     /// of meanings), or an OCI/Docker profile (JSON), which stands
     /// for its meaning: its plain lowering, the program `secopt compile PROFILE --no-optimize`
     /// writes (Docker's default capabilities; see "Profile inputs" for compile's other
