@@ -729,3 +729,57 @@ fn a_filter_that_checks_the_instruction_pointer_is_predicted_with_the_real_one()
     assert_eq!(denied.len(), 1, "{denied:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--list-probes` writes where `-o` says, the same bytes it prints; a filter given as
+/// `--profile` is refused with the `--bpf NAME=FILE` that measures it (found by an audit:
+/// `-o` was ignored, and a filter read as a profile was "invalid JSON").
+#[test]
+fn probe_lists_follow_o_and_a_filter_given_as_a_profile_says_to_use_bpf() {
+    let dir = tmpdir("list-o");
+    for extra in [&[][..], &["--probe", "common", "--format", "json"][..]] {
+        let mut args = vec!["bench", "--list-probes"];
+        args.extend_from_slice(extra);
+        let printed = secopt(&args);
+        assert_eq!(printed.status.code(), Some(0));
+        let file = dir.join("list.out");
+        let _ = std::fs::remove_file(&file);
+        args.extend(["-o", file.to_str().unwrap()]);
+        let written = secopt(&args);
+        assert_eq!(written.status.code(), Some(0), "{extra:?}");
+        assert!(written.stdout.is_empty(), "{extra:?}");
+        assert!(!printed.stdout.is_empty(), "{extra:?}");
+        assert_eq!(std::fs::read(&file).unwrap(), printed.stdout, "{extra:?}");
+    }
+    let filter = write(&dir, "deny.s", "ret ERRNO(1)\n");
+    let out = secopt(&["bench", "-p", &filter]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("--bpf deny={filter} measures it")),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// RET ALLOW runs one instruction on every call, and the kernel caches every call it allows:
+/// per call exactly 1 instruction without the cache and a cached share of exactly 1 (shares
+/// summed call by call once printed 0.9999999999999991 for nginx's workload).
+#[test]
+fn ret_allow_costs_exactly_one_instruction_per_call() {
+    let workload = shared("workloads/nginx-wrk.strace-c.txt");
+    let out = secopt(&[
+        "bench", "-w", &workload, "--rounds", "1", "--calls", "1", "--warmup", "0", "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let allow = &r["variants"][1];
+    assert_eq!(allow["name"], "allow");
+    assert_eq!(allow["deterministic"]["cost_without_cache"], 1.0, "{allow}");
+    assert_eq!(allow["deterministic"]["cached_share"], 1.0, "{allow}");
+}

@@ -308,21 +308,28 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(v, pv)| {
+                // Sums of counts times instructions (whole numbers, exact in f64 far beyond
+                // any workload), divided once: a share of all calls is then exactly 1, not
+                // 0.9999999999999991.
                 let (mut with, mut without, mut cached) = (0.0, 0.0, 0.0);
                 for (e, c) in self.workload.entries.iter().zip(&pv.costs) {
                     if let Some(c) = c {
-                        let w = if total_native > 0.0 {
-                            e.count as f64 / total_native
-                        } else {
-                            0.0
-                        };
-                        with += w * c.with_cache() as f64;
-                        without += w * c.steps as f64;
+                        let n = e.count as f64;
+                        with += n * c.with_cache() as f64;
+                        without += n * c.steps as f64;
                         if c.cached {
-                            cached += w;
+                            cached += n;
                         }
                     }
                 }
+                let per_call = |sum: f64| {
+                    if total_native > 0.0 {
+                        sum / total_native
+                    } else {
+                        0.0
+                    }
+                };
+                let (with, without, cached) = (per_call(with), per_call(without), per_call(cached));
                 VariantRow {
                     name: pv.variant.name.clone(),
                     description: pv.variant.describe(),

@@ -176,6 +176,15 @@ fn profile_variants(
     };
     let name = display_name(path);
     let bytes = read_input(path)?;
+    if let Some(kind) = super::io::compiled_filter_kind(&bytes, &name) {
+        let stem = path
+            .file_stem()
+            .map_or("f".into(), |s| s.to_string_lossy().into_owned());
+        return Err(Failure::input(format!(
+            "{name}: this is {kind}, and --profile takes a profile; --bpf {stem}={} measures it",
+            path.display()
+        )));
+    }
     let format = match a.profile_format {
         ProfileFormat::Auto if looks_like_oci(&bytes) => ProfileFormat::Oci,
         ProfileFormat::Auto => ProfileFormat::Firecracker,
@@ -215,7 +224,7 @@ fn profile_variants(
             policy::oci::parse(&bytes, &name).map_err(|e| Failure::input(e.to_string()))?
         }
     };
-    let caps = CapSet::parse(&a.caps).map_err(|e| Failure::input(e.to_string()))?;
+    let caps = CapSet::parse(&a.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?;
     let options = ResolveOptions {
         native: Some(native),
         caps,
@@ -426,32 +435,38 @@ fn probe_workload_json(list: &workload::Workload, native: Arch) -> String {
     format!("{{\n{}\n}}\n", lines.join(",\n"))
 }
 
+/// Where `--list-probes` writes: `-o`, as a report would go, else stdout.
+fn list_output(a: &BenchArgs) -> &Path {
+    a.output.as_deref().unwrap_or(Path::new("-"))
+}
+
 pub fn run(a: BenchArgs) -> Result<i32, Failure> {
     if let (true, Some(name)) = (a.list_probes, &a.probe) {
         let native = Arch::host()
             .ok_or_else(|| Failure::input("secopt has no syscall table for this host"))?;
         let list = workload::probe_list(name, native).map_err(bench_failure)?;
-        match a.format {
-            Format::Text => print!("{}", probe_table(&list)),
-            Format::Json => print!("{}", probe_workload_json(&list, native)),
-        }
+        let text = match a.format {
+            Format::Text => probe_table(&list),
+            Format::Json => probe_workload_json(&list, native),
+        };
+        write_output(list_output(&a), text.as_bytes())?;
         return Ok(EXIT_OK);
     }
     if a.list_probes {
-        match a.format {
-            Format::Text => {
-                for (name, what) in workload::PROBE_LISTS {
-                    println!("{name:18} {what}");
-                }
-            }
+        let text = match a.format {
+            Format::Text => workload::PROBE_LISTS
+                .iter()
+                .map(|(name, what)| format!("{name:18} {what}\n"))
+                .collect(),
             Format::Json => {
                 let lists: Vec<serde_json::Value> = workload::PROBE_LISTS
                     .iter()
                     .map(|(name, what)| serde_json::json!({"name": name, "description": what}))
                     .collect();
-                super::print_json(&serde_json::Value::from(lists))?;
+                super::json_text(&serde_json::Value::from(lists))?
             }
-        }
+        };
+        write_output(list_output(&a), text.as_bytes())?;
         return Ok(EXIT_OK);
     }
     let native =

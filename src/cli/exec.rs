@@ -261,7 +261,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     let options = ResolveOptions {
         native: Some(host),
         arches: args.arch.clone(),
-        caps: CapSet::parse(&args.caps).map_err(|e| Failure::input(e.to_string()))?,
+        caps: CapSet::parse(&args.caps).map_err(|e| Failure::input(format!("--caps: {e}")))?,
         kernel: args.kernel,
         strict: args.strict,
         resolver,

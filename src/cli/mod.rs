@@ -252,7 +252,7 @@ fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
 }
 
 /// A JSON document as every verb prints it: pretty, with a final newline.
-fn json_text(value: &serde_json::Value) -> Result<String, Failure> {
+pub(super) fn json_text(value: &serde_json::Value) -> Result<String, Failure> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| Failure::input(format!("cannot encode JSON: {e}")))?;
     text.push('\n');

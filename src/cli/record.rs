@@ -18,6 +18,7 @@
 use super::io::{check_can_write, check_output_dir, display_name, write_output, InputFormat};
 use super::Failure;
 use crate::arch::{Arch, X32_SYSCALL_BIT};
+use crate::bench::report::counted;
 use crate::bpf::analysis::{Analyzer, Budget};
 use crate::bpf::data::Endian;
 use crate::bpf::Field;
@@ -631,9 +632,9 @@ fn summary(trace: &Trace, entries: &[Entry], native: Arch) -> String {
         .map(|(n, c)| format!("{n} {c} ({:.1}%)", 100.0 * *c as f64 / total.max(1) as f64))
         .collect();
     format!(
-        "secopt record: {total} system calls from {} task{} ({}); the {} {}\n  most frequent: {}",
-        trace.tasks,
-        if trace.tasks == 1 { "" } else { "s" },
+        "secopt record: {} from {} ({}); the {} {}\n  most frequent: {}",
+        counted(total, "system call", "system calls"),
+        counted(trace.tasks, "task", "tasks"),
         if abis.is_empty() {
             "none".to_string()
         } else {
