@@ -670,6 +670,32 @@ fn options_that_cannot_mean_what_they_say_are_refused() {
         let out = secopt(&["bench", "--probe", "getpid", "--bootstrap", bootstrap]);
         assert_bad_input(&out, &["--bootstrap"]);
     }
+    // --format is --dry-run's: without it, exec would run the command and print no JSON.
+    let marker = d.join("ran");
+    let out = secopt(&[
+        "exec",
+        "--bpf",
+        &f,
+        "--format",
+        "json",
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ]);
+    assert_bad_input(&out, &["--dry-run"]);
+    assert!(!marker.exists());
+    // A profile no variant is made from.
+    let profile = write(&d, "p.json", br#"{"defaultAction": "SCMP_ACT_ALLOW"}"#);
+    let out = secopt(&[
+        "bench",
+        "-p",
+        &profile,
+        "--no-secopt",
+        "--no-libseccomp",
+        "--probe",
+        "getpid",
+    ]);
+    assert_bad_input(&out, &["no variant is made from the profile"]);
 }
 
 /// `exec -p` takes an OCI profile; given Firecracker's, it says what the file is and how to

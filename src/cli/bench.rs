@@ -175,6 +175,12 @@ fn profile_variants(
         return Ok((Vec::new(), Vec::new()));
     };
     let name = display_name(path);
+    if a.no_secopt && a.no_libseccomp {
+        return Err(Failure::input(format!(
+            "--profile {name} with --no-secopt and --no-libseccomp: no variant is made from the \
+             profile; drop one of them, or the profile"
+        )));
+    }
     let bytes = read_input(path)?;
     if let Some(kind) = super::io::compiled_filter_kind(&bytes, &name) {
         let stem = path

@@ -127,7 +127,7 @@ pub struct ExecArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
     pub denials_json: Option<PathBuf>,
     /// Output format of --dry-run.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t = Format::Text, requires = "dry_run")]
     pub format: Format,
     /// Also report, on stderr before running, the names of other architectures skipped and
     /// the flags chosen for the profile. Warnings (names no syscall table knows, unknown
