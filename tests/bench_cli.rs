@@ -783,3 +783,36 @@ fn ret_allow_costs_exactly_one_instruction_per_call() {
     assert_eq!(allow["deterministic"]["cost_without_cache"], 1.0, "{allow}");
     assert_eq!(allow["deterministic"]["cached_share"], 1.0, "{allow}");
 }
+
+/// A stack whose older filter denies seccomp(2) cannot be installed: the error says so and
+/// how to measure it, not the bench program's marker errno ("Unknown error 1024").
+#[test]
+fn a_stack_whose_older_filter_denies_seccomp_says_so() {
+    let dir = tmpdir("stack-seccomp");
+    let older = write(
+        &dir,
+        "older.s",
+        "ld [nr]\njeq #x86_64.seccomp, deny, allow\ndeny: ret ERRNO(1)\nallow: ret ALLOW\n",
+    );
+    let newer = write(&dir, "newer.s", "ret ALLOW\n");
+    let out = secopt(&[
+        "bench",
+        "--bpf",
+        &format!("s={older}+{newer}"),
+        "--probe",
+        "getpid",
+        "--rounds",
+        "1",
+        "--calls",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("an older filter of the stack denies seccomp(2)") && !err.contains("1024"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -211,10 +211,22 @@ pub fn run_child(
     match header.failed_step {
         0 => {}
         STEP_INSTALL => {
+            // A marker errno: an older filter of the stack (rewritten as bench programs
+            // are) answered the seccomp(2) that installs the next with a denial.
+            let marked =
+                u32::try_from(header.errno).is_ok_and(|e| e >= super::variant::MARKER_BASE);
             return Err(BenchError::Install {
                 variant: variant.to_string(),
-                error: errno.to_string(),
-            })
+                error: if marked {
+                    "an older filter of the stack denies seccomp(2), which installs the next \
+                     one: every filter but the newest must allow it; or join the stack into \
+                     one filter (`secopt optimize OLDEST … NEWEST -o one.bpf`, proved equal to \
+                     the stack) and measure that"
+                        .to_string()
+                } else {
+                    errno.to_string()
+                },
+            });
         }
         STEP_AFFINITY => {
             return Err(fail(format!(
