@@ -32,6 +32,14 @@ pub const AUDIT_ARCH_CONVENTION_MIPS64_N32: u32 = 0x2000_0000;
 /// `__X32_SYSCALL_BIT`: x32 syscall numbers carry this bit and share x86_64's arch token.
 pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
+/// Whether `nr`, under x86_64's arch token, is an x32 call: [`X32_SYSCALL_BIT`] set and bit
+/// 31 clear. The kernel runs x32's table only for `nr - X32_SYSCALL_BIT` below its size;
+/// a number with bit 31 set (`-1`, what a tracer sets to skip a call, among them) is no
+/// x32 call, and is counted as x86_64's, whose table has no name for it either.
+pub const fn is_x32_nr(nr: u32) -> bool {
+    nr & 0xC000_0000 == X32_SYSCALL_BIT
+}
+
 const EM_386: u32 = 3;
 const EM_MIPS: u32 = 8;
 const EM_PPC: u32 = 20;
@@ -225,10 +233,10 @@ impl Arch {
     }
 
     /// The architecture a syscall with `seccomp_data` `(token, nr)` belongs to (x32 vs x86_64
-    /// decided by [`X32_SYSCALL_BIT`]).
+    /// decided by [`is_x32_nr`]).
     pub fn of_data(token: u32, nr: u32) -> Option<Arch> {
         match Arch::from_token(token) {
-            [Arch::X86_64, Arch::X32] => Some(if nr & X32_SYSCALL_BIT != 0 {
+            [Arch::X86_64, Arch::X32] => Some(if is_x32_nr(nr) {
                 Arch::X32
             } else {
                 Arch::X86_64
@@ -339,5 +347,16 @@ mod tests {
         }
         assert_eq!(Arch::of_data(0xc000_003e, 0x4000_0001), Some(Arch::X32));
         assert_eq!(Arch::of_data(0xc000_003e, 1), Some(Arch::X86_64));
+        // x32's part ends where bit 31 starts: the kernel's x32 dispatch takes
+        // `nr - 0x40000000` below its table's size, so -1 (a tracer's "skip this call") and
+        // every number with bit 31 set are no x32 call.
+        assert_eq!(Arch::of_data(0xc000_003e, 0x7fff_ffff), Some(Arch::X32));
+        for nr in [0xffff_ffff, 0x8000_0000, 0xc000_0001] {
+            assert_eq!(
+                Arch::of_data(0xc000_003e, nr),
+                Some(Arch::X86_64),
+                "{nr:#x}"
+            );
+        }
     }
 }

@@ -68,7 +68,7 @@ use super::symbolic::bdd::{self, Bdd, Node, OutOfNodes, FALSE, TRUE};
 use super::symbolic::{self, bitvec, Limits, Machine, Observer, State, Val, WORD_ARCH, WORD_NR};
 use super::validate::{validate, ValidationError};
 use super::RetVal;
-use crate::arch::{Arch, X32_SYSCALL_BIT};
+use crate::arch::Arch;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -171,7 +171,8 @@ pub enum NrSet {
     One(u32),
     /// Every number of this architecture's part of the number space that its syscall table does
     /// not name. x86_64 and x32 share an arch token and split the numbers by
-    /// [`X32_SYSCALL_BIT`]: numbers with that bit (including `-1`) belong to x32.
+    /// [`crate::arch::is_x32_nr`]: numbers with bit 30 set and bit 31 clear belong to x32,
+    /// the rest (`-1` among them) to x86_64.
     Unnamed(Arch),
 }
 
@@ -458,15 +459,12 @@ impl<'p> Exec<'p> {
         let in_table = bitvec::value_set(bdd, WORD_NR, &named)?;
         let mut domain = bdd.not(in_table)?;
         if Arch::from_token(arch.token()).len() > 1 {
-            // x86_64 and x32 share the token: bit 30 of nr picks the ABI.
-            let bit = bdd.var(symbolic::var_of(
-                WORD_NR,
-                X32_SYSCALL_BIT.trailing_zeros() as usize,
-            ))?;
+            // x86_64 and x32 share the token: bits 30 and 31 of nr pick the ABI.
+            let x32 = symbolic::x32_numbers(bdd)?;
             let side = if arch == Arch::X32 {
-                bit
+                x32
             } else {
-                bdd.not(bit)?
+                bdd.not(x32)?
             };
             domain = bdd.and(domain, side)?;
         }
@@ -886,7 +884,13 @@ mod tests {
                 let mut d = random_data(&mut rng, &prog, &[token]);
                 d.arch = token;
                 if unnamed {
-                    let n = d.nr as u32 & !X32_SYSCALL_BIT;
+                    // x86_64's part of the numbers: any but x32's.
+                    let n = d.nr as u32;
+                    let n = if crate::arch::is_x32_nr(n) {
+                        n & !crate::arch::X32_SYSCALL_BIT
+                    } else {
+                        n
+                    };
                     if x86_64.name(n).is_some() {
                         continue;
                     }

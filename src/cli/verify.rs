@@ -104,8 +104,9 @@ pub struct PairArgs {
     #[arg(long, value_enum, default_value_t = SyscallTable::Builtin, help_heading = "Profile inputs")]
     pub syscall_table: SyscallTable,
     /// Compare only these architectures (repeat or comma-separate): names such as x86_64, x86,
-    /// x32, aarch64 (x86_64 and x32 split the x86_64 token by bit 30 of nr, so `x86_64` leaves
-    /// out nr -1 and every number from 0x40000000 up, which a 64-bit process can still make),
+    /// x32, aarch64 (x86_64 and x32 split the x86_64 token by nr: x32's are
+    /// 0x40000000..=0x7fffffff, which `x86_64` leaves out though a 64-bit process can still
+    /// make them; x86_64's all others, -1 among them),
     /// or raw arch tokens (0xc000003e) with every number. Default: every arch token.
     #[arg(long, value_parser = parse_arch_sel, value_delimiter = ',')]
     pub arch: Vec<ArchSel>,

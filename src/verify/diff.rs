@@ -3,7 +3,7 @@
 //!
 //! The difference of the two programs' return classes is cut along the variable order: first
 //! the arch word (each token a filter compares the arch with is its own group, x86_64 and x32
-//! split by bit 30 of `nr`; every other token is one more group), then `nr` (walked bit by bit
+//! split by `nr` (x32's are 0x40000000..=0x7fffffff, [`crate::arch::is_x32_nr`]); every other token is one more group), then `nr` (walked bit by bit
 //! into maximal blocks of numbers with the same remaining function, then split at the numbers
 //! the arch's syscall table names), and what remains is a condition on the arguments and IP,
 //! rendered by [`super::render`].
@@ -126,7 +126,7 @@ pub struct DiffEntry {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArchGroup {
-    /// A known ABI (x86_64 and x32 split by bit 30 of `nr`).
+    /// A known ABI (x86_64 and x32 split by `nr`: [`crate::arch::is_x32_nr`]).
     Arch(Arch),
     /// A token one of the filters compares the arch with that secopt does not know.
     Token(u32),
@@ -256,7 +256,7 @@ fn build(pair: &mut Pair, tokens: &BTreeSet<u32>) -> Result<Option<Diff>, Fail> 
     for &t in tokens {
         match Arch::from_token(t) {
             [] => groups.push((ArchGroup::Token(t), t)),
-            // x86_64's token is two ABIs, told apart by bit 30 of nr.
+            // x86_64's token is two ABIs, told apart by nr (bits 30 and 31).
             arches => groups.extend(arches.iter().map(|&a| (ArchGroup::Arch(a), t))),
         }
     }

@@ -1,9 +1,9 @@
 //! The part of the input space a verification covers: every `seccomp_data` by default, or only
 //! some architectures and syscall numbers when the user asks.
 
-use crate::arch::{Arch, X32_SYSCALL_BIT};
+use crate::arch::Arch;
 use crate::bpf::symbolic::bdd::{Bdd, Node, OutOfNodes, FALSE, TRUE};
-use crate::bpf::symbolic::{bitvec, var_of, WORD_ARCH, WORD_NR};
+use crate::bpf::symbolic::{bitvec, x32_numbers, WORD_ARCH, WORD_NR};
 use std::fmt;
 
 /// One architecture of a [`Domain`].
@@ -11,7 +11,7 @@ use std::fmt;
 #[serde(rename_all = "snake_case")]
 pub enum ArchSel {
     /// A known ABI: its token, and for x86_64/x32 (which share one) its half of the numbers
-    /// (x32 numbers carry bit 30).
+    /// (x32's numbers are 0x40000000..=0x7fffffff, [`crate::arch::is_x32_nr`]).
     Arch(Arch),
     /// Any `seccomp_data.arch` value, with every number.
     Token(u32),
@@ -82,9 +82,10 @@ pub enum DomainError {
     UnknownName { name: String, arches: String },
     #[error("empty number range {0}..={1} (the first number is above the last)")]
     EmptyRange(u32, u32),
-    /// Every selected number lies on the other side of bit 30 from its ABI (x32's numbers
-    /// have it set, x86_64's do not): nothing would be compared, and "equal" would say nothing.
-    #[error("no input is in the domain ({0}): x32 numbers have bit 30 set (0x40000000 + n; a syscall name resolves it) and x86_64's do not")]
+    /// Every selected number lies outside its ABI's part of the numbers (x32's are
+    /// 0x40000000..=0x7fffffff, x86_64's all others): nothing would be compared, and "equal"
+    /// would say nothing.
+    #[error("no input is in the domain ({0}): x32's numbers are 0x40000000..=0x7fffffff (0x40000000 + n; a syscall name resolves it) and x86_64's all others")]
     Empty(String),
 }
 
@@ -127,7 +128,7 @@ impl Domain {
                 _ => {}
             }
         }
-        // Only the two ABIs that split x86_64's token by bit 30 can select nothing.
+        // Only the two ABIs that split x86_64's token by nr can select nothing.
         let mut bdd = Bdd::new(1 << 16);
         if let Ok(FALSE) = self.to_bdd(&mut bdd) {
             return Err(DomainError::Empty(self.to_string()));
@@ -182,7 +183,7 @@ impl Domain {
 }
 
 /// The inputs of one architecture selection: its token, and for the two ABIs that share
-/// x86_64's token, their side of bit 30 of `nr`.
+/// x86_64's token, their part of the numbers ([`crate::arch::is_x32_nr`]).
 pub fn arch_condition(bdd: &mut Bdd, sel: ArchSel) -> Result<Node, OutOfNodes> {
     match sel {
         ArchSel::Token(t) => bitvec::value_set(bdd, WORD_ARCH, &[t]),
@@ -191,8 +192,7 @@ pub fn arch_condition(bdd: &mut Bdd, sel: ArchSel) -> Result<Node, OutOfNodes> {
             if Arch::from_token(a.token()).len() < 2 {
                 return Ok(token);
             }
-            let bit = X32_SYSCALL_BIT.trailing_zeros() as usize;
-            let x32 = bdd.var(var_of(WORD_NR, bit))?;
+            let x32 = x32_numbers(bdd)?;
             let side = if a == Arch::X32 { x32 } else { bdd.not(x32)? };
             bdd.and(token, side)
         }

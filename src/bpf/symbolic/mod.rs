@@ -64,6 +64,15 @@ pub const fn var_of(word: usize, bit: usize) -> Var {
     (WORD_POSITION[word] * 32 + (31 - bit)) as Var
 }
 
+/// The `nr` values of x32 calls under x86_64's arch token: bit 30 set and bit 31 clear
+/// ([`crate::arch::is_x32_nr`]).
+pub fn x32_numbers(bdd: &mut bdd::Bdd) -> Result<bdd::Node, bdd::OutOfNodes> {
+    let bit30 = bdd.var(var_of(WORD_NR, 30))?;
+    let bit31 = bdd.var(var_of(WORD_NR, 31))?;
+    let below = bdd.not(bit31)?;
+    bdd.and(bit30, below)
+}
+
 /// Inverse of [`var_of`]: `(word, bit)`.
 pub const fn word_bit_of(var: Var) -> (usize, usize) {
     (WORD_ORDER[var as usize / 32], 31 - var as usize % 32)
