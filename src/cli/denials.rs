@@ -361,15 +361,6 @@ fn starts_untraced(abi: Arch, data: &SeccompData) -> bool {
 
 /// `mkdir (x86_64)`, or `nr 999 (x86_64)`, or `nr 5 (arch 0x1234)`.
 fn call_label(token: u32, nr: u32) -> String {
-    if (nr as i32) < 0 {
-        // -1 (a call a tracer or the program cancelled) is no syscall of any ABI.
-        let arches: Vec<&str> = Arch::from_token(token).iter().map(|a| a.name()).collect();
-        let arch_text = match arches.as_slice() {
-            [] => format!("arch {token:#x}"),
-            names => names.join("/"),
-        };
-        return format!("nr {} ({arch_text})", nr as i32);
-    }
     let (arch, name) = Arch::call_of_data(token, nr);
     let arch_text = arch.map_or_else(|| format!("arch {token:#x}"), |a| a.name().to_string());
     match name {
@@ -378,7 +369,8 @@ fn call_label(token: u32, nr: u32) -> String {
         None if arch == Some(Arch::X32) => {
             format!("nr {} ({arch_text})", nr & !crate::arch::X32_SYSCALL_BIT)
         }
-        None => format!("nr {nr} ({arch_text})"),
+        // As the kernel's `int`: -1 (a call a tracer or the program cancelled), not 4294967295.
+        None => format!("nr {} ({arch_text})", nr as i32),
     }
 }
 
@@ -990,5 +982,16 @@ mod tests {
         c.observe(entry(6, 157, [0xffff_ffff_0000_0016, 2, 0, 0, 0, 0]));
         c.observe(exit(6, 0));
         assert!(c.own_filters.contains(&6));
+    }
+
+    /// Calls are labelled by their ABI's part of the numbers: -1 (a tracer's "skip this
+    /// call") is x86_64's, signed as the kernel's `int`; x32's are counted as its table does.
+    #[test]
+    fn call_labels_name_the_abi_a_number_belongs_to() {
+        let token = Arch::X86_64.token();
+        assert_eq!(call_label(token, u32::MAX), "nr -1 (x86_64)");
+        assert_eq!(call_label(token, 39), "getpid (x86_64)");
+        assert_eq!(call_label(token, 0x4000_0000 + 999), "nr 999 (x32)");
+        assert_eq!(call_label(0x1234, 5), "nr 5 (arch 0x1234)");
     }
 }
