@@ -37,13 +37,13 @@ secopt analyze f0.bpf f1.bpf --workload w.json   a stack (secopt dump PID --inde
 secopt analyze seccomp_filter.out --summary     every thread of a Firecracker filter file\n\n\
 Workload JSON: {\"read\": 1200, \"ioctl(KVM_RUN)\": {\"syscall\": \"ioctl\", \"count\": 90, \"args\": [null, \"0xae80\"]}}")]
 pub struct AnalyzeArgs {
-    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Several: a stack of filters, oldest
-    /// first (as installed, as `secopt dump` lists them), analyzed as the kernel runs it: what
-    /// it decides, the syscalls every filter lets the cache skip, and path lengths summed over
-    /// the filters (each runs on every call that is not cached); with --workload, each call is
-    /// charged every filter's instructions. Firecracker's filter file (what its
-    /// seccompiler-bin or `secopt compile --emit firecracker` writes): every thread's filter
-    /// in turn (JSON: `{"input", "threads": [{"thread", …}]}`); `FILE:THREAD` for one.
+    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Several: a stack
+    /// of filters, oldest first (as installed, as `secopt dump` lists them), analyzed as the kernel
+    /// runs it: what it decides, the syscalls every filter lets the cache skip, and path lengths
+    /// summed over the filters (each runs on every call that is not cached); with --workload, each
+    /// call is charged every filter's instructions. Firecracker's filter file (what its
+    /// seccompiler-bin or `secopt compile --emit firecracker` writes): every thread's filter in
+    /// turn (JSON: `{"input", "threads": [{"thread", …}]}`); `FILE:THREAD` for one.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// How the input is encoded.

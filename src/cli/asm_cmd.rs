@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct DisasmArgs {
-    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Firecracker's filter file: every
-    /// thread's listing under a `; thread NAME` line (`FILE:THREAD` for one).
+    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Firecracker's
+    /// filter file: every thread's listing under a `; thread NAME` line (`FILE:THREAD` for one).
     #[arg(default_value = "-")]
     pub input: PathBuf,
     /// How the input is encoded.

@@ -74,9 +74,9 @@ pub struct BenchArgs {
     /// instead of failing.
     #[arg(long)]
     pub skip_unknown: bool,
-    /// Also measure this filter (raw, assembly, a JSON filter document or `FILE:THREAD`), as `NAME=FILE`; repeatable. A stack of
-    /// filters, installed together oldest first as a task carries them (e.g. `secopt dump`'s
-    /// files): `NAME=FILE+FILE+…`.
+    /// Also measure this filter (raw, assembly, a JSON filter document or `FILE:THREAD`), as
+    /// `NAME=FILE`; repeatable. A stack of filters, installed together oldest first as a task
+    /// carries them (e.g. `secopt dump`'s files): `NAME=FILE+FILE+…`.
     #[arg(long = "bpf", value_name = "NAME=FILE")]
     pub bpf: Vec<String>,
     /// Do not build libseccomp variants.

@@ -17,9 +17,9 @@ secopt emu filter.bpf --arch x86 --nr 102 --arg 0=1          (i386 socketcall(SY
 secopt emu filter.bpf --arch-token 0x12345678 --nr 0         (an arch no kernel has)\n  \
 secopt emu seccomp_filter.out --nr ioctl --arg 1=0xae80      (KVM_RUN in each Firecracker thread)")]
 pub struct EmuArgs {
-    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Firecracker's filter file: the call
-    /// run through every thread's filter, and a line with each thread's result (`FILE:THREAD`
-    /// for one).
+    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Firecracker's
+    /// filter file: the call run through every thread's filter, and a line with each thread's
+    /// result (`FILE:THREAD` for one).
     pub input: PathBuf,
     /// How the input is encoded.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]

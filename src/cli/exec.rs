@@ -59,11 +59,11 @@ pub struct ExecArgs {
     /// optimized filter, `secopt compile PROFILE -o f.bpf` and then `--bpf f.bpf`.
     #[arg(short = 'p', long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
-    /// Install this filter instead of compiling a profile (raw `struct sock_filter` array,
-    /// secopt assembly, a JSON filter document, or `FILE:THREAD`). Repeat for a stack: the filters are installed in the order given
-    /// (oldest first, as `secopt dump` lists them), and the kernel runs every one on each call
-    /// its cache does not skip; each filter but the last must allow `seccomp(2)`, which
-    /// installs the next.
+    /// Install this filter instead of compiling a profile (raw `struct sock_filter` array, secopt
+    /// assembly, a JSON filter document, or `FILE:THREAD`). Repeat for a stack: the filters are
+    /// installed in the order given (oldest first, as `secopt dump` lists them), and the kernel
+    /// runs every one on each call its cache does not skip; each filter but the last must allow
+    /// `seccomp(2)`, which installs the next.
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     pub bpf: Vec<PathBuf>,
     /// Architectures the filter covers (repeat or comma-separate; replaces the profile's

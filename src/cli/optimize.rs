@@ -32,13 +32,13 @@ secopt optimize filter.s -o opt.bpf --cost-model no-cache    optimize for kernel
 secopt optimize seccomp_filter.out -o opt.out --report       Firecracker's filter file: every thread, same encoding\n  \
 secopt optimize seccomp_filter.out --thread vcpu -o vcpu.bpf one thread of it, as a raw filter")]
 pub struct OptimizeArgs {
-    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Several: a stack of filters, oldest
-    /// first (the order they were installed in, as `secopt dump` lists them), optimized into
-    /// one filter that decides every call as the kernel does with all of them attached. A
-    /// Firecracker filter file (`seccompiler-bin`'s output, `firecracker --seccomp-filter`):
-    /// each thread's filter optimized, written back as a file of the same encoding. A filter
-    /// the kernel refuses only for being over 4096 instructions is taken too: the output must
-    /// fit, or nothing is written.
+    /// The filter: raw cBPF, assembly or a JSON filter document (`-` for stdin). Several: a stack
+    /// of filters, oldest first (the order they were installed in, as `secopt dump` lists them),
+    /// optimized into one filter that decides every call as the kernel does with all of them
+    /// attached. A Firecracker filter file (`seccompiler-bin`'s output, `firecracker
+    /// --seccomp-filter`): each thread's filter optimized, written back as a file of the same
+    /// encoding. A filter the kernel refuses only for being over 4096 instructions is taken too:
+    /// the output must fit, or nothing is written.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// How the input is encoded.

@@ -63,15 +63,15 @@ fn emit(out: &str) -> Result<(), Failure> {
 /// What both verbs take.
 #[derive(clap::Args, Debug)]
 pub struct PairArgs {
-    /// The first filter: raw cBPF, assembly or a JSON filter document (over 4096 instructions too: the comparison is
-    /// of meanings), or an OCI/Docker profile (JSON), which stands
-    /// for its meaning: its plain lowering, the program `secopt compile PROFILE --no-optimize`
-    /// writes (Docker's default capabilities; see "Profile inputs" for compile's other
-    /// settings), taken here even where it is longer than the kernel's 4096 instructions and
-    /// only the optimized filter fits, which `compile --no-optimize` refuses to write (`-` for
-    /// stdin). Firecracker's filters (its JSON, or the file its
-    /// seccompiler-bin or `secopt compile --emit firecracker` writes) are compared thread by
-    /// thread with the other side's; `FILE:THREAD` names one thread's filter.
+    /// The first filter: raw cBPF, assembly or a JSON filter document (over 4096 instructions too:
+    /// the comparison is of meanings), or an OCI/Docker profile (JSON), which stands for its
+    /// meaning: its plain lowering, the program `secopt compile PROFILE --no-optimize` writes
+    /// (Docker's default capabilities; see "Profile inputs" for compile's other settings), taken
+    /// here even where it is longer than the kernel's 4096 instructions and only the optimized
+    /// filter fits, which `compile --no-optimize` refuses to write (`-` for stdin). Firecracker's
+    /// filters (its JSON, or the file its seccompiler-bin or `secopt compile --emit firecracker`
+    /// writes) are compared thread by thread with the other side's; `FILE:THREAD` names one
+    /// thread's filter.
     pub a: PathBuf,
     /// The second filter (same forms).
     pub b: PathBuf,
