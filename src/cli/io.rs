@@ -42,28 +42,23 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
         return Ok(raw);
     }
     remember_input(path);
-    let mut buf = Vec::new();
     if path == Path::new("-") {
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| Failure::input(format!("<stdin>: cannot read: {e}")))?;
-    } else {
-        buf = std::fs::read(path).map_err(|e| {
-            // `FILE:THREAD` of a file that is not Firecracker's: say so, not just "not found".
-            let split = path.to_str().and_then(|p| p.rsplit_once(':'));
-            if let Some((file, thread)) = split {
-                if e.kind() == std::io::ErrorKind::NotFound && Path::new(file).is_file() {
-                    return Failure::input(format!(
-                        "{}: no such file, and {file} is not a Firecracker filter file, so \
-                         `:{thread}` names no thread of it",
-                        path.display()
-                    ));
-                }
-            }
-            Failure::input(format!("{}: cannot read: {e}", path.display()))
-        })?;
+        return read_stdin();
     }
-    Ok(buf)
+    std::fs::read(path).map_err(|e| {
+        // `FILE:THREAD` of a file that is not Firecracker's: say so, not just "not found".
+        let split = path.to_str().and_then(|p| p.rsplit_once(':'));
+        if let Some((file, thread)) = split {
+            if e.kind() == std::io::ErrorKind::NotFound && Path::new(file).is_file() {
+                return Failure::input(format!(
+                    "{}: no such file, and {file} is not a Firecracker filter file, so \
+                     `:{thread}` names no thread of it",
+                    path.display()
+                ));
+            }
+        }
+        Failure::input(format!("{}: cannot read: {e}", path.display()))
+    })
 }
 
 /// `path` split as `FILE:THREAD` where it names no file itself and a file comes before a `:`
@@ -93,16 +88,36 @@ fn stdin_thread(path: &Path) -> Option<&str> {
     (!thread.is_empty() && !path.exists()).then_some(thread)
 }
 
-/// `FILE:THREAD` naming a thread of a Firecracker filter file: that thread's program as raw
-/// (little-endian) bytes. `None` when the path exists, has no `:`, or no file before a `:` is
-/// a Firecracker filter file: the caller reads the path as it is. The `:` is the last one
-/// with a file before it, so that both file and thread names may hold one.
+/// All of stdin.
+fn read_stdin() -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::input(format!("<stdin>: cannot read: {e}")))?;
+    Ok(bytes)
+}
+
+/// Thread `thread`'s program of a Firecracker filter file (`file`, as messages name it) as
+/// raw (little-endian) bytes, or the threads the file has.
+fn thread_raw(
+    filters: &thread_filters::ThreadFilters,
+    thread: &str,
+    file: &str,
+) -> Result<Vec<u8>, Failure> {
+    filters
+        .program(thread)
+        .map(|prog| prog.to_raw())
+        .map_err(|e| Failure::input(format!("{file}: {e}")))
+}
+
+/// `FILE:THREAD` naming a thread of a Firecracker filter file, or `-:THREAD` one of the file
+/// on stdin: that thread's program as raw (little-endian) bytes. `None` when the path
+/// exists, has no `:`, or no file before a `:` is a Firecracker filter file: the caller reads
+/// the path as it is. The `:` is the last one with a file before it, so that both file and
+/// thread names may hold one.
 fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
     if let Some(thread) = stdin_thread(path) {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Failure::input(format!("<stdin>: cannot read: {e}")))?;
+        let bytes = read_stdin()?;
         let filters = thread_filters::decode(&bytes).map_err(|e| {
             Failure::input(format!(
                 "{}: `:{thread}` picks a thread of the Firecracker filter file on stdin, and \
@@ -110,10 +125,7 @@ fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
                 path.display()
             ))
         })?;
-        return match filters.program(thread) {
-            Ok(prog) => Ok(Some(prog.to_raw())),
-            Err(e) => Err(Failure::input(format!("<stdin>: {e}"))),
-        };
+        return thread_raw(&filters, thread, "<stdin>").map(Some);
     }
     let Some((file, thread)) = file_and_thread(path) else {
         return Ok(None);
@@ -125,10 +137,7 @@ fn read_thread_filter(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
         return Ok(None);
     };
     remember_input(Path::new(file));
-    match filters.program(thread) {
-        Ok(prog) => Ok(Some(prog.to_raw())),
-        Err(e) => Err(Failure::input(format!("{file}: {e}"))),
-    }
+    thread_raw(&filters, thread, file).map(Some)
 }
 
 /// The regular files this run reads (device and inode number, with the name it was given),
