@@ -1771,3 +1771,62 @@ fn condition_slips_are_warned_about_at_their_place() {
         }
     }
 }
+
+/// compile's JSON report carries the profile's warnings (those `--emit json` lists), so a
+/// script reading the report sees a name runc would skip without parsing stderr; optimize's,
+/// whose input is a program, has the key empty.
+#[test]
+fn the_json_report_carries_the_profiles_warnings() {
+    let d = tmpdir("report-warnings");
+    let prof = d.join("p.json");
+    std::fs::write(
+        &prof,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64"],
+            "syscalls": [{"names": ["getpid", "no_such_syscall"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    )
+    .unwrap();
+    let (prof, bpf) = (prof.to_str().unwrap(), d.join("p.bpf"));
+    let out = secopt(&[
+        "compile",
+        prof,
+        "-o",
+        bpf.to_str().unwrap(),
+        "--report-format",
+        "json",
+    ]);
+    ok(&out);
+    let docs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = &docs[0]["warnings"];
+    let listed = warnings.as_array().expect("a warnings array");
+    assert!(
+        listed.iter().any(|w| w["kind"] == "unknown_name"
+            && w["message"].as_str().unwrap().contains("no_such_syscall")),
+        "{docs}"
+    );
+    let keys: Vec<&String> = docs[0].as_object().unwrap().keys().collect();
+    let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+    assert_eq!(at("warnings"), at("notes") + 1, "{keys:?}");
+    let emitted = d.join("p.json.out");
+    ok(&secopt(&[
+        "compile",
+        prof,
+        "--emit",
+        "json",
+        "-o",
+        emitted.to_str().unwrap(),
+    ]));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&emitted).unwrap()).unwrap();
+    assert_eq!(&doc["warnings"], warnings);
+
+    let out = secopt(&[
+        "optimize",
+        bpf.to_str().unwrap(),
+        "-o",
+        d.join("again.bpf").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    ok(&out);
+    let docs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(docs[0]["warnings"], serde_json::json!([]), "{docs}");
+}

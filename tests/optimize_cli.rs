@@ -84,6 +84,47 @@ fn optimizes_dockers_filter_with_a_report() {
     same_on_sweep(&input, &opt);
 }
 
+/// Optimizing secopt's own output again re-makes it instruction for instruction (its dispatch
+/// is already the one the lifter lays out): the output file is the input's bytes, and both
+/// reports say the input was kept rather than "lifted and re-emitted, proved equal".
+#[test]
+fn an_output_that_is_the_input_is_reported_unchanged() {
+    let input = docker_default(1).program;
+    let inp = temp_file("unchanged-in.bpf", &input.to_raw());
+    let once = temp_dir().join("unchanged-once.bpf");
+    let twice = temp_dir().join("unchanged-twice.bpf");
+    secopt_ok(&["optimize", s(&inp), "-o", s(&once)]);
+    let (code, stdout, stderr) = secopt(&[
+        "optimize",
+        s(&once),
+        "-o",
+        s(&twice),
+        "--report",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (a, b) = (
+        std::fs::read(&once).unwrap(),
+        std::fs::read(&twice).unwrap(),
+    );
+    // The claim below rests on this: the second run wrote its input back.
+    assert_eq!(a, b, "the second optimization changed the program");
+    let doc: Value = the_report(&stdout);
+    assert_eq!(doc["method"], "unchanged", "{doc}");
+    assert_eq!(doc["verification"]["status"], "skipped", "{doc}");
+    assert!(stderr.contains("the input unchanged"), "{stderr}");
+    let (code, stdout, stderr) = secopt(&["optimize", s(&once), "-o", s(&twice), "--report"]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = String::from_utf8(stdout).unwrap();
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.ends_with(": unchanged, the output is the input")),
+        "{text}"
+    );
+}
+
 #[test]
 fn json_report_and_weights_file() {
     let input = docker_default(2).program;

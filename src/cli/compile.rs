@@ -562,17 +562,25 @@ fn print_reports(
     filters: &[(Option<String>, Built)],
     to_stdout: bool,
 ) -> Result<(), Failure> {
-    let reports: Vec<(&str, Option<&str>, &Optimized, &Report)> = filters
+    type Reported<'a> = (&'a str, Option<&'a str>, &'a Optimized, &'a Report);
+    let (reports, warnings): (Vec<Reported>, Vec<&[crate::policy::Warning]>) = filters
         .iter()
         .filter_map(|(thread, (filter, out))| {
             let out = out.as_ref()?;
-            let source = filter.info().source.as_str();
-            Some((source, thread.as_deref(), out, out.report.as_ref()?))
+            let info = filter.info();
+            let report = (
+                info.source.as_str(),
+                thread.as_deref(),
+                out,
+                out.report.as_ref()?,
+            );
+            Some((report, info.warnings.as_slice()))
         })
-        .collect();
+        .unzip();
     print_report_list(
         args.report_format.unwrap_or(Format::Text),
         &reports,
+        &warnings,
         to_stdout,
         Reference::Lowering,
     )

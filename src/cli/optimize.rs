@@ -19,6 +19,7 @@ use crate::optimize::{
     self, CostModel, Favor, Method, OptimizeOptions, Optimized, Report, StackOptimizeError,
     Verification, Weights,
 };
+use crate::policy;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -459,6 +460,7 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         print_report_list(
             args.format.unwrap_or(Format::Text),
             &reports,
+            &[],
             to_stdout,
             Reference::Input,
         )?;
@@ -469,9 +471,14 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
 /// Reports of several filters (`(input, thread, result, report)`), to stdout, or to stderr
 /// when a filter went there: a JSON array of documents shaped as `optimize --format json`
 /// prints its one, or the texts one after another.
+///
+/// `warnings`: each filter's profile warnings (compile's; a program given to optimize has
+/// none), which the JSON documents carry and the text leaves to stderr, where they were
+/// printed.
 pub(super) fn print_report_list(
     format: Format,
     reports: &[(&str, Option<&str>, &Optimized, &Report)],
+    warnings: &[&[policy::Warning]],
     to_stdout: bool,
     reference: Reference,
 ) -> Result<(), Failure> {
@@ -479,7 +486,11 @@ pub(super) fn print_report_list(
         Format::Json => {
             let docs: Vec<serde_json::Value> = reports
                 .iter()
-                .map(|(source, thread, out, report)| report_doc(source, *thread, out, report))
+                .enumerate()
+                .map(|(i, (source, thread, out, report))| {
+                    let warnings = warnings.get(i).copied().unwrap_or_default();
+                    report_doc(source, *thread, out, report, warnings)
+                })
                 .collect();
             serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
         }
@@ -499,12 +510,15 @@ pub(super) fn print_report_list(
     Ok(())
 }
 
-/// One filter's report as JSON (compile's shape: `input`, `thread`, `method`, ...).
+/// One filter's report as JSON (compile's shape: `input`, `thread`, `method`, ...), with the
+/// profile's `warnings` (empty for optimize) after the optimizer's `notes`: those `--emit
+/// json` lists, so that a script reading compile's report sees them too.
 fn report_doc(
     input: &str,
     thread: Option<&str>,
     out: &Optimized,
     report: &Report,
+    warnings: &[policy::Warning],
 ) -> serde_json::Value {
     serde_json::json!({
         "input": input,
@@ -513,6 +527,7 @@ fn report_doc(
         "verification": out.verification,
         "proof": out.proof,
         "notes": out.notes.iter().map(hints::note).collect::<Vec<_>>(),
+        "warnings": warnings,
         "report": report,
     })
 }
@@ -735,7 +750,7 @@ fn print_report(
 ) -> Result<(), Failure> {
     let text = match args.format.unwrap_or(Format::Text) {
         Format::Json => {
-            let mut doc = report_doc(&input_name(args), thread, out, report);
+            let mut doc = report_doc(&input_name(args), thread, out, report, &[]);
             // compile's shape, plus the files of a stack, oldest first, when there are several.
             if args.inputs.len() > 1 {
                 let files: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
@@ -800,12 +815,17 @@ pub(super) fn report_text(
             optimize::Method::StructuralPasses => "structural passes",
             optimize::Method::Unchanged => "unchanged",
         },
-        match out.verification {
-            optimize::Verification::Equal => match reference {
+        match (out.method, &out.verification) {
+            (_, optimize::Verification::Equal) => match reference {
                 Reference::Input => "proved equal to the input",
                 Reference::Lowering => "proved equal to the reference lowering",
             },
-            optimize::Verification::Skipped => "not verified",
+            // Nothing to prove: the output is the program it would be proved equal to.
+            (optimize::Method::Unchanged, _) => match reference {
+                Reference::Input => "the output is the input",
+                Reference::Lowering => "the output is the reference lowering",
+            },
+            (_, optimize::Verification::Skipped) => "not verified",
         }
     );
     s += &format!(

@@ -929,9 +929,11 @@ fn optimize_favoring(
                 continue;
             }
         }
-        if method == Method::Unchanged {
-            // The input ranked first: nothing found is better (and an input too long for the
-            // kernel, or a joined stack, is never handed back).
+        // The input ranked first, or a method re-made it instruction for instruction (an
+        // optimized filter lifted again): nothing found is better, and the output is the input
+        // itself, reported as `Unchanged` whatever made it (an input too long for the kernel,
+        // or a joined stack, is never handed back).
+        if method == Method::Unchanged || (stack.is_none() && candidate == *prog) {
             if prog.len() > BPF_MAXINSNS || stack.is_some() {
                 continue;
             }
