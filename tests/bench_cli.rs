@@ -816,3 +816,46 @@ fn a_stack_whose_older_filter_denies_seccomp_says_so() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `LOG` lets the call run, so the text does not call it a denial: a filter that logs getpid
+/// and denies getppid lists the two apart, each on its own line (an audit found LOG among
+/// "denied … the syscall itself never ran").
+#[test]
+fn a_logged_call_is_not_listed_as_denied() {
+    let dir = tmpdir("log");
+    let filter = write(
+        &dir,
+        "log.s",
+        "ld [nr]\njeq #39, log, next\njeq #110, deny, allow\n\
+         log: ret LOG\ndeny: ret ERRNO(3)\nallow: ret ALLOW\n",
+    );
+    let out = secopt(&[
+        "bench",
+        "--bpf",
+        &format!("logs={filter}"),
+        "-w",
+        &write(&dir, "w.json", r#"{"getpid": 5, "getppid": 5}"#),
+        "--rounds",
+        "1",
+        "--calls",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start:?}: {text}"))
+            .to_string()
+    };
+    let denied = line("denied, ");
+    assert!(denied.contains("getppid under logs: ERRNO(3)"), "{text}");
+    assert!(!denied.contains("getpid under"), "{text}");
+    let logged = line("LOG, which lets the call run");
+    assert!(logged.contains("getpid under logs: LOG"), "{text}");
+    assert!(!logged.contains("getppid"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

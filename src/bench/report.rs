@@ -36,8 +36,13 @@ pub struct Cell {
     /// Whether that answer is not ALLOW: the bench program then returned ERRNO and the
     /// syscall itself never ran, so the time is no overhead of the filter (a denied `openat`
     /// is 60 ns faster than an unfiltered one). Such cells are left out of the aggregate and
-    /// of the per-instruction fit.
+    /// of the per-instruction fit. `LOG`, which lets the call run, is among them: the bench
+    /// program does not log (an audit record per call), so its time is not the call's either.
     pub denied: bool,
+    /// Whether the answer is `LOG` (then `denied` too): the text lists these apart from the
+    /// denials. In JSON, `action` says it.
+    #[serde(skip)]
+    pub logs: bool,
 }
 
 /// One measured syscall.
@@ -242,6 +247,8 @@ impl Plan {
                         },
                         denied: self.variants[v].variant.source.is_some()
                             && c.ret.action() != Some(crate::bpf::action::Action::Allow),
+                        logs: self.variants[v].variant.source.is_some()
+                            && c.ret.action() == Some(crate::bpf::action::Action::Log),
                     }
                 })
                 .collect();
@@ -863,21 +870,32 @@ impl Report {
         }
         s.push_str(&table(&rows));
 
-        let denied: Vec<String> = self
-            .syscalls
-            .iter()
-            .flat_map(|r| {
-                r.cells
-                    .iter()
-                    .filter(|c| c.denied)
-                    .map(move |c| format!("{} under {}: {}", r.label, c.variant, c.decision))
-            })
-            .collect();
+        // LOG lets the call run, but the bench program returns ERRNO for it too (one audit
+        // record per call would flood the kernel log): listed apart, so that it is not called
+        // a denial.
+        let (mut denied, mut logged) = (Vec::new(), Vec::new());
+        for r in &self.syscalls {
+            for c in r.cells.iter().filter(|c| c.denied) {
+                let cell = format!("{} under {}: {}", r.label, c.variant, c.decision);
+                if c.logs {
+                    logged.push(cell);
+                } else {
+                    denied.push(cell);
+                }
+            }
+        }
         if !denied.is_empty() {
             let _ = writeln!(
                 s,
                 "  denied, decisions other than ALLOW (rewritten to ERRNO for the run, same path; the syscall itself never ran): {}",
                 denied.join("; ")
+            );
+        }
+        if !logged.is_empty() {
+            let _ = writeln!(
+                s,
+                "  LOG, which lets the call run and logs it: not timed as such (rewritten to ERRNO for the run, same path, so as not to write an audit record per call; `d` like a denial, the syscall itself never ran): {}",
+                logged.join("; ")
             );
         }
         if !self.skipped.is_empty() {

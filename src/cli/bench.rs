@@ -44,7 +44,8 @@ through a harmless invocation (a never-open fd, NULL pointers, zero lengths, que
 arguments); syscalls without one (exit, fork, rt_sigreturn, ...) are listed as skipped. Filter \
 returns other than ALLOW are rewritten to ERRNO for the run, with the path unchanged; such a \
 call returns before the syscall runs, so its time is no overhead: it is marked `d` and left out \
-of the workload-weighted figures.\n\n\
+of the workload-weighted figures. LOG is too (it lets the call run, but an audit record per call \
+would flood the kernel log), and is listed apart from the denials.\n\n\
 Exit status: 0 measured, 1 a decision check failed, 2 bad input (missing file, unknown \
 syscall, a filter the kernel refuses).")]
 pub struct BenchArgs {
