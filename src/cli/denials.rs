@@ -123,15 +123,6 @@ pub(super) struct Collector<'p> {
     installing: HashSet<libc::pid_t>,
     /// Threads that installed a filter of their own: their later calls also meet it.
     pub own_filters: BTreeSet<libc::pid_t>,
-    /// Threads whose current call is a `clone` with `CLONE_UNTRACED`.
-    starting_untraced: HashSet<libc::pid_t>,
-    /// Processes or threads started with `CLONE_UNTRACED`: no tracer follows them, so their
-    /// calls are not seen (the filter still applies to them).
-    pub untraced_children: u64,
-    /// Reads a word of a stopped tracee's memory (`clone3`'s flags):
-    /// [`trace::read_tracee_u64`](crate::kernel::trace::read_tracee_u64), or a stand-in in
-    /// unit tests.
-    read_memory: fn(libc::pid_t, u64) -> Option<u64>,
     /// Calls seen so far.
     calls: u64,
     /// Calls the interpreter could not decide (a program that reads out of bounds: the
@@ -149,9 +140,6 @@ impl<'p> Collector<'p> {
             expected: HashMap::new(),
             installing: HashSet::new(),
             own_filters: BTreeSet::new(),
-            starting_untraced: HashSet::new(),
-            untraced_children: 0,
-            read_memory: crate::kernel::trace::read_tracee_u64,
             calls: 0,
             undecided: 0,
         }
@@ -169,21 +157,11 @@ impl<'p> Collector<'p> {
                 self.calls += 1;
                 self.expected.remove(&tid);
                 self.installing.remove(&tid);
-                self.starting_untraced.remove(&tid);
                 let mut data = SeccompData::new(arch, nr as i32, args);
                 data.instruction_pointer = instruction_pointer;
                 match Arch::call_of_data(arch, nr) {
                     (_, Some(name)) if installs_filter(name, &data) => {
                         self.installing.insert(tid);
-                    }
-                    (Some(abi), Some("clone")) if starts_untraced(abi, &data) => {
-                        self.starting_untraced.insert(tid);
-                    }
-                    (_, Some("clone3"))
-                        if (self.read_memory)(tid, data.args[0])
-                            .is_some_and(|flags| flags & CLONE_UNTRACED != 0) =>
-                    {
-                        self.starting_untraced.insert(tid);
                     }
                     _ => {}
                 }
@@ -227,10 +205,6 @@ impl<'p> Collector<'p> {
             SyscallStop::Exit { tid, rval, .. } => {
                 if self.installing.remove(&tid) && rval >= 0 {
                     self.own_filters.insert(tid);
-                }
-                // The parent's return: the new task's id.
-                if self.starting_untraced.remove(&tid) && rval > 0 {
-                    self.untraced_children += 1;
                 }
                 let Some((want, key)) = self.expected.remove(&tid) else {
                     return;
@@ -344,21 +318,6 @@ fn installs_filter(name: &str, data: &SeccompData) -> bool {
     }
 }
 
-/// `CLONE_UNTRACED` (include/uapi/linux/sched.h): a tracer cannot follow the new task.
-const CLONE_UNTRACED: u64 = 0x0080_0000;
-
-/// Whether this `clone` asks that no tracer follow the new task. Its flags are the first
-/// argument, except on s390x (the second). `clone3`'s are the first word of the
-/// `struct clone_args` its first argument points at, on every ABI (`read_memory` reads it).
-fn starts_untraced(abi: Arch, data: &SeccompData) -> bool {
-    let flags = if abi == Arch::S390x {
-        data.args[1]
-    } else {
-        data.args[0]
-    };
-    flags & CLONE_UNTRACED != 0
-}
-
 /// `mkdir (x86_64)`, or `nr 999 (x86_64)`, or `nr 5 (arch 0x1234)`.
 fn call_label(token: u32, nr: u32) -> String {
     let (arch, name) = Arch::call_of_data(token, nr);
@@ -439,6 +398,9 @@ pub(super) struct Run<'a> {
     pub end: End,
     /// Tasks the command left running, untraced from its end on.
     pub left_running: usize,
+    /// Tasks started with `CLONE_UNTRACED`, which no tracer follows (the filter still
+    /// applies to them).
+    pub untraced_children: u64,
     /// What the profile says of each syscall; `None` for a raw filter.
     pub rules: Option<&'a ProfileRules>,
 }
@@ -667,8 +629,8 @@ fn notes(c: &Collector<'_>, run: &Run<'_>) -> Vec<String> {
             tids.join(", ")
         ));
     }
-    if c.untraced_children > 0 {
-        let n = c.untraced_children;
+    if run.untraced_children > 0 {
+        let n = run.untraced_children;
         notes.push(format!(
             "the command started {n} process{} or thread{} with CLONE_UNTRACED, which no \
              tracer follows: the filter applies to {}, but {} calls are not in this report",
@@ -807,6 +769,7 @@ mod tests {
             tasks: 1,
             end: End::Exited(crate::kernel::trace::Exit::Code(0)),
             left_running: 0,
+            untraced_children: 0,
             rules: Some(rules),
         }
     }
@@ -973,6 +936,7 @@ mod tests {
             tasks: 3,
             end: End::Exited(crate::kernel::trace::Exit::Code(0)),
             left_running: 2,
+            untraced_children: 0,
             rules: None,
         };
         let notes = notes(&c, &run);

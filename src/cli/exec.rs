@@ -873,6 +873,7 @@ fn run_traced(plan: &Plan, args: &ExecArgs) -> Result<i32, Failure> {
         tasks: trace.tasks,
         end: trace.end,
         left_running: trace.left_running,
+        untraced_children: trace.untraced_children,
         rules: plan.rules.as_ref(),
     };
     eprint!("{}", super::denials::text_report(&collector, &run));

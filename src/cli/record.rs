@@ -654,6 +654,21 @@ fn summary(trace: &Trace, entries: &[Entry], native: Arch) -> String {
     )
 }
 
+/// What a workload misses when the command started tasks with `CLONE_UNTRACED`: no tracer
+/// follows them (strace neither), so their calls are not counted.
+fn untraced_note(children: u64) -> Option<String> {
+    let n = children;
+    (n > 0).then(|| {
+        format!(
+            "the command started {n} process{} or thread{} with CLONE_UNTRACED, which no \
+             tracer follows: {} calls are not counted here",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "its" } else { "their" },
+        )
+    })
+}
+
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
     if args.duration.is_some() && args.pid.is_none() {
         return Err(Failure::input(
@@ -734,6 +749,9 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
     })?;
 
     let (entries, mut notes) = entries_of(&trace, native, usize::from(args.max_patterns));
+    if let Some(note) = untraced_note(trace.untraced_children) {
+        notes.push(note);
+    }
     let text = match args.format {
         RecordFormat::Json => {
             let date = std::time::SystemTime::now()
@@ -811,6 +829,7 @@ mod tests {
             end: End::Exited(Exit::Code(0)),
             tasks: 1,
             left_running: 0,
+            untraced_children: 0,
         }
     }
 

@@ -192,6 +192,9 @@ pub struct Trace {
     /// Tasks still running when tracing stopped and the tracer detached from them
     /// ([`CommandOptions::until_command_exits`]; [`trace_process`] counts none).
     pub left_running: usize,
+    /// Processes and threads the tracees started with `CLONE_UNTRACED`, which no tracer
+    /// follows: their calls are not in [`Trace::calls`] (nor in `strace -f`'s counts).
+    pub untraced_children: u64,
 }
 
 impl Trace {
@@ -620,10 +623,20 @@ fn is_stop_signal(signal: i32) -> bool {
 struct Recorder<'o, 'a> {
     options: &'o mut TraceOptions<'a>,
     calls: HashMap<(u32, u32), SyscallCounts>,
+    untraced: UntracedChildren,
 }
 
-impl Recorder<'_, '_> {
+impl<'o, 'a> Recorder<'o, 'a> {
+    fn new(options: &'o mut TraceOptions<'a>) -> Self {
+        Recorder {
+            options,
+            calls: HashMap::new(),
+            untraced: UntracedChildren::default(),
+        }
+    }
+
     fn observe(&mut self, stop: SyscallStop) {
+        self.untraced.observe(stop, read_tracee_u64);
         if let Some(on_syscall) = self.options.on_syscall.as_mut() {
             on_syscall(stop);
         }
@@ -654,6 +667,61 @@ impl Recorder<'_, '_> {
                 counts.samples.insert(tuple, 1);
             }
             None => counts.unsampled += 1,
+        }
+    }
+}
+
+/// `CLONE_UNTRACED` (include/uapi/linux/sched.h): no tracer may follow the new task.
+const CLONE_UNTRACED: u64 = 0x0080_0000;
+
+/// Counts the tasks the tracees start with `CLONE_UNTRACED`, which no tracer follows (their
+/// calls are missing from a trace, which must say so): a `clone` or `clone3` entry asking for
+/// it, then its exit in the parent returning the new task's id.
+#[derive(Debug, Default)]
+struct UntracedChildren {
+    /// Threads whose current call is such a `clone`.
+    starting: HashSet<libc::pid_t>,
+    count: u64,
+}
+
+impl UntracedChildren {
+    /// `read_memory` reads a word of a stopped tracee (`clone3`'s flags are the first word of
+    /// the `struct clone_args` its first argument points at, on every ABI).
+    fn observe(&mut self, stop: SyscallStop, read_memory: fn(libc::pid_t, u64) -> Option<u64>) {
+        match stop {
+            SyscallStop::Entry {
+                tid,
+                arch,
+                nr,
+                args,
+                ..
+            } => {
+                self.starting.remove(&tid);
+                let asks = match crate::arch::Arch::call_of_data(arch, nr) {
+                    // `clone`'s flags are its first argument, except on s390x (the second).
+                    (Some(abi), Some("clone")) => {
+                        let flags = if abi == crate::arch::Arch::S390x {
+                            args[1]
+                        } else {
+                            args[0]
+                        };
+                        flags & CLONE_UNTRACED != 0
+                    }
+                    (_, Some("clone3")) => {
+                        read_memory(tid, args[0]).is_some_and(|flags| flags & CLONE_UNTRACED != 0)
+                    }
+                    _ => false,
+                };
+                if asks {
+                    self.starting.insert(tid);
+                }
+            }
+            // The parent's return: the new task's id.
+            SyscallStop::Exit { tid, rval, .. } => {
+                if self.starting.remove(&tid) && rval > 0 {
+                    self.count += 1;
+                }
+            }
         }
     }
 }
@@ -757,10 +825,7 @@ pub fn trace_command(
         return Err(system("cannot start the command")(e));
     }
 
-    let mut recorder = Recorder {
-        options,
-        calls: HashMap::new(),
-    };
+    let mut recorder = Recorder::new(options);
     let mut live = HashSet::from([pid]);
     let outcome = run_loop(
         pid,
@@ -811,6 +876,7 @@ pub fn trace_command(
         end: End::Exited(exit),
         tasks,
         left_running: if stopped { left_running } else { 0 },
+        untraced_children: recorder.untraced.count,
     })
 }
 
@@ -971,10 +1037,7 @@ pub fn trace_process(
     if let Some(attached) = on_attached {
         attached(live.len());
     }
-    let mut recorder = Recorder {
-        options,
-        calls: HashMap::new(),
-    };
+    let mut recorder = Recorder::new(options);
     let stop = StopGuard::install();
     let deadline = duration.map(|d| Instant::now() + d);
     let should_stop =
@@ -1002,6 +1065,7 @@ pub fn trace_process(
         // run_loop counts one task to start with and one per fork/clone.
         tasks: tasks - 1 + tasks_at_start,
         left_running: 0,
+        untraced_children: recorder.untraced.count,
     })
 }
 
@@ -1321,6 +1385,95 @@ fn run_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::Arch;
+
+    /// `clone`'s flags are its first argument except on s390x (CONFIG_CLONE_BACKWARDS2: the
+    /// second); `clone3`'s are read from memory; a call that fails starts nothing.
+    #[test]
+    fn untraced_children_are_counted_from_the_flags_where_each_abi_passes_them() {
+        let nr = |arch: Arch, name: &str| arch.syscalls().nr(name).unwrap();
+        let entry = |tid, arch: Arch, name: &str, args: [u64; 6]| SyscallStop::Entry {
+            tid,
+            arch: arch.token(),
+            nr: nr(arch, name),
+            instruction_pointer: 0,
+            args,
+        };
+        let exit = |tid, rval| SyscallStop::Exit {
+            tid,
+            rval,
+            is_error: rval < 0,
+        };
+        // Flags at 0x1000 in the tracee's memory: CLONE_UNTRACED; anywhere else: none.
+        let memory =
+            |_: libc::pid_t, addr: u64| Some(if addr == 0x1000 { CLONE_UNTRACED } else { 0 });
+        let mut u = UntracedChildren::default();
+        let untraced = CLONE_UNTRACED | libc::SIGCHLD as u64;
+        let cases = [
+            (
+                entry(1, Arch::X86_64, "clone", [untraced, 0, 0, 0, 0, 0]),
+                100,
+                1,
+            ),
+            (
+                entry(
+                    1,
+                    Arch::X86_64,
+                    "clone",
+                    [libc::SIGCHLD as u64, 0, 0, 0, 0, 0],
+                ),
+                101,
+                1,
+            ),
+            // s390x: the flags are the second argument; its first is the new stack.
+            (
+                entry(2, Arch::S390x, "clone", [untraced, 0, 0, 0, 0, 0]),
+                102,
+                1,
+            ),
+            (
+                entry(2, Arch::S390x, "clone", [0, untraced, 0, 0, 0, 0]),
+                103,
+                2,
+            ),
+            (
+                entry(3, Arch::X86_64, "clone3", [0x1000, 88, 0, 0, 0, 0]),
+                104,
+                3,
+            ),
+            (
+                entry(3, Arch::X86_64, "clone3", [0x2000, 88, 0, 0, 0, 0]),
+                105,
+                3,
+            ),
+            // Failed: no task started.
+            (
+                entry(4, Arch::Aarch64, "clone", [untraced, 0, 0, 0, 0, 0]),
+                -11,
+                3,
+            ),
+            (
+                entry(4, Arch::Aarch64, "getpid", [untraced, 0, 0, 0, 0, 0]),
+                4,
+                3,
+            ),
+        ];
+        for (i, (call, rval, want)) in cases.into_iter().enumerate() {
+            let SyscallStop::Entry { tid, .. } = call else {
+                unreachable!()
+            };
+            u.observe(call, memory);
+            u.observe(exit(tid, rval), memory);
+            assert_eq!(u.count, want, "case {i}");
+        }
+        // The child's own return (0) is not the parent's.
+        u.observe(
+            entry(5, Arch::X86_64, "clone", [untraced, 0, 0, 0, 0, 0]),
+            memory,
+        );
+        u.observe(exit(5, 0), memory);
+        assert_eq!(u.count, 3);
+    }
 
     #[test]
     fn syscall_info_has_the_kernel_layout() {
