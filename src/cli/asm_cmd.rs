@@ -91,6 +91,15 @@ pub fn disasm(args: DisasmArgs) -> Result<i32, Failure> {
     Ok(exit)
 }
 
+/// The comment that starts each thread's listing in `disasm`'s text of a Firecracker filter
+/// file (`; thread vcpu: 89 instructions`), which `asm` recognises in its input.
+const THREAD_HEADING: &str = "; thread ";
+
+/// `; thread NAME: WHAT`, the line before a thread's listing.
+fn thread_heading(shown: &str, what: &str) -> String {
+    format!("{THREAD_HEADING}{shown}: {what}\n")
+}
+
 /// Every thread's filter of a Firecracker filter file: each listing under a `; thread NAME`
 /// comment (text), or `{"input", "encoding", "threads": [{"thread", …one filter's document…}]}`
 /// (JSON). A thread's filter the kernel would reject is listed too, as one filter is: the
@@ -111,9 +120,9 @@ fn disasm_threads(
             text.push('\n');
         }
         let Some(prog) = prog else {
-            text.push_str(&format!(
-                "; thread {shown}: no filter (an empty program: Firecracker installs none for \
-                 this thread)\n"
+            text.push_str(&thread_heading(
+                &shown,
+                "no filter (an empty program: Firecracker installs none for this thread)",
             ));
             threads.push(serde_json::json!({"thread": thread, "input": label, "filter": null}));
             continue;
@@ -126,11 +135,11 @@ fn disasm_threads(
             exit = EXIT_DIFFERENT;
         }
         let listing = Listing::new(prog, rejected.as_ref(), opts);
-        text.push_str(&format!(
-            "; thread {shown}: {} instructions\n{}",
-            prog.len(),
-            listing.text
+        text.push_str(&thread_heading(
+            &shown,
+            &format!("{} instructions", prog.len()),
         ));
+        text.push_str(&listing.text);
         let mut doc = listing.json(&label);
         doc["thread"] = thread.as_str().into();
         threads.push(doc);
@@ -216,7 +225,7 @@ pub fn asm(args: AsmArgs) -> Result<i32, Failure> {
 fn several_threads_hint(text: &str) -> String {
     let threads: Vec<&str> = text
         .lines()
-        .filter_map(|line| line.strip_prefix("; thread "))
+        .filter_map(|line| line.strip_prefix(THREAD_HEADING))
         .filter_map(|rest| rest.split_once(':').map(|(thread, _)| thread))
         .collect();
     match threads.as_slice() {
