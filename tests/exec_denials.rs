@@ -571,3 +571,43 @@ fn commands_that_cannot_start_exit_as_without_denials() {
         }
     }
 }
+
+/// Both reports list the denials in the order their first call came (the first refusal is
+/// often what made the command fail): the probe makes getppid (110) before getpid (39), and
+/// the JSON, which once sorted by number, lists them as the text does.
+#[test]
+fn both_reports_list_denials_in_the_order_the_calls_came() {
+    let dir = TempDir::new("denials-order");
+    let probe = build_probe(dir.path());
+    let profile = dir.join("p.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["getpid", "getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
+    )
+    .unwrap();
+    let report = dir.join("order.json");
+    let out = exec_under(&profile)
+        .arg("--denials-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&probe)
+        .args([format!("raw:{NR_GETPPID}"), format!("raw:{NR_GETPID}")])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let doc = read_json(&report);
+    let listed: Vec<&str> = doc["denials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["syscall"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["getppid", "getpid"], "{doc}");
+    let at = |name: &str| {
+        err.find(&format!(" {name} (x86_64)"))
+            .unwrap_or_else(|| panic!("{name} not in the text: {err}"))
+    };
+    assert!(at("getppid") < at("getpid"), "{err}");
+}

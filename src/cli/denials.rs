@@ -219,6 +219,14 @@ impl<'p> Collector<'p> {
         }
     }
 
+    /// The denials in the order their first call came (the first refusal is often what made
+    /// the command fail), as both reports list them.
+    fn in_order(&self) -> Vec<(&(u32, u32, u32), &Denial)> {
+        let mut in_order: Vec<_> = self.denials.iter().collect();
+        in_order.sort_by_key(|(_, d)| d.first);
+        in_order
+    }
+
     /// What the stack's answer for `(token, nr)` depends on.
     fn dependence(&self, token: u32, nr: u32) -> Dependence {
         if self.analyzers.is_empty() {
@@ -502,10 +510,9 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
         ));
     }
     if !c.denials.is_empty() {
-        let mut in_order: Vec<_> = c.denials.iter().collect();
-        in_order.sort_by_key(|(_, d)| d.first);
         let with_rules = run.rules.is_some();
-        let rows: Vec<Vec<String>> = in_order
+        let rows: Vec<Vec<String>> = c
+            .in_order()
             .into_iter()
             .map(|(&(arch, nr, ret), d)| {
                 let mut row = vec![
@@ -666,8 +673,8 @@ fn notes(c: &Collector<'_>, run: &Run<'_>) -> Vec<String> {
 pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) -> Value {
     let (input, total_calls, tasks, end) = (run.input, run.total_calls, run.tasks, run.end);
     let denials: Vec<Value> = c
-        .denials
-        .iter()
+        .in_order()
+        .into_iter()
         .map(|(&(arch, nr, ret), d)| {
             let ret = RetVal(ret);
             let (abi, name) = Arch::call_of_data(arch, nr);
