@@ -929,3 +929,26 @@ fn two_inputs_on_stdin_are_refused() {
         assert!(!out.exists(), "{args:?}");
     }
 }
+
+/// A process id is a positive number as /proc names processes (`pid_t` is a signed 32-bit
+/// int): `dump` and `record --pid` say so for 0, a negative number (once parsed as a flag) and
+/// one past 2^31 - 1 (once answered with `pid_t`'s signed range), and write nothing.
+#[test]
+fn process_ids_are_positive_numbers() {
+    let dir = tmpdir("pids");
+    let out = dir.join("out.json");
+    let out = out.to_str().unwrap();
+    for pid in ["0", "-5", "99999999999", "12ab"] {
+        for args in [
+            vec!["dump", pid, "-o", out],
+            vec!["record", "--pid", pid, "-o", out],
+        ] {
+            let o = secopt(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("is not a process id"), "{args:?}: {err}");
+            assert!(!err.contains("-2147483648"), "{args:?}: {err}");
+            assert!(!Path::new(out).exists(), "{args:?}");
+        }
+    }
+}

@@ -40,6 +40,7 @@ Exit status: 0 the filters were read; 1 the process has no seccomp filter (none 
 seccomp strict mode); 2 no such process, not allowed to read them, or bad usage.")]
 pub struct DumpArgs {
     /// The process (or thread) id.
+    #[arg(value_parser = super::parse_pid, allow_negative_numbers = true)]
     pub pid: libc::pid_t,
     /// Only the filter at this index (0 is the oldest, installed first).
     #[arg(long)]
@@ -353,11 +354,6 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         )));
     }
     let pid = args.pid;
-    if pid <= 0 {
-        return Err(Failure::input(format!(
-            "{pid} is not a process id (a positive number, as in /proc)"
-        )));
-    }
     if pid as u32 == std::process::id() {
         return Err(Failure::input(
             "secopt cannot read its own filters (a process cannot trace itself)",

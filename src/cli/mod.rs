@@ -92,6 +92,22 @@ pub fn parse_kernel_model(s: &str) -> Result<KernelModel, String> {
         .map_err(|e: crate::arch::ParseKernelVersionError| format!("{e}, or `none`"))
 }
 
+/// Parses a process id (`dump PID`, `record --pid`): a positive number as /proc names
+/// processes, so `0`, `-5` and a number past `pid_t` get one message that says what is wanted
+/// (clap's own would give `pid_t`'s signed range, negative numbers included).
+pub fn parse_pid(s: &str) -> Result<libc::pid_t, String> {
+    match s.trim().parse::<i64>() {
+        Ok(pid) if pid > 0 => libc::pid_t::try_from(pid)
+            .map_err(|_| format!("{s} is not a process id (at most {})", libc::pid_t::MAX)),
+        Ok(_) => Err(format!(
+            "{s} is not a process id (a positive number, as in /proc)"
+        )),
+        Err(_) => Err(format!(
+            "{s:?} is not a process id (a positive number, as in /proc)"
+        )),
+    }
+}
+
 /// Parses a time limit in seconds (`--timeout`, `--self-check-timeout`): a number from 0 (no
 /// limit) up that a [`std::time::Duration`] can hold, so turning it into one cannot panic.
 pub fn parse_time_limit(s: &str) -> Result<f64, String> {

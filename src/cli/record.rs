@@ -84,7 +84,13 @@ pub struct RecordArgs {
     /// Record a running process instead of starting a command: every thread of process PID
     /// (and the children it starts while recorded). Needs the right to ptrace it (root, or
     /// the same user where kernel.yama.ptrace_scope allows).
-    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    #[arg(
+        long,
+        value_name = "PID",
+        conflicts_with = "command",
+        value_parser = super::parse_pid,
+        allow_negative_numbers = true
+    )]
     pub pid: Option<i32>,
     /// With --pid: stop recording after this many seconds (fractions allowed). Without it,
     /// recording lasts until Ctrl-C, SIGTERM, or the process ends.
