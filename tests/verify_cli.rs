@@ -656,3 +656,74 @@ fn product_filter(k: u32) -> String {
          jeq #{k}, allow, next\nret ERRNO(1)\nallow:\nret ALLOW\n"
     )
 }
+
+/// `--input-format` given twice is each input's (a big-endian file beside a listing), given
+/// once both inputs'; an input it does not fit is refused with that said (an audit could
+/// compare no big-endian file with a listing or a little-endian one). The big-endian bytes are
+/// swapped here by hand from the little-endian ones `secopt asm` writes (`struct sock_filter`:
+/// u16 code, u8 jt, u8 jf, u32 k, each in the machine's order).
+#[test]
+fn input_format_twice_is_one_per_input() {
+    let listing = temp_file("fmt-a.s", A.as_bytes());
+    let le = temp_file("fmt-a.bpf", b"");
+    let (code, _, err) = secopt(&["asm", &listing, "-o", &le]);
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(&le).unwrap();
+    let be: Vec<u8> = bytes
+        .chunks(8)
+        .flat_map(|i| [i[1], i[0], i[2], i[3], i[7], i[6], i[5], i[4]])
+        .collect();
+    let be = temp_file("fmt-a.be.bpf", &be);
+    let (code, out, err) = secopt(&[
+        "verify",
+        &be,
+        &listing,
+        "--input-format",
+        "raw-be",
+        "--input-format",
+        "asm",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    // The listing's own format for both: the big-endian file is not text.
+    let (code, _, err) = secopt(&["verify", &be, &listing, "--input-format", "raw-be"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("fmt-a.s") && err.contains("applies to both inputs"),
+        "{err}"
+    );
+    // Swapped, the formats misread both inputs.
+    let (code, _, _) = secopt(&[
+        "verify",
+        &be,
+        &listing,
+        "--input-format",
+        "asm",
+        "--input-format",
+        "raw-be",
+    ]);
+    assert_eq!(code, 2);
+    // The little-endian file read as big-endian is another program, not this one.
+    let (code, _, err) = secopt(&[
+        "verify",
+        &le,
+        &listing,
+        "--input-format",
+        "raw-be",
+        "--input-format",
+        "asm",
+    ]);
+    assert_ne!(code, 0, "{err}");
+    let (code, _, err) = secopt(&[
+        "diff",
+        &be,
+        &listing,
+        "--input-format",
+        "raw-be",
+        "--input-format",
+        "asm",
+        "--input-format",
+        "raw",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("given 3 times"), "{err}");
+}

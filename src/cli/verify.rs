@@ -76,8 +76,11 @@ pub struct PairArgs {
     /// The second filter (same forms).
     pub b: PathBuf,
     /// How the filter inputs are encoded (profiles, JSON, are recognised whatever it says).
-    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
-    pub input_format: InputFormat,
+    /// Given once, for both inputs; given twice, the first is the first input's and the
+    /// second the second's (`--input-format raw-be --input-format asm` compares a big-endian
+    /// filter with a listing). Default: auto.
+    #[arg(long, value_enum, action = clap::ArgAction::Append, value_name = "INPUT_FORMAT")]
+    pub input_format: Vec<InputFormat>,
     /// Compile profile inputs (OCI or Firecracker JSON) for this architecture alone, as
     /// `secopt compile --arch ARCH` does. Default: this host's (with its companion arches for
     /// an OCI profile). Unlike --arch, it does not narrow what is compared.
@@ -278,13 +281,42 @@ fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
             p.b.display()
         )));
     }
+    let formats = match p.input_format.as_slice() {
+        [] => [InputFormat::Auto; 2],
+        &[both] => [both; 2],
+        &[a, b] => [a, b],
+        more => {
+            return Err(Failure::input(format!(
+                "--input-format was given {} times: once for both inputs, or twice, the first \
+                 input's and the second's",
+                more.len()
+            )))
+        }
+    };
     let mut seen = ProfilesSeen::default();
     let sides = (
-        load_side(&p.a, p, &mut seen)?,
-        load_side(&p.b, p, &mut seen)?,
+        load_side(&p.a, formats[0], p, &mut seen)?,
+        load_side(&p.b, formats[1], p, &mut seen)?,
     );
     seen.refuse_unused_options(p)?;
     Ok(sides)
+}
+
+/// An input that does not decode in the one `--input-format` given may be encoded otherwise
+/// than the other input (a little-endian file beside a big-endian one, a listing beside raw
+/// bytes): the flag applies to both, which the error then says, with how to give each its own.
+fn one_format_hint(mut e: Failure, p: &PairArgs) -> Failure {
+    if let &[format] = p.input_format.as_slice() {
+        if format != InputFormat::Auto {
+            e.message += &format!(
+                " (--input-format {} applies to both inputs; for inputs encoded differently, \
+                 give it twice: the first input's, then the second's)",
+                clap::ValueEnum::to_possible_value(&format)
+                    .map_or_else(String::new, |v| v.get_name().to_string())
+            );
+        }
+    }
+    e
 }
 
 /// Which kinds of profile the inputs were, so that options for a kind neither side is are
@@ -339,8 +371,13 @@ impl ProfilesSeen {
 /// Firecracker JSON file or filter file (every thread), or `FIRECRACKER_FILE:THREAD` (one).
 /// Profiles are compiled for `arch` (`--profile-arch`) as `secopt compile --arch` does, else
 /// for this host.
-fn load_side(path: &Path, p: &PairArgs, seen: &mut ProfilesSeen) -> Result<Side, Failure> {
-    let (format, arch) = (p.input_format, p.profile_arch);
+fn load_side(
+    path: &Path,
+    format: InputFormat,
+    p: &PairArgs,
+    seen: &mut ProfilesSeen,
+) -> Result<Side, Failure> {
+    let arch = p.profile_arch;
     if format == InputFormat::Auto {
         if let Some((file, thread)) = firecracker_json_thread(path) {
             let bytes = super::io::read_input(&file)?;
@@ -405,7 +442,9 @@ fn load_side(path: &Path, p: &PairArgs, seen: &mut ProfilesSeen) -> Result<Side,
         return Ok(Side::One(reference));
     }
     Ok(
-        match super::io::decode_input_any_length(&bytes, &name, format)? {
+        match super::io::decode_input_any_length(&bytes, &name, format)
+            .map_err(|e| one_format_hint(e, p))?
+        {
             Input::Program(prog) => Side::One(prog),
             Input::ThreadFilters(file) => Side::Threads(
                 file.threads
