@@ -196,6 +196,14 @@ fn actions_and_numbers_have_several_input_spellings() {
             SECCOMP_RET_ALLOW
         ]
     );
+    // `ret #-1` reads as `#-1` does everywhere (an audit found it refused): 0xffffffff is
+    // SECCOMP_RET_KILL_PROCESS (0x80000000) with all data bits set; -2^31 is the smallest.
+    let got = asm_ok("ret #-1\nret #-2147483648\nret #0xffffffff");
+    assert_eq!(got[0], got[2]);
+    assert_eq!(got[0].k, 0xffff_ffff);
+    assert_eq!(got[1].k, 0x8000_0000);
+    let e = asm_err("ret #-2147483649");
+    assert!(e.to_string().contains("does not fit in 32 bits"), "{e}");
 }
 
 #[test]

@@ -292,6 +292,22 @@ impl<'a> Cursor<'a> {
             )))
         }
     }
+    /// `-number` as its 32-bit two's complement (`-1` is `0xffffffff`), or `None` when the
+    /// next token is not `-`.
+    fn negative_number(&mut self) -> Result<Option<u32>, AsmError> {
+        let pos = self.pos();
+        if !self.eat_punct('-') {
+            return Ok(None);
+        }
+        let (v, _) = self.number("a number after `-`")?;
+        if v > 0x8000_0000 {
+            return Err(pos.error(format!(
+                "-{v} does not fit in 32 bits (the smallest is -2147483648)"
+            )));
+        }
+        Ok(Some(v.wrapping_neg()))
+    }
+
     /// A plain number (decimal, `0x`, `0o`, `0b`).
     fn number(&mut self, what: &str) -> Result<(u32, Pos), AsmError> {
         match self.peek() {
@@ -709,15 +725,8 @@ impl Parser {
     /// action (`ALLOW`, `ERRNO(1)`).
     fn constant(&self, cur: &mut Cursor) -> Result<KField, AsmError> {
         cur.expect_punct('#', "`#`")?;
-        let pos = cur.pos();
-        if cur.eat_punct('-') {
-            let (v, _) = cur.number("a number after `-`")?;
-            if v > 0x8000_0000 {
-                return Err(pos.error(format!(
-                    "-{v} does not fit in 32 bits (the smallest is -2147483648)"
-                )));
-            }
-            return Ok(KField::Value(v.wrapping_neg()));
+        if let Some(v) = cur.negative_number()? {
+            return Ok(KField::Value(v));
         }
         let Some(t) = cur.peek() else {
             return Err(cur.unexpected(CONSTANT_FORMS));
@@ -893,7 +902,12 @@ fn ret(cur: &mut Cursor) -> Result<Draft, AsmError> {
             .pos()
             .error("`ret x` is not allowed in seccomp filters; use `txa` then `ret a`"));
     }
-    cur.eat_punct('#');
+    // `ret #-1` as `ret #0xffffffff` (KILL_PROCESS), as `#-1` reads elsewhere.
+    if cur.eat_punct('#') {
+        if let Some(v) = cur.negative_number()? {
+            return Ok(Draft::stmt(BPF_RET | BPF_K, v));
+        }
+    }
     let Some(t) = cur.peek() else {
         return Err(cur.unexpected("an action (`ALLOW`, `ERRNO(1)`, …), `#number` or `a`"));
     };
