@@ -663,3 +663,44 @@ fn unreachable_instructions_are_reported() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["unreachable"], serde_json::json!([]));
 }
+
+/// `cache_bitmap.cached` lists every number of the kernel's bitmap the filter lets it cache,
+/// unnamed ones too, so a script can rebuild the bitmap: here `and #0xff` makes 358 (= 102 +
+/// 256, a number x86_64's table leaves unnamed) decide as 102 does. The expected set comes
+/// from the interpreter's path for each number, as the emulator would follow it.
+#[test]
+fn the_json_lists_every_cached_number_named_or_not() {
+    let src = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\nand #0xff\n\
+               jeq #102, allow, deny\nallow: ret ALLOW\ndeny: ret ERRNO(1)\n\
+               kill: ret KILL_PROCESS\n";
+    let prog = secopt::bpf::asm::assemble(src).unwrap();
+    let path = temp_file("masked.bpf", &prog.to_raw());
+    let (code, stdout, stderr) = secopt(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--kernel",
+        "6.18",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let x86_64 = &report["arches"][0];
+    assert_eq!(x86_64["arch"], "x86_64");
+    let bitmap = &x86_64["cache_bitmap"];
+    let size = bitmap["table_size"].as_u64().unwrap() as u32;
+    let want: Vec<u64> = (0..size)
+        .filter(|&nr| cacheable_by_interpreter(&prog, 0xc000_003e, nr))
+        .map(u64::from)
+        .collect();
+    assert_eq!(want, [102, 358]);
+    let got: Vec<u64> = bitmap["cached"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(got, want, "{bitmap}");
+    // The named list has 102 (getuid) alone.
+    assert_eq!(x86_64["cacheable"], serde_json::json!([102]));
+}

@@ -429,7 +429,14 @@ fn analyze(
                     json!({
                         "arch": arch.name(),
                         "token": arch.token(),
-                        "cache_bitmap": cache.as_ref().and_then(|c| c.kernel().target_for(arch.token()).map(|t| json!({"name": t.name, "table_size": t.table_size}))),
+                        // `cached`: every number of the bitmap the filter lets the kernel
+                        // cache, unnamed ones included (the text's count), so that a script
+                        // can rebuild the bitmap; `cacheable` below lists the named ones.
+                        "cache_bitmap": cache.as_ref().and_then(|c| c.kernel().target_for(arch.token()).map(|t| json!({
+                            "name": t.name,
+                            "table_size": t.table_size,
+                            "cached": c.cached_by_filter(arch.token()),
+                        }))),
                         "named_syscalls": rows.len(),
                         "cacheable_count": cacheable.len(),
                         "cacheable": cacheable,
