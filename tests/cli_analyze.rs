@@ -664,10 +664,10 @@ fn unreachable_instructions_are_reported() {
     assert_eq!(v["unreachable"], serde_json::json!([]));
 }
 
-/// `cache_bitmap.cached` lists every number of the kernel's bitmap the filter lets it cache,
-/// unnamed ones too, so a script can rebuild the bitmap: here `and #0xff` makes 358 (= 102 +
-/// 256, a number x86_64's table leaves unnamed) decide as 102 does. The expected set comes
-/// from the interpreter's path for each number, as the emulator would follow it.
+/// `cache_bitmap.cached_numbers` lists every number of the kernel's bitmap the filter lets it
+/// cache, unnamed ones too, so a script can rebuild the bitmap: here `and #0xff` makes 358
+/// (= 102 + 256, a number x86_64's table leaves unnamed) decide as 102 does. The expected set
+/// comes from the interpreter's path for each number, as the emulator would follow it.
 #[test]
 fn the_json_lists_every_cached_number_named_or_not() {
     let src = "ld [arch]\njeq #AUDIT_ARCH_X86_64, next, kill\nld [nr]\nand #0xff\n\
@@ -694,7 +694,7 @@ fn the_json_lists_every_cached_number_named_or_not() {
         .map(u64::from)
         .collect();
     assert_eq!(want, [102, 358]);
-    let got: Vec<u64> = bitmap["cached"]
+    let got: Vec<u64> = bitmap["cached_numbers"]
         .as_array()
         .unwrap()
         .iter()

@@ -429,13 +429,13 @@ fn analyze(
                     json!({
                         "arch": arch.name(),
                         "token": arch.token(),
-                        // `cached`: every number of the bitmap the filter lets the kernel
-                        // cache, unnamed ones included (the text's count), so that a script
-                        // can rebuild the bitmap; `cacheable` below lists the named ones.
+                        // `cached_numbers`: every number of the bitmap the filter lets the
+                        // kernel cache, unnamed ones included (the text's count), so that a
+                        // script can rebuild the bitmap; `cacheable` lists the named ones.
                         "cache_bitmap": cache.as_ref().and_then(|c| c.kernel().target_for(arch.token()).map(|t| json!({
                             "name": t.name,
                             "table_size": t.table_size,
-                            "cached": c.cached_by_filter(arch.token()),
+                            "cached_numbers": c.cached_by_filter(arch.token()),
                         }))),
                         "named_syscalls": rows.len(),
                         "cacheable_count": cacheable.len(),
