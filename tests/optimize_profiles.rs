@@ -141,8 +141,15 @@ fn assert_cache_superset(label: &str, before: &Program, after: &Program) {
 
 fn optimized(label: &str, prog: &Program) -> Program {
     let out = optimize(prog, &OptimizeOptions::default()).unwrap();
-    assert_eq!(out.method, Method::Lifted, "{label}: {:?}", out.notes);
-    assert_eq!(out.verification, Verification::Equal, "{label}");
+    // A filter the lifter re-makes instruction for instruction (libseccomp's 5-instruction
+    // chain for a profile of one rule) is reported as the input itself, with nothing to prove;
+    // no candidate was dropped (no notes) either way.
+    if out.method == Method::Unchanged && out.program == *prog {
+        assert_eq!(out.verification, Verification::Skipped, "{label}");
+    } else {
+        assert_eq!(out.method, Method::Lifted, "{label}: {:?}", out.notes);
+        assert_eq!(out.verification, Verification::Equal, "{label}");
+    }
     assert!(out.notes.is_empty(), "{label}: {:?}", out.notes);
     validate(&out.program).unwrap();
     out.program
@@ -348,7 +355,10 @@ fn every_profile_and_workload_meets_the_cost_targets() {
                     },
                 )
                 .unwrap();
-                assert_eq!(out.verification, Verification::Equal);
+                // Proved equal, or the input itself (a tree the lifter re-makes as it is).
+                if out.program != tree {
+                    assert_eq!(out.verification, Verification::Equal, "{name} {file}");
+                }
                 let ours = stats(&out.program, &w, &arches, kernel);
                 let line = format!(
                     "{name} {file} {model:?}: with cache {:.2} vs {:.2}, without {:.2} vs {:.2}, worst {} vs {}",
