@@ -232,16 +232,31 @@ fn dnf_at(
     let Some(classes) = classes else {
         return Ok(None);
     };
+    // The values for which `r` holds whatever the later fields are (the classes whose residual
+    // is TRUE, listed first): since `A or (not A and g)` is `A or g`, another class may take
+    // them in, and its constraint on this field drops out when that covers every value
+    // (`args[0].lo == 7 or ip.hi >= 32768`, not `… or (args[0].lo != 7 and ip.hi >= 32768)`).
+    let mut unconditional = FALSE;
+    for &(set, residual) in &classes {
+        if residual == TRUE {
+            unconditional = bdd.or(unconditional, set)?;
+        }
+    }
     let mut terms = Vec::new();
     for (set, residual) in classes {
-        let Some(atom) = field_constraint(bdd, set, span)? else {
-            return Ok(None);
+        let atom = if residual != TRUE && bdd.or(set, unconditional)? == TRUE {
+            None
+        } else {
+            let Some(atom) = field_constraint(bdd, set, span)? else {
+                return Ok(None);
+            };
+            Some(atom)
         };
         let Some(rest) = dnf(bdd, residual, spans, i + 1)? else {
             return Ok(None);
         };
         for mut t in rest {
-            t.insert(0, atom.clone());
+            t.splice(0..0, atom.iter().cloned());
             terms.push(t);
             if terms.len() > MAX_TERMS {
                 return Ok(None);
@@ -727,10 +742,22 @@ mod tests {
             condition(&mut bdd, both, le()).unwrap().text,
             "args[0].lo == 40 and args[1].lo in 3..=9"
         );
+        // The OR of the two, as written: not `… or (args[0].lo != 40 and …)`, which says the
+        // same (an audit found such needless negations in `diff`'s conditions).
         let either = bdd.or(lo, range).unwrap();
         assert_eq!(
             condition(&mut bdd, either, le()).unwrap().text,
-            "args[0].lo == 40 or (args[0].lo != 40 and args[1].lo in 3..=9)"
+            "args[0].lo == 40 or args[1].lo in 3..=9"
+        );
+        // Another value's constraint stays where it does not cover the rest.
+        let other = {
+            let v41 = bitvec::value_set(&mut bdd, 4, &[41]).unwrap();
+            let v41_in_range = bdd.and(v41, range).unwrap();
+            bdd.or(lo, v41_in_range).unwrap()
+        };
+        assert_eq!(
+            condition(&mut bdd, other, le()).unwrap().text,
+            "args[0].lo == 40 or (args[0].lo == 41 and args[1].lo in 3..=9)"
         );
         let set = bitvec::value_set(&mut bdd, 4, &[1, 2, 8]).unwrap();
         assert_eq!(
