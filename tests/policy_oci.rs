@@ -123,6 +123,28 @@ fn docker_default_arch_sets_follow_arch_map() {
         policy::resolve(&p, &strict),
         Err(PolicyError::UnsupportedArch { ref arch, .. }) if arch == "s390"
     ));
+    // The same with an explicit arch list (`compile --arch s390x`): s390 cannot be in it, but
+    // the profile still covers it, so it is reported, not dropped in silence (audit 48 #1).
+    let listed = ResolveOptions {
+        native: Some(Arch::S390x),
+        arches: Some(vec![Arch::S390x]),
+        ..x86_64_options()
+    };
+    let s390x = resolve(&p, &listed);
+    assert_eq!(arches(&s390x), [Arch::S390x]);
+    assert_eq!(s390x.unsupported_arches, ["s390"]);
+    assert!(matches!(
+        policy::resolve(&p, &ResolveOptions { strict: true, ..listed }),
+        Err(PolicyError::UnsupportedArch { ref arch, .. }) if arch == "s390"
+    ));
+    // A list for a native arch whose archMap entry names no such arch has nothing to report.
+    let x86 = ResolveOptions {
+        arches: Some(vec![Arch::X86_64]),
+        strict: true,
+        ..x86_64_options()
+    };
+    assert!(resolve(&p, &x86).unsupported_arches.is_empty());
+    assert!(policy::resolve(&p, &x86).is_ok());
 }
 
 #[test]

@@ -687,6 +687,9 @@ fn arch_set(
                     .to_string(),
             ))
         }
+        // An arch the profile lists and secopt has no table for cannot be in the caller's
+        // list; it is still one the reference covers, so it is warned about (or refused
+        // under `strict`) as it is without a list, not dropped in silence.
         Some(list) => list
             .iter()
             .map(|&a| {
@@ -695,6 +698,12 @@ fn arch_set(
                     .any(|(r, listed)| *listed && *r == ArchRef::Supported(a));
                 (ArchRef::Supported(a), listed)
             })
+            .chain(
+                profile_refs
+                    .iter()
+                    .filter(|(r, _)| matches!(r, ArchRef::Unsupported(_)))
+                    .cloned(),
+            )
             .collect(),
         None => profile_refs,
     };
