@@ -114,9 +114,10 @@ pub struct PairArgs {
     #[arg(long, value_parser = parse_arch_sel, value_delimiter = ',')]
     pub arch: Vec<ArchSel>,
     /// Compare only these syscall numbers (repeat or comma-separate): N, FIRST..=LAST,
-    /// FIRST-LAST (raw seccomp_data.nr values; x32 numbers include 0x40000000), or syscall
-    /// names (need --arch). Default: all 2^32 numbers.
-    #[arg(long, value_parser = parse_nr_sel, value_delimiter = ',')]
+    /// FIRST-LAST (raw seccomp_data.nr values; x32 numbers include 0x40000000; -N is the
+    /// 32-bit two's complement, -1 = 0xffffffff), or syscall names (need --arch).
+    /// Default: all 2^32 numbers.
+    #[arg(long, value_parser = parse_nr_sel, value_delimiter = ',', allow_hyphen_values = true)]
     pub nr: Vec<NrSel>,
     /// Most BDD nodes before answering unknown (at least 3: the two constants and one test).
     #[arg(long, default_value_t = Budget::default().max_bdd_nodes,
@@ -215,18 +216,43 @@ fn parse_profile_arch(s: &str) -> Result<Arch, String> {
 /// `--nr`: a number, a range, or a syscall name.
 fn parse_nr_sel(s: &str) -> Result<NrSel, String> {
     let t = s.trim();
-    let num = |x: &str| parse_u32(x).ok_or_else(|| format!("`{x}` is not a 32-bit number"));
-    let range = t.split_once("..=").or_else(|| t.split_once('-'));
-    if let Some((a, b)) = range {
-        let (a, b) = (num(a)?, num(b)?);
+    // seccomp_data.nr is an int: -N is its 32-bit two's complement, as `emu --nr` and the
+    // counterexamples verify prints (`nr -1`) write it.
+    let num = |x: &str| {
+        let x = x.trim();
+        match x.strip_prefix('-') {
+            Some(m) => parse_u32(m)
+                .filter(|&m| m <= 1 << 31)
+                .map(u32::wrapping_neg)
+                .ok_or_else(|| format!("`{x}` is not a 32-bit number (-2147483648 is the least)")),
+            None => parse_u32(x).ok_or_else(|| format!("`{x}` is not a 32-bit number")),
+        }
+    };
+    // FIRST-LAST splits at a `-` that is not a number's sign (`-5--1`).
+    let dash = || {
+        let at = t.char_indices().skip(1).find(|&(i, c)| {
+            c == '-' && !t[..i].ends_with(|p: char| p == '-' || p.is_whitespace())
+        })?;
+        Some((&t[..at.0], &t[at.0 + 1..]))
+    };
+    let range = t.split_once("..=").or_else(dash);
+    if let Some((first, last)) = range {
+        let (a, b) = (num(first)?, num(last)?);
         if a > b {
+            let signed = [first, last].iter().any(|x| x.trim().starts_with('-'));
+            let why = if signed {
+                " (a negative number is its 32-bit two's complement, above every positive one: \
+                 -1 is 0xffffffff)"
+            } else {
+                ""
+            };
             return Err(format!(
-                "empty range `{s}`: the first number is above the last"
+                "empty range `{s}`: the first number is above the last{why}"
             ));
         }
         return Ok(NrSel::Range(a, b));
     }
-    if t.starts_with(|c: char| c.is_ascii_digit()) {
+    if t.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
         let n = num(t)?;
         return Ok(NrSel::Range(n, n));
     }
@@ -1261,6 +1287,25 @@ mod tests {
         assert_eq!(parse_nr_sel("socket"), Ok(NrSel::Name("socket".into())));
         assert!(parse_nr_sel("9..=3").is_err());
         assert!(parse_nr_sel("a b").is_err());
+        // seccomp_data.nr is an int: -N is the word the kernel compares (audit 48 #2).
+        assert_eq!(parse_nr_sel("-1"), Ok(NrSel::Range(u32::MAX, u32::MAX)));
+        assert_eq!(
+            parse_nr_sel("-5..=-1"),
+            Ok(NrSel::Range(0xffff_fffb, u32::MAX))
+        );
+        assert_eq!(
+            parse_nr_sel("-5--1"),
+            Ok(NrSel::Range(0xffff_fffb, u32::MAX))
+        );
+        assert_eq!(
+            parse_nr_sel("-2147483648"),
+            Ok(NrSel::Range(0x8000_0000, 0x8000_0000))
+        );
+        assert!(parse_nr_sel("-2147483649").is_err());
+        let wraps = parse_nr_sel("-1..=5").unwrap_err();
+        assert!(wraps.contains("0xffffffff"), "{wraps}");
+        assert!(!parse_nr_sel("9..=3").unwrap_err().contains("complement"));
+        assert!(parse_nr_sel("--1").is_err());
         assert_eq!(parse_arch_sel("amd64"), Ok(ArchSel::Arch(Arch::X86_64)));
         assert_eq!(parse_arch_sel("0x1234"), Ok(ArchSel::Token(0x1234)));
         assert!(parse_arch_sel("vax").is_err());
