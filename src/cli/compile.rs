@@ -92,8 +92,9 @@ pub struct CompileArgs {
     /// ENOSYS unless the default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
     /// without `listenerPath`, or on `write`) is an error. The rules decide as libseccomp's
     /// rule tree does, also where its BPF generator does not (docs/kernel-facts.md: a missed
-    /// accumulator reload can let runc's filter ALLOW a call its rules deny; a dropped
-    /// syscall load, which a warning names, leaves a whole arch to the default action).
+    /// accumulator reload can let runc's filter ALLOW a call its rules deny, and a warning
+    /// gives such a call; a dropped syscall load, which a warning names, leaves a whole arch
+    /// to the default action).
     #[arg(long)]
     pub runc_compat: bool,
     /// Which table turns syscall names into numbers: `builtin` (secopt's, Linux 6.18) or
@@ -669,10 +670,12 @@ fn compile_firecracker(
 }
 
 /// What lowering the profile as libseccomp does shows: where libseccomp's filter would not
-/// enforce it ([`crate::compile::runc_unenforced`]) and the constants 32-bit ABIs compare by
+/// enforce it ([`crate::compile::runc_unenforced`]), where it decides otherwise than the
+/// rules ([`crate::optimize::libseccomp_reload_warnings`]) and the constants 32-bit ABIs compare by
 /// their low half ([`crate::compile::truncated_constants`]). Warnings, errors under --strict.
 pub(super) fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
     let mut warnings = crate::compile::runc_unenforced(resolved);
+    warnings.extend(crate::optimize::libseccomp_reload_warnings(resolved));
     warnings.extend(crate::compile::truncated_constants(resolved));
     warnings
 }

@@ -168,6 +168,142 @@ struct Entry {
     action: u32,
 }
 
+/// What the accumulator holds in libseccomp's generated code: the word at `offset` of
+/// `seccomp_data`, masked with `mask` (src/gen_bpf.c `struct acc_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct AccState {
+    pub offset: u32,
+    pub mask: u32,
+}
+
+impl AccState {
+    /// The syscall number, as the number test leaves it.
+    pub const NR: AccState = AccState {
+        offset: crate::bpf::data::OFF_NR,
+        mask: u32::MAX,
+    };
+}
+
+/// Where a generated block's jump leads ([`SyscallDb::generated`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Jump {
+    Block(usize),
+    /// A rule's action.
+    Action(u32),
+    /// Out of the syscall's tree: the filter's default action.
+    Default,
+}
+
+/// A block libseccomp's generator makes for a node in one level context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct GenBlock {
+    pub node: usize,
+    /// The state the block assumes on entry; `None` when it loads its word itself.
+    pub acc_start: Option<AccState>,
+    /// The state it leaves: its word, masked.
+    pub acc_end: AccState,
+    pub jt: Jump,
+    pub jf: Jump,
+}
+
+/// A syscall's tree as libseccomp's generator lays it out ([`SyscallDb::generated`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Generated {
+    /// Children before parents: a block's jumps lead to blocks with smaller indices.
+    pub blocks: Vec<GenBlock>,
+    /// The block the syscall's number test jumps to.
+    pub head: usize,
+    /// Whether each block loads its word: itself, or by the load the layout prepends.
+    pub loads: Vec<bool>,
+}
+
+/// src/gen_bpf.c `_gen_bpf_chain` over a [`SyscallDb`]'s tree: the blocks, each made once
+/// per content (libseccomp's block hash), and each level once per entry state and
+/// fall-through.
+struct BlockGen<'a> {
+    db: &'a SyscallDb,
+    blocks: Vec<GenBlock>,
+    by_content: rustc_hash::FxHashMap<GenBlock, usize>,
+    levels: rustc_hash::FxHashMap<(usize, AccState, Jump), Jump>,
+}
+
+impl BlockGen<'_> {
+    /// The first block of the level `start` is on, entered with `entry` and falling through
+    /// to `fall`; `None` on a cyclic level (the lowering refuses those).
+    fn level(&mut self, start: usize, entry: AccState, fall: Jump) -> Option<Jump> {
+        let db = self.db;
+        let start = db.level_start(start);
+        if let Some(&done) = self.levels.get(&(start, entry, fall)) {
+            return Some(done);
+        }
+        let mut ids = Vec::new();
+        let mut next = Some(start);
+        while let Some(id) = next {
+            if ids.len() > db.nodes.len() {
+                return None;
+            }
+            ids.push(id);
+            next = db.nodes[id].nxt;
+        }
+        // The state each node assumes: the one the node before it on the level left.
+        let mut assumed = Vec::with_capacity(ids.len());
+        let mut acc = entry;
+        for &id in &ids {
+            let node = &db.nodes[id];
+            let holds = acc.offset == node.offset && node.mask & acc.mask == node.mask;
+            assumed.push(holds.then_some(acc));
+            acc = AccState {
+                offset: node.offset,
+                mask: node.mask,
+            };
+        }
+        let mut cont = fall;
+        for (&id, &acc_start) in ids.iter().zip(&assumed).rev() {
+            let node = &db.nodes[id];
+            let acc_end = AccState {
+                offset: node.offset,
+                mask: node.mask,
+            };
+            let mut side = |sub: Option<usize>, act: Act| -> Option<Jump> {
+                Some(match (sub, act.get()) {
+                    (Some(sub), _) => self.level(sub, acc_end, cont)?,
+                    (None, Some(a)) => Jump::Action(a),
+                    (None, None) => cont,
+                })
+            };
+            let jt = side(node.nxt_t, node.act_t)?;
+            let jf = side(node.nxt_f, node.act_f)?;
+            let block = GenBlock {
+                node: id,
+                acc_start,
+                acc_end,
+                jt,
+                jf,
+            };
+            let index = match self.by_content.get(&block) {
+                Some(&i) => i,
+                None => {
+                    self.blocks.push(block);
+                    self.by_content.insert(block, self.blocks.len() - 1);
+                    self.blocks.len() - 1
+                }
+            };
+            cont = Jump::Block(index);
+        }
+        self.levels.insert((start, entry, fall), cont);
+        Some(cont)
+    }
+}
+
+/// A node libseccomp's generated BPF compares against the wrong word
+/// ([`SyscallDb::missed_reload`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MissedReload {
+    pub node: usize,
+    /// The `seccomp_data` offset of the word the accumulator holds instead.
+    pub held_offset: u32,
+}
+
 /// What the database decides: a fixed action, or a tree to walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -320,6 +456,96 @@ impl SyscallDb {
 
     pub fn level_next(&self, id: usize) -> Option<usize> {
         self.nodes[id].nxt
+    }
+
+    /// The argument a node compares, and whether it is the high word.
+    pub fn node_word(&self, id: usize) -> (u8, bool) {
+        (self.nodes[id].arg, self.nodes[id].high)
+    }
+
+    /// Where libseccomp's BPF generator compiles the tree under `root` into a test of the
+    /// wrong word: the first such node, and the offset of the word A holds there instead.
+    ///
+    /// src/gen_bpf.c makes one block per node and level context (`_gen_bpf_node`): the block
+    /// loads its word only when the accumulator state it *assumes* differs, the state the
+    /// previous sibling on the level left (for a level's first node, its parent's). A block
+    /// is also reached from the nested levels under that sibling that fall through, and
+    /// those may have loaded another word. The layout (`_gen_bpf_build_bpf`) mends this
+    /// once: it places each block right after the first block found jumping to it — the
+    /// scan from the end makes that a depth-first walk, true side first — and prepends the
+    /// load there if *that* block's state differs. A block placed after a block that agrees
+    /// keeps no load, and its other referrers may disagree. Example, the shape of x86_64's
+    /// tree for `a1 < 5` and `a1 < 2^64-1` (one rule each; the tests are sketched):
+    ///
+    /// ```text
+    /// A: hi(a1) > 0            true: C              false: B    (level 0)
+    /// B: lo(a1) >= 5           true: C (falls out)  false: ERRNO  (level 1, under A)
+    /// C: hi(a1) > 0xffffffff   ...                              (level 0, after A)
+    /// ```
+    ///
+    /// C assumes A's word, hi(a1), and has no load. The walk reaches it first from A's true
+    /// side, whose state agrees, so none is prepended; B then jumps to it holding lo(a1).
+    /// The walk is per syscall: blocks libseccomp's hashing shares between syscalls are
+    /// placed by whichever comes first, which is not modelled (tests/compile_libseccomp.rs
+    /// checks the model against libseccomp's own filters on random profiles).
+    pub fn missed_reload(&self, root: Id) -> Option<MissedReload> {
+        let generated = self.generated(root)?;
+        let blocks = &generated.blocks;
+        // A block without a load must find its word in A whoever jumps to it.
+        for (p, block) in blocks.iter().enumerate() {
+            for side in [block.jt, block.jf] {
+                let Jump::Block(c) = side else { continue };
+                let held = blocks[p].acc_end;
+                let node = &self.nodes[blocks[c].node];
+                if !generated.loads[c]
+                    && (held.offset != node.offset || node.mask & held.mask != node.mask)
+                {
+                    return Some(MissedReload {
+                        node: blocks[c].node,
+                        held_offset: held.offset,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// The blocks libseccomp's generator makes of the tree under `root`, and which load
+    /// their word ([`SyscallDb::missed_reload`] explains how); `None` on a cyclic level.
+    pub fn generated(&self, root: Id) -> Option<Generated> {
+        let mut gen = BlockGen {
+            db: self,
+            blocks: Vec::new(),
+            by_content: rustc_hash::FxHashMap::default(),
+            levels: rustc_hash::FxHashMap::default(),
+        };
+        let Jump::Block(head) = gen.level(root, AccState::NR, Jump::Default)? else {
+            return None;
+        };
+        let blocks = gen.blocks;
+        // The layout's walk: each block placed from its first referrer, true side first.
+        let mut loads: Vec<bool> = blocks.iter().map(|b| b.acc_start.is_none()).collect();
+        let mut placed = vec![false; blocks.len()];
+        let mut stack = vec![(head, AccState::NR)];
+        while let Some((b, from)) = stack.pop() {
+            if std::mem::replace(&mut placed[b], true) {
+                continue;
+            }
+            if blocks[b].acc_start.is_some_and(|s| s != from) {
+                loads[b] = true;
+            }
+            let end = blocks[b].acc_end;
+            for side in [blocks[b].jf, blocks[b].jt] {
+                if let Jump::Block(c) = side {
+                    stack.push((c, end));
+                }
+            }
+        }
+        Some(Generated {
+            blocks,
+            head,
+            loads,
+        })
     }
 
     // --- node bookkeeping ---------------------------------------------------------------

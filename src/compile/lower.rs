@@ -332,6 +332,40 @@ pub(crate) fn emit_filter(
     Ok(())
 }
 
+/// The syscalls whose filter, as libseccomp's BPF generator lays out their rule tree (2.5.4
+/// and 2.6.1 alike, any layout), misses an accumulator reload: a test reached by falling
+/// through from a nested level compares the word that level loaded (docs/kernel-facts.md).
+/// secopt's filters follow the tree, as libseccomp's own pseudo filter code prints it.
+pub(crate) fn libseccomp_missed_reloads(resolved: &Resolved) -> Vec<super::ReloadCase> {
+    if resolved.dialect != Dialect::Libseccomp {
+        return Vec::new();
+    }
+    let default = ret_val(resolved.default_action);
+    let mut out = Vec::new();
+    for arch in &resolved.arches {
+        let layout = ArgLayout::new(arch.arch, resolved.dialect);
+        for (nr, rules) in rules_with_multiplexing(arch, resolved.dialect) {
+            let Some(case) = rules::libseccomp_codegen_case(layout, &rules, default) else {
+                continue;
+            };
+            let Some(first) = rules.iter().find(|r| !r.conditions.is_empty()) else {
+                continue;
+            };
+            let syscall = arch.arch.syscalls().name(nr);
+            out.push(super::ReloadCase {
+                arch: arch.arch,
+                nr,
+                syscall: syscall.map_or_else(|| format!("syscall {nr}"), str::to_string),
+                origin: first.origin.clone(),
+                meant: case.meant,
+                held: case.held,
+                programs: case.programs,
+            });
+        }
+    }
+    out
+}
+
 /// An arch block of libseccomp's linear layout (runc's) that never loads the syscall number:
 /// a libseccomp code-generation bug ([`blocks_libseccomp_leaves_without_the_syscall_load`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -566,6 +566,58 @@ pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
         .collect()
 }
 
+/// A syscall whose filter, as libseccomp's BPF generator makes it, tests an argument word
+/// it has not loaded: its generator misses an accumulator reload where a test is reached by
+/// falling through from a nested one (docs/kernel-facts.md). secopt's filters decide as the
+/// rule tree says (as libseccomp's own pseudo filter code prints it); whether libseccomp's
+/// decides otherwise is for the verifier to say ([`crate::optimize::libseccomp_reload_warnings`]
+/// turns these into warnings).
+#[derive(Debug, Clone)]
+pub struct ReloadCase {
+    pub arch: Arch,
+    pub nr: u32,
+    /// The syscall's name (the multiplexer's, `socketcall` or `ipc`, for rules it carries).
+    pub syscall: String,
+    /// Where the syscall's first rule with conditions is.
+    pub origin: std::sync::Arc<str>,
+    /// The argument (index, high word?) a test of the rule tree means...
+    pub meant: (u8, bool),
+    /// ...and the one the generated code holds there instead.
+    pub held: (u8, bool),
+    /// The syscall's decision over its arguments, as the rule tree says and as libseccomp's
+    /// generated code computes it; `None` if one does not fit in a program.
+    pub programs: Option<(Program, Program)>,
+}
+
+impl ReloadCase {
+    /// A word of this case's arch: `args[N]` on a 32-bit ABI (libseccomp compares only the
+    /// low words there), else `the high/low word of args[N]`.
+    pub fn word(&self, (index, high): (u8, bool)) -> String {
+        if rules::compares_low_words_only(self.arch) {
+            format!("args[{index}]")
+        } else {
+            format!(
+                "the {} word of args[{index}]",
+                if high { "high" } else { "low" }
+            )
+        }
+    }
+}
+
+/// The syscalls where libseccomp's generated filter tests a word it has not loaded
+/// ([`ReloadCase`]), of the profile as runc loads it (its own architectures where `--arch`
+/// replaced them, as [`runc_unenforced`]). Empty outside libseccomp's dialect.
+pub fn libseccomp_reload_cases(resolved: &Resolved) -> Vec<ReloadCase> {
+    match &resolved.arches_as_runc_loads {
+        Some(arches) => lower::libseccomp_missed_reloads(&Resolved {
+            arches: arches.clone(),
+            arches_as_runc_loads: None,
+            ..resolved.clone()
+        }),
+        None => lower::libseccomp_missed_reloads(resolved),
+    }
+}
+
 /// A program the kernel accepts, with its metadata. The only way to make one is
 /// [`CompiledFilter::new`], which validates, so every emitted filter is a valid one.
 #[derive(Debug, Clone, PartialEq, Eq)]

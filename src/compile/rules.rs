@@ -21,10 +21,12 @@
 //! does not reload the accumulator, so the sibling compares the low word. secopt lowers
 //! the tree itself, as libseccomp's pseudo filter code prints it (tests/compile_libseccomp.rs
 //! `libseccomp_codegen_misses_an_accumulator_reload` shows a rule that libseccomp's BPF
-//! fails to apply).
+//! fails to apply), and [`libseccomp_codegen_case`] finds where the generated code differs,
+//! for a warning.
 
+use super::builder::Builder;
 use super::dag::{Cmp, Dag, NodeId, Test};
-use super::libseccomp_db::{Conflict, NodeOp, Outcome, SyscallDb, Words};
+use super::libseccomp_db::{AccState, Conflict, Jump, NodeOp, Outcome, SyscallDb, Words};
 use super::ret_val;
 use crate::arch::{Arch, Endian};
 use crate::bpf::data::OFF_ARGS;
@@ -263,6 +265,163 @@ pub(crate) fn libseccomp_node_count(layout: ArgLayout, rules: &[ResolvedRule]) -
         .map(|db| db.node_count())
 }
 
+/// A word of a syscall's arguments: its index, and whether it is the high word.
+pub(crate) type ArgWord = (u8, bool);
+
+/// A syscall whose filter, as libseccomp's BPF generator makes it, misses an accumulator
+/// reload ([`SyscallDb::missed_reload`]).
+pub(crate) struct CodegenCase {
+    /// The word a test of the rule tree means.
+    pub meant: ArgWord,
+    /// The word the generated code holds there instead.
+    pub held: ArgWord,
+    /// The syscall's decision as its rule tree says (what secopt's filters do), and as the
+    /// generated code computes it, each as a program over the arguments; `None` if one
+    /// does not fit in a program.
+    pub programs: Option<(crate::bpf::Program, crate::bpf::Program)>,
+}
+
+/// [`CodegenCase`] for `rules`, or `None` where the generator loads every word it tests
+/// (and where libseccomp refuses the rules: the compile reports that). `default` is the
+/// filter's default action, where nothing in the tree decides.
+pub(crate) fn libseccomp_codegen_case(
+    layout: ArgLayout,
+    rules: &[ResolvedRule],
+    default: RetVal,
+) -> Option<CodegenCase> {
+    if rules.iter().filter(|r| !r.conditions.is_empty()).count() < 2 {
+        // One chain: every level has one node, and nothing falls into a sibling.
+        return None;
+    }
+    let db = libseccomp_tree(layout, rules).ok()?;
+    let Outcome::Tree(head) = db.outcome() else {
+        return None;
+    };
+    if db.has_cyclic_level(head) {
+        return None;
+    }
+    let missed = db.missed_reload(head)?;
+    let word_at = |offset: u32| {
+        (0..6u8).find_map(|i| {
+            let (lo, hi) = arg_word_offsets(layout.arch, i);
+            (offset == lo)
+                .then_some((i, false))
+                .or((offset == hi).then_some((i, true)))
+        })
+    };
+    let held = word_at(missed.held_offset)?;
+    let meant = db.node_word(missed.node);
+    Some(CodegenCase {
+        meant,
+        held,
+        programs: codegen_programs(&db, head, default),
+    })
+}
+
+/// The two decisions of a [`CodegenCase`] as programs: the rule tree's, and the generated
+/// code's, where a block without a load tests whatever word (and mask) A holds on the
+/// way in.
+fn codegen_programs(
+    db: &SyscallDb,
+    head: usize,
+    default: RetVal,
+) -> Option<(crate::bpf::Program, crate::bpf::Program)> {
+    let generated = db.generated(head)?;
+    let mut dag = Dag::new();
+    let fall = dag.ret(default);
+    let mut walk = LevelWalk {
+        db,
+        done: HashMap::default(),
+        grown_to: dag.len() + LOWERED_TREE_MAX_NODES,
+    };
+    let tree = walk.level(&mut dag, head, fall)?;
+
+    // Every (block, state on the way in) the generated code reaches, children first (a
+    // block's jumps lead to smaller indices).
+    let blocks = &generated.blocks;
+    let state_after = |b: usize, held: AccState| {
+        let block = &blocks[b];
+        let node = db.node(block.node);
+        match block.acc_start {
+            Some(assumed) if !generated.loads[b] => AccState {
+                offset: held.offset,
+                mask: if node.mask != assumed.mask {
+                    held.mask & node.mask
+                } else {
+                    held.mask
+                },
+            },
+            _ => AccState {
+                offset: node.offset,
+                mask: node.mask,
+            },
+        }
+    };
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut stack = vec![(generated.head, AccState::NR)];
+    while let Some((b, held)) = stack.pop() {
+        if !seen.insert((b, held)) {
+            continue;
+        }
+        let after = state_after(b, held);
+        for side in [blocks[b].jt, blocks[b].jf] {
+            if let Jump::Block(c) = side {
+                stack.push((c, after));
+            }
+        }
+    }
+    let mut order: Vec<(usize, AccState)> = seen.into_iter().collect();
+    order.sort_unstable();
+    let mut built: HashMap<(usize, AccState), NodeId> = HashMap::default();
+    for &(b, held) in &order {
+        let after = state_after(b, held);
+        let block = &blocks[b];
+        let node = db.node(block.node);
+        let mut side = |jump: Jump| match jump {
+            Jump::Block(c) => built[&(c, after)],
+            Jump::Action(a) => dag.ret(RetVal(a)),
+            Jump::Default => fall,
+        };
+        let (t, f) = (side(block.jt), side(block.jf));
+        let cmp = node_cmp(node.op);
+        let id = if after.mask == 0 {
+            if constant_holds(cmp, node.datum) {
+                t
+            } else {
+                f
+            }
+        } else {
+            dag.test(word_test(after.offset, after.mask, cmp, node.datum), t, f)
+        };
+        built.insert((b, held), id);
+    }
+    let generated_root = built[&(generated.head, AccState::NR)];
+    let program = |root: NodeId| {
+        let mut b = Builder::new();
+        dag.emit(root, &mut b);
+        b.finish().ok()
+    };
+    Some((program(tree)?, program(generated_root)?))
+}
+
+/// The comparison a tree node makes.
+fn node_cmp(op: NodeOp) -> Cmp {
+    match op {
+        NodeOp::Eq | NodeOp::MaskedEq => Cmp::Eq,
+        NodeOp::Gt => Cmp::Gt,
+        NodeOp::Ge => Cmp::Ge,
+    }
+}
+
+/// Whether a comparison of a word masked to 0 holds.
+fn constant_holds(cmp: Cmp, k: u32) -> bool {
+    match cmp {
+        Cmp::Eq => k == 0,
+        Cmp::Gt => false,
+        Cmp::Ge => true,
+    }
+}
+
 /// `rules` merged into libseccomp's rule tree, in order, or the first it refuses.
 fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
     let mut db = SyscallDb::new();
@@ -347,19 +506,10 @@ impl LevelWalk<'_> {
                 (None, Some(a)) => dag.ret(RetVal(a)),
                 (None, None) => cont,
             };
-            let cmp = match node.op {
-                NodeOp::Eq | NodeOp::MaskedEq => Cmp::Eq,
-                NodeOp::Gt => Cmp::Gt,
-                NodeOp::Ge => Cmp::Ge,
-            };
+            let cmp = node_cmp(node.op);
             cont = if node.mask == 0 {
                 // The masked word is 0 whatever the argument.
-                let holds = match cmp {
-                    Cmp::Eq => node.datum == 0,
-                    Cmp::Gt => false,
-                    Cmp::Ge => true,
-                };
-                if holds {
+                if constant_holds(cmp, node.datum) {
                     t
                 } else {
                     f
