@@ -1170,3 +1170,78 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
     }
     assert_eq!(refused, 5);
 }
+
+/// Where libseccomp's BPF generator misses an accumulator reload, the filter runc loads
+/// decides otherwise than the profile's rules (docs/kernel-facts.md), and `secopt compile`
+/// warns with an input where they differ. Oracle: the filter runc really installed, read back
+/// with `secopt dump`, run on each warning's input: it must return what the warning says
+/// libseccomp's filter returns, and secopt's filter what the rules give. The profile is the
+/// red-team audit's (session 48) `semtimedop` rules, which libseccomp miscompiles for the
+/// `ipc` multiplexer on x86.
+#[test]
+fn runc_loads_the_missed_reload_secopt_warns_of() {
+    let test = "runc-missed-reload";
+    let dir = TempDir::new(test);
+    let oci = json!({
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+        "syscalls": [
+            {"names": ["semtimedop"], "action": "SCMP_ACT_KILL_PROCESS", "args": [
+                {"index": 1, "value": 0x8000_0000u64, "op": "SCMP_CMP_NE"},
+                {"index": 4, "value": 4096, "op": "SCMP_CMP_GT"}]},
+            {"names": ["semtimedop"], "action": "SCMP_ACT_KILL_PROCESS", "args": [
+                {"index": 0, "value": 2, "op": "SCMP_CMP_GE"},
+                {"index": 1, "value": 13, "op": "SCMP_CMP_GT"}]}
+        ]
+    });
+    let Some(installed) = runc_filter(test, &dir, &oci) else {
+        return;
+    };
+    let profile = dir.join("profile.json");
+    std::fs::write(&profile, serde_json::to_vec_pretty(&oci).unwrap()).unwrap();
+    let out = dir.join("secopt.bpf");
+    let run = run_secopt(&[
+        "compile",
+        profile.to_str().unwrap(),
+        "--runc-compat",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let ours = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
+    let stderr = stderr_of(&run);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("misses an accumulator reload"))
+        .collect();
+    assert!(!warnings.is_empty(), "{stderr}");
+    for warning in warnings {
+        let between = |start: &str, end: &str| {
+            let (_, rest) = warning
+                .split_once(start)
+                .unwrap_or_else(|| panic!("{warning}"));
+            rest.split_once(end)
+                .unwrap_or_else(|| panic!("{warning}"))
+                .0
+        };
+        // "for `ipc` (which carries the rules for `semtimedop`) on x86 tests …"
+        let syscall = between("for `", "`");
+        let before_tests = warning.split_once(" tests ").unwrap().0;
+        let arch = Arch::from_name(before_tests.rsplit(' ').next().unwrap()).unwrap();
+        let args: Vec<u64> = between("with args [", "]")
+            .split(", ")
+            .map(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).unwrap())
+            .collect();
+        let nr = arch.syscalls().nr(syscall).unwrap();
+        let data = SeccompData::new(arch.token(), nr as i32, args.try_into().unwrap());
+        let theirs = interp::eval(&installed, &data).unwrap();
+        let secopts = interp::eval(&ours, &data).unwrap();
+        assert_ne!(theirs, secopts, "{warning}");
+        assert!(
+            warning.contains(&format!(
+                "libseccomp's filter returns {theirs} where the rules give {secopts}"
+            )),
+            "runc's filter returns {theirs}, secopt's {secopts}: {warning}"
+        );
+    }
+}

@@ -356,6 +356,7 @@ pub(crate) fn libseccomp_missed_reloads(resolved: &Resolved) -> Vec<super::Reloa
                 arch: arch.arch,
                 nr,
                 syscall: syscall.map_or_else(|| format!("syscall {nr}"), str::to_string),
+                written_for: multiplexed_name(arch, nr, first.seq),
                 origin: first.origin.clone(),
                 meant: case.meant,
                 held: case.held,

@@ -578,6 +578,9 @@ pub struct ReloadCase {
     pub nr: u32,
     /// The syscall's name (the multiplexer's, `socketcall` or `ipc`, for rules it carries).
     pub syscall: String,
+    /// The name the profile wrote the rule for, where a multiplexer carries it (`semtimedop`
+    /// on x86's `ipc`).
+    pub written_for: Option<String>,
     /// Where the syscall's first rule with conditions is.
     pub origin: std::sync::Arc<str>,
     /// The argument (index, high word?) a test of the rule tree means...

@@ -61,11 +61,17 @@ fn warning(case: &ReloadCase, outcome: &str) -> policy::Warning {
         path: case.origin.to_string(),
         message: format!(
             "libseccomp's filter (what runc, crun and Firecracker's compiler since 1.11 load) \
-             for `{syscall}` on {arch} tests {held} where its rules test {meant}: its BPF \
+             for `{syscall}`{carried} on {arch} tests {held} where its rules test {meant}: its BPF \
              generator misses an accumulator reload where a test is reached by falling \
              through from a nested one (docs/kernel-facts.md); {outcome}. secopt's filter \
              decides as the rules say (as libseccomp's own pseudo filter code prints them)",
             syscall = case.syscall,
+            carried = case
+                .written_for
+                .as_ref()
+                .map_or_else(String::new, |w| format!(
+                    " (which carries the rules for `{w}`)"
+                )),
             arch = case.arch,
             held = case.word(case.held),
             meant = case.word(case.meant),
