@@ -576,7 +576,7 @@ fn random_overlapping_rules_decide_like_libseccomp() {
                 arches_as_runc_loads: None,
                 ..resolved.clone()
             };
-            let warned = secopt::optimize::libseccomp_reload_warnings(&compared)
+            let warned = compile::libseccomp_reload_warnings(&compared)
                 .iter()
                 .any(|w| w.message.contains("misses an accumulator reload"));
             if !ghsa {
@@ -1001,8 +1001,10 @@ fn libseccomp_codegen_misses_an_accumulator_reload() {
         );
     }
     // secopt says so, with an input on which libseccomp's real filter and secopt's differ.
-    let warnings = secopt::optimize::libseccomp_reload_warnings(&resolved);
+    let warnings = compile::libseccomp_reload_warnings(&resolved);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
+    // The compiled filter's metadata carries it (`--emit json`'s `warnings`).
+    assert!(ours.info().warnings.contains(&warnings[0]));
     let message = &warnings[0].message;
     assert!(
         message.contains(

@@ -671,11 +671,12 @@ fn compile_firecracker(
 
 /// What lowering the profile as libseccomp does shows: where libseccomp's filter would not
 /// enforce it ([`crate::compile::runc_unenforced`]), where it decides otherwise than the
-/// rules ([`crate::optimize::libseccomp_reload_warnings`]) and the constants 32-bit ABIs compare by
-/// their low half ([`crate::compile::truncated_constants`]). Warnings, errors under --strict.
+/// rules ([`crate::compile::libseccomp_reload_warnings`]) and the constants 32-bit ABIs
+/// compare by their low half ([`crate::compile::truncated_constants`]). Warnings, errors
+/// under --strict.
 pub(super) fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
     let mut warnings = crate::compile::runc_unenforced(resolved);
-    warnings.extend(crate::optimize::libseccomp_reload_warnings(resolved));
+    warnings.extend(crate::compile::libseccomp_reload_warnings(resolved));
     warnings.extend(crate::compile::truncated_constants(resolved));
     warnings
 }

@@ -55,9 +55,9 @@ struct Block<'r> {
     split: Split,
 }
 
-fn blocks(resolved: &Resolved) -> Vec<Block<'_>> {
+fn blocks(arches: &[ResolvedArch], dialect: Dialect) -> Vec<Block<'_>> {
     let mut out: Vec<Block> = Vec::new();
-    for arch in &resolved.arches {
+    for arch in arches {
         let token = arch.arch.token();
         match out.iter_mut().find(|b| b.token == token) {
             Some(block) => block.members.push(arch),
@@ -68,7 +68,7 @@ fn blocks(resolved: &Resolved) -> Vec<Block<'_>> {
             }),
         }
     }
-    if resolved.dialect == Dialect::Libseccomp {
+    if dialect == Dialect::Libseccomp {
         for block in &mut out {
             let has = |a: Arch| block.members.iter().any(|m| m.arch == a);
             block.split = match (has(Arch::X86_64), has(Arch::X32)) {
@@ -193,7 +193,7 @@ pub(crate) fn emit_filter(
         }
     };
     b.load(OFF_ARCH);
-    for block in blocks(resolved) {
+    for block in blocks(&resolved.arches, resolved.dialect) {
         let (body, next_block) = (b.label(), b.label());
         b.cond(BPF_JEQ, block.token, body, next_block);
         b.place(body);
@@ -336,15 +336,19 @@ pub(crate) fn emit_filter(
 /// and 2.6.1 alike, any layout), misses an accumulator reload: a test reached by falling
 /// through from a nested level compares the word that level loaded (docs/kernel-facts.md).
 /// secopt's filters follow the tree, as libseccomp's own pseudo filter code prints it.
-pub(crate) fn libseccomp_missed_reloads(resolved: &Resolved) -> Vec<super::ReloadCase> {
-    if resolved.dialect != Dialect::Libseccomp {
+pub(crate) fn libseccomp_missed_reloads(
+    arches: &[ResolvedArch],
+    dialect: Dialect,
+    default_action: crate::policy::Action,
+) -> Vec<super::ReloadCase> {
+    if dialect != Dialect::Libseccomp {
         return Vec::new();
     }
-    let default = ret_val(resolved.default_action);
+    let default = ret_val(default_action);
     let mut out = Vec::new();
-    for arch in &resolved.arches {
-        let layout = ArgLayout::new(arch.arch, resolved.dialect);
-        for (nr, rules) in rules_with_multiplexing(arch, resolved.dialect) {
+    for arch in arches {
+        let layout = ArgLayout::new(arch.arch, dialect);
+        for (nr, rules) in rules_with_multiplexing(arch, dialect) {
             let Some(case) = rules::libseccomp_codegen_case(layout, &rules, default) else {
                 continue;
             };
@@ -394,14 +398,15 @@ pub(crate) struct UnloadedBlock {
 /// when one is first, nothing loads the number. x86_64 or x32 alone is spared: its x32-bit
 /// check loads the number first.
 pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
-    resolved: &Resolved,
+    arches: &[ResolvedArch],
+    dialect: Dialect,
     unknown_to_libseccomp: &[&str],
 ) -> Vec<UnloadedBlock> {
-    if resolved.dialect != Dialect::Libseccomp {
+    if dialect != Dialect::Libseccomp {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for block in blocks(resolved) {
+    for block in blocks(arches, dialect) {
         if block.split != Split::None {
             continue;
         }
@@ -436,8 +441,8 @@ pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
         let mut first_pseudo = Vec::new();
         let mut any_real = false;
         'members: for (member, (arch, pseudo)) in block.members.iter().zip(&pseudo).enumerate() {
-            let layout = ArgLayout::new(arch.arch, resolved.dialect);
-            for (_, rules) in rules_with_multiplexing(arch, resolved.dialect) {
+            let layout = ArgLayout::new(arch.arch, dialect);
+            for (_, rules) in rules_with_multiplexing(arch, dialect) {
                 let Some(count) = rules::libseccomp_node_count(layout, &rules) else {
                     // Refused (by libseccomp, or past secopt's merge budget): the compile
                     // fails, and runc loads nothing.

@@ -39,6 +39,7 @@ mod dag;
 mod emit;
 mod libseccomp_db;
 mod lower;
+mod reload_check;
 mod rules;
 mod runc;
 
@@ -50,6 +51,7 @@ pub use emit::{
     emit, emit_go, emit_program, emit_program_go, emit_thread_filters, go_package_name, EmitFormat,
     ProgramOrigin, DEFAULT_GO_PACKAGE,
 };
+pub use reload_check::libseccomp_reload_warnings;
 pub use rules::{arg_word_offsets, compares_low_words_only};
 pub use runc::applies as runc_stub_applies;
 
@@ -357,6 +359,7 @@ impl FilterInfo {
                 .cloned()
                 .chain(unknown_names(resolved))
                 .chain(runc_unenforced(resolved))
+                .chain(libseccomp_reload_warnings(resolved))
                 .chain(truncated_constants(resolved))
                 .collect(),
         }
@@ -487,25 +490,14 @@ pub fn truncated_constants(resolved: &Resolved) -> Vec<policy::Warning> {
 /// depends on a name that libseccomp up to 2.5.5 does not know
 /// ([`NEWER_THAN_LIBSECCOMP_2_5_5`]), the warning says for which versions it holds.
 pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
-    // Of the profile as runc loads it: with its own architectures where `--arch` replaced them.
-    let own;
-    let resolved = match &resolved.arches_as_runc_loads {
-        Some(arches) => {
-            own = Resolved {
-                arches: arches.clone(),
-                arches_as_runc_loads: None,
-                ..resolved.clone()
-            };
-            &own
-        }
-        None => resolved,
-    };
-    let newest = lower::blocks_libseccomp_leaves_without_the_syscall_load(resolved, &[]);
+    let (arches, dialect) = (runc_arches(resolved), resolved.dialect);
+    let newest = lower::blocks_libseccomp_leaves_without_the_syscall_load(arches, dialect, &[]);
     if newest.is_empty() {
         return Vec::new();
     }
     let older = lower::blocks_libseccomp_leaves_without_the_syscall_load(
-        resolved,
+        arches,
+        dialect,
         &NEWER_THAN_LIBSECCOMP_2_5_5,
     );
     let quoted = |names: &[(String, std::sync::Arc<str>)]| {
@@ -570,8 +562,8 @@ pub fn runc_unenforced(resolved: &Resolved) -> Vec<policy::Warning> {
 /// it has not loaded: its generator misses an accumulator reload where a test is reached by
 /// falling through from a nested one (docs/kernel-facts.md). secopt's filters decide as the
 /// rule tree says (as libseccomp's own pseudo filter code prints it); whether libseccomp's
-/// decides otherwise is for the verifier to say ([`crate::optimize::libseccomp_reload_warnings`]
-/// turns these into warnings).
+/// decides otherwise is for the verifier to say ([`libseccomp_reload_warnings`] turns these
+/// into warnings).
 #[derive(Debug, Clone)]
 pub struct ReloadCase {
     pub arch: Arch,
@@ -611,14 +603,20 @@ impl ReloadCase {
 /// ([`ReloadCase`]), of the profile as runc loads it (its own architectures where `--arch`
 /// replaced them, as [`runc_unenforced`]). Empty outside libseccomp's dialect.
 pub fn libseccomp_reload_cases(resolved: &Resolved) -> Vec<ReloadCase> {
-    match &resolved.arches_as_runc_loads {
-        Some(arches) => lower::libseccomp_missed_reloads(&Resolved {
-            arches: arches.clone(),
-            arches_as_runc_loads: None,
-            ..resolved.clone()
-        }),
-        None => lower::libseccomp_missed_reloads(resolved),
-    }
+    lower::libseccomp_missed_reloads(
+        runc_arches(resolved),
+        resolved.dialect,
+        resolved.default_action,
+    )
+}
+
+/// The architectures of the profile as runc loads it: its own where `--arch` replaced them
+/// ([`Resolved::arches_as_runc_loads`]).
+fn runc_arches(resolved: &Resolved) -> &[policy::ResolvedArch] {
+    resolved
+        .arches_as_runc_loads
+        .as_deref()
+        .unwrap_or(&resolved.arches)
 }
 
 /// A program the kernel accepts, with its metadata. The only way to make one is

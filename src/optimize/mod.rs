@@ -65,13 +65,11 @@ pub mod intervals;
 pub mod layout;
 pub mod lift;
 pub mod note;
-pub mod reload_check;
 pub mod value_sets;
 pub mod value_tree;
 pub mod weights;
 
 pub use note::{Note, NoteKind};
-pub use reload_check::libseccomp_reload_warnings;
 pub use weights::{Weights, WeightsError};
 
 use crate::arch::Arch;

@@ -2,14 +2,13 @@
 //! generator misses an accumulator reload ([`crate::compile::ReloadCase`]), and the verifier
 //! says whether that changes a decision.
 //!
-//! This sits here, above both the compiler and the verifier, as the optimizer's self-check
-//! does: the compiler finds the syscalls whose generated code tests a word it has not loaded
-//! and builds both decisions as programs; the verifier compares them and gives the input
-//! where they differ. A test of the wrong word need not change anything (the path to it may
+//! The lowering finds the syscalls whose generated code tests a word it has not loaded and
+//! builds both decisions as programs ([`super::libseccomp_reload_cases`]); the verifier
+//! compares them and gives the input where they differ. A test of the wrong word need not change anything (the path to it may
 //! be one no input takes), so only a proved difference, or an unknown, is a warning.
 
+use super::ReloadCase;
 use crate::bpf::SeccompData;
-use crate::compile::{self, ReloadCase};
 use crate::policy::{self, Resolved};
 use crate::verify::{self, Verdict, VerifyOptions};
 
@@ -17,9 +16,9 @@ use crate::verify::{self, Verdict, VerifyOptions};
 /// Firecracker's compiler since 1.11 load), decides some calls otherwise than its rules
 /// because of a missed accumulator reload: one per arch and syscall, at the syscall's first
 /// rule with conditions, with an input where the two differ. Of the profile's own
-/// architectures, as [`compile::runc_unenforced`]; empty outside libseccomp's dialect.
+/// architectures, as [`super::runc_unenforced`]; empty outside libseccomp's dialect.
 pub fn libseccomp_reload_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
-    compile::libseccomp_reload_cases(resolved)
+    super::libseccomp_reload_cases(resolved)
         .iter()
         .filter_map(|case| {
             let proof = case.programs.as_ref().map(|(tree, generated)| {
