@@ -278,11 +278,10 @@ fn a_filter_installed_by_the_command_is_noted() {
     );
 }
 
-/// A child started with CLONE_UNTRACED cannot be followed by any tracer: the filter still
-/// refuses its calls (the program sees it), and the report says its calls are missing rather
-/// than counting only the parent's in silence. With `clone` (flags in a register) and with
-/// `clone3` (flags in the `struct clone_args` in memory, include/uapi/linux/sched.h: its
-/// version-0 layout is eight u64, `flags` first and `exit_signal` fifth).
+/// A child started with CLONE_UNTRACED (tests/data/untraced_child.c, with `clone` and with
+/// `clone3`) cannot be followed by any tracer: the filter still refuses its calls (the
+/// program sees it), and the report says its calls are missing rather than counting only the
+/// parent's in silence.
 #[test]
 fn children_no_tracer_can_follow_are_noted() {
     let Some(_) = require_tools("exec_denials cc", &["cc"]) else {
@@ -290,43 +289,7 @@ fn children_no_tracer_can_follow_are_noted() {
     };
     let dir = TempDir::new("denials-untraced");
     let src = dir.join("untraced.c");
-    std::fs::write(
-        &src,
-        r#"#define _GNU_SOURCE
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <stdint.h>
-#include <string.h>
-int main(int argc, char **argv) {
-    long pid;
-    if (argc > 1 && strcmp(argv[1], "clone3") == 0) {
-        uint64_t args[8] = {0};
-        args[0] = CLONE_UNTRACED;
-        args[4] = SIGCHLD;
-        pid = syscall(SYS_clone3, args, sizeof args);
-    } else {
-        pid = syscall(SYS_clone, SIGCHLD | CLONE_UNTRACED, 0, 0, 0, 0);
-    }
-    if (pid < 0) {
-        perror("clone");
-        return 3;
-    }
-    if (pid == 0) {
-        printf("child getppid %ld\n", syscall(SYS_getppid));
-        fflush(stdout);
-        _exit(0);
-    }
-    waitpid(pid, 0, 0);
-    printf("parent getppid %ld\n", syscall(SYS_getppid));
-    return 0;
-}
-"#,
-    )
-    .unwrap();
+    std::fs::write(&src, include_str!("data/untraced_child.c")).unwrap();
     let program = dir.join("untraced");
     let built = std::process::Command::new("cc")
         .arg("-o")

@@ -869,40 +869,11 @@ fn attach_errors_exit_2_and_write_nothing() {
     }
 }
 
-/// A child started with `CLONE_UNTRACED` (`clone`'s flags in a register, `clone3`'s in the
-/// `struct clone_args` in memory: include/uapi/linux/sched.h, `flags` first and
-/// `exit_signal` fifth of eight u64) makes 8 getppid that no tracer sees; the parent makes 1.
-/// The workload counts the parent's alone, as `strace -f -c` does, and its `$notes` say that
-/// a child's calls are missing (an audit found them dropped without a word).
-const UNTRACED_C: &str = r#"
-#define _GNU_SOURCE
-#include <sched.h>
-#include <signal.h>
-#include <stdint.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-    long pid;
-    if (argc > 1 && strcmp(argv[1], "clone3") == 0) {
-        uint64_t args[8] = {0};
-        args[0] = CLONE_UNTRACED;
-        args[4] = SIGCHLD;
-        pid = syscall(SYS_clone3, args, sizeof args);
-    } else {
-        pid = syscall(SYS_clone, SIGCHLD | CLONE_UNTRACED, 0, 0, 0, 0);
-    }
-    if (pid < 0) return 3;
-    if (pid == 0) {
-        for (int i = 0; i < 8; i++) syscall(SYS_getppid);
-        _exit(0);
-    }
-    waitpid(pid, 0, 0);
-    syscall(SYS_getppid);
-    return 0;
-}
-"#;
+/// A child started with `CLONE_UNTRACED` (tests/data/untraced_child.c) makes 8 getppid that
+/// no tracer sees; the parent makes 1. The workload counts the parent's alone, as `strace -f
+/// -c` does, and its `$notes` say that a child's calls are missing (an audit found them
+/// dropped without a word).
+const UNTRACED_C: &str = include_str!("data/untraced_child.c");
 
 #[test]
 fn children_no_tracer_can_follow_are_noted() {
