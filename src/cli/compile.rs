@@ -7,7 +7,7 @@ use super::io::{
     check_not_an_input, check_output_dir, display_name, looks_like_firecracker, read_input,
     write_binary_output,
 };
-use super::optimize::{print_report_list, read_weights, Reference};
+use super::optimize::{print_report_list, read_weights, Reference, Reported};
 use super::self_check::SelfCheckArgs;
 use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_OK};
@@ -16,7 +16,7 @@ use crate::bpf::thread_filters::{shown, Encoding, FIRECRACKER_BYTES_LIMIT};
 use crate::compile::{
     self, CompileError, CompileOptions, CompiledFilter, EmitFormat, OptimizationInfo,
 };
-use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Report, Weights};
+use crate::optimize::{CostModel, Favor, Method, OptimizeOptions, Optimized, Weights};
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::policy::{
     self, CapSet, Dialect, KernelVersion, Policy, PolicyError, ResolveOptions, Resolved,
@@ -563,25 +563,23 @@ fn print_reports(
     filters: &[(Option<String>, Built)],
     to_stdout: bool,
 ) -> Result<(), Failure> {
-    type Reported<'a> = (&'a str, Option<&'a str>, &'a Optimized, &'a Report);
-    let (reports, warnings): (Vec<Reported>, Vec<&[crate::policy::Warning]>) = filters
+    let reports: Vec<Reported> = filters
         .iter()
         .filter_map(|(thread, (filter, out))| {
             let out = out.as_ref()?;
             let info = filter.info();
-            let report = (
-                info.source.as_str(),
-                thread.as_deref(),
+            Some(Reported {
+                input: info.source.as_str(),
+                thread: thread.as_deref(),
                 out,
-                out.report.as_ref()?,
-            );
-            Some((report, info.warnings.as_slice()))
+                report: out.report.as_ref()?,
+                warnings: info.warnings.as_slice(),
+            })
         })
-        .unzip();
+        .collect();
     print_report_list(
         args.report_format.unwrap_or(Format::Text),
         &reports,
-        &warnings,
         to_stdout,
         Reference::Lowering,
     )

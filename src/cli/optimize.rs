@@ -450,17 +450,23 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
         );
     }
     if args.wants_report() {
-        let reports: Vec<(&str, Option<&str>, &Optimized, &Report)> = optimized
+        let reports: Vec<Reported> = optimized
             .iter()
             .filter_map(|(t, o)| {
                 let out = &o.as_ref()?.1;
-                Some((source.as_str(), Some(t.as_str()), out, out.report.as_ref()?))
+                Some(Reported {
+                    input: source.as_str(),
+                    thread: Some(t.as_str()),
+                    out,
+                    report: out.report.as_ref()?,
+                    // A program given to optimize has no profile, and so no warnings.
+                    warnings: &[],
+                })
             })
             .collect();
         print_report_list(
             args.format.unwrap_or(Format::Text),
             &reports,
-            &[],
             to_stdout,
             Reference::Input,
         )?;
@@ -468,17 +474,23 @@ fn run_thread_filters(args: &OptimizeArgs, file: ThreadFilters) -> Result<i32, F
     Ok(EXIT_OK)
 }
 
-/// Reports of several filters (`(input, thread, result, report)`), to stdout, or to stderr
-/// when a filter went there: a JSON array of documents shaped as `optimize --format json`
-/// prints its one, or the texts one after another.
-///
-/// `warnings`: each filter's profile warnings (compile's; a program given to optimize has
-/// none), which the JSON documents carry and the text leaves to stderr, where they were
-/// printed.
+/// One filter's report, for [`print_report_list`].
+pub(super) struct Reported<'a> {
+    pub input: &'a str,
+    pub thread: Option<&'a str>,
+    pub out: &'a Optimized,
+    pub report: &'a Report,
+    /// The profile's warnings (compile's), which the JSON document carries and the text
+    /// leaves to stderr, where they were printed.
+    pub warnings: &'a [policy::Warning],
+}
+
+/// Reports of several filters, to stdout, or to stderr when a filter went there: a JSON array
+/// of documents shaped as `optimize --format json` prints its one, or the texts one after
+/// another.
 pub(super) fn print_report_list(
     format: Format,
-    reports: &[(&str, Option<&str>, &Optimized, &Report)],
-    warnings: &[&[policy::Warning]],
+    reports: &[Reported],
     to_stdout: bool,
     reference: Reference,
 ) -> Result<(), Failure> {
@@ -486,19 +498,13 @@ pub(super) fn print_report_list(
         Format::Json => {
             let docs: Vec<serde_json::Value> = reports
                 .iter()
-                .enumerate()
-                .map(|(i, (source, thread, out, report))| {
-                    let warnings = warnings.get(i).copied().unwrap_or_default();
-                    report_doc(source, *thread, out, report, warnings)
-                })
+                .map(|r| report_doc(r.input, r.thread, r.out, r.report, r.warnings))
                 .collect();
             serde_json::to_string_pretty(&docs).map_err(|e| Failure::input(e.to_string()))?
         }
         Format::Text => reports
             .iter()
-            .map(|(source, thread, out, report)| {
-                report_text(&thread_label(source, *thread), out, report, reference)
-            })
+            .map(|r| report_text(&thread_label(r.input, r.thread), r.out, r.report, reference))
             .collect::<Vec<_>>()
             .join("\n"),
     };
