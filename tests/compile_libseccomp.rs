@@ -526,11 +526,16 @@ fn random_overlapping_rules_decide_like_libseccomp() {
     for case in 0..500 {
         let text = random_profile(&mut rng);
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        // x32 beside x86_64 (one arch token, split by number) every third case: its sweep
-        // is the slowest.
-        let with_x32 = &[Arch::X86_64, Arch::X32][..];
-        let sets = [&[Arch::X86_64][..], &[Arch::X86][..], with_x32];
-        for arches in sets.into_iter().take(if case % 3 == 0 { 3 } else { 2 }) {
+        // A third arch set in turn: x32 beside x86_64 (one arch token, split by number),
+        // 64-bit arm, big-endian s390x, ppc64le, 32-bit arm.
+        let others: [&[Arch]; 5] = [
+            &[Arch::X86_64, Arch::X32],
+            &[Arch::Aarch64],
+            &[Arch::S390x],
+            &[Arch::Ppc64le],
+            &[Arch::Arm],
+        ];
+        for arches in [&[Arch::X86_64][..], &[Arch::X86][..], others[case % 5]] {
             let policy = policy::oci::parse(text.as_bytes(), "random.json").unwrap();
             let resolved =
                 policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
@@ -579,7 +584,9 @@ fn random_overlapping_rules_decide_like_libseccomp() {
             let warned = compile::libseccomp_reload_warnings(&compared)
                 .iter()
                 .any(|w| w.message.contains("misses an accumulator reload"));
-            if !ghsa {
+            // (Where libseccomp also drops the arch block's `ld [nr]`, the other warning,
+            // `runc_unenforced`, is the one that explains the difference.)
+            if !ghsa && compile::runc_unenforced(&compared).is_empty() {
                 assert_eq!(
                     warned,
                     codegen_bug,
@@ -601,7 +608,7 @@ fn random_overlapping_rules_decide_like_libseccomp() {
          its PFC; {warned_cases} warned of it); {ghsa_cases} where 2.6.1's corrected merge \
          decides differently"
     );
-    assert!(agree > 1000 && refused_both > 0 && codegen_bug_cases > 10);
+    assert!(agree > 1300 && refused_both > 0 && codegen_bug_cases > 10);
 }
 
 /// A name the native arch lacks but another has (`chown32` on x86_64, `arch_prctl` on
