@@ -217,6 +217,11 @@ pub(crate) struct Generated {
     pub loads: Vec<bool>,
 }
 
+/// Most blocks [`BlockGen`] makes before giving up (no answer, so no warning): a level is
+/// laid out again for every place it falls through to, which grows exponentially on
+/// overlapping ranges, as the lowering does (whose own limit then refuses the rules).
+const MAX_GENERATED_BLOCKS: usize = 1 << 20;
+
 /// src/gen_bpf.c `_gen_bpf_chain` over a [`SyscallDb`]'s tree: the blocks, each made once
 /// per content (libseccomp's block hash), and each level once per entry state and
 /// fall-through.
@@ -229,12 +234,16 @@ struct BlockGen<'a> {
 
 impl BlockGen<'_> {
     /// The first block of the level `start` is on, entered with `entry` and falling through
-    /// to `fall`; `None` on a cyclic level (the lowering refuses those).
+    /// to `fall`; `None` on a cyclic level (the lowering refuses those) or past
+    /// [`MAX_GENERATED_BLOCKS`].
     fn level(&mut self, start: usize, entry: AccState, fall: Jump) -> Option<Jump> {
         let db = self.db;
         let start = db.level_start(start);
         if let Some(&done) = self.levels.get(&(start, entry, fall)) {
             return Some(done);
+        }
+        if self.blocks.len() > MAX_GENERATED_BLOCKS {
+            return None;
         }
         let mut ids = Vec::new();
         let mut next = Some(start);
@@ -339,6 +348,11 @@ impl SyscallDb {
             work_limit,
             ..SyscallDb::default()
         }
+    }
+
+    /// The merge budget this database was made with ([`WORK_LIMIT`], lower in some tests).
+    pub fn work_limit(&self) -> u64 {
+        self.work_limit
     }
 
     pub fn node(&self, id: usize) -> &Node {

@@ -31,7 +31,7 @@ use super::ret_val;
 use crate::arch::{Arch, Endian};
 use crate::bpf::data::OFF_ARGS;
 use crate::bpf::RetVal;
-use crate::policy::{ArgCondition, ArgWidth, CmpOp, Dialect, ResolvedRule};
+use crate::policy::{Action, ArgCondition, ArgWidth, CmpOp, Dialect, ResolvedRule};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Whether libseccomp treats `arch` as a 32-bit ABI (`ARCH_SIZE_32`), comparing only the
@@ -422,8 +422,74 @@ fn constant_holds(cmp: Cmp, k: u32) -> bool {
     }
 }
 
+/// What decides a syscall's merged tree: the layout's arch and modes, the merge budget, and
+/// each rule's action and conditions in order (not where the rules come from).
+type TreeKey = (Arch, bool, bool, u64, Vec<(Action, Vec<ArgCondition>)>);
+
+/// A merge slower than this is kept for the next call with the same rules.
+const SLOW_MERGE: std::time::Duration = std::time::Duration::from_millis(20);
+
+thread_local! {
+    /// The last few trees whose merge was slow ([`SLOW_MERGE`]): the lowering, the filter's
+    /// warnings and the command line's each build a syscall's tree, and adversarial rules
+    /// (tests/data/slow-merge.json) take a second per merge.
+    static SLOW_TREES: std::cell::RefCell<Vec<(TreeKey, SyscallDb)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `rules` merged into libseccomp's rule tree, in order, or the first it refuses.
 fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
+    let work_limit = SyscallDb::new().work_limit();
+    // Compared in place: no key is built for the usual, fast merge.
+    let same = |(arch, low, bug, limit, kept): &TreeKey| {
+        (*arch, *low, *bug, *limit)
+            == (
+                layout.arch,
+                layout.low_words_only,
+                layout.merge_bug,
+                work_limit,
+            )
+            && kept.len() == rules.len()
+            && kept
+                .iter()
+                .zip(rules)
+                .all(|((action, conditions), r)| *action == r.action && *conditions == r.conditions)
+    };
+    let cached = SLOW_TREES.with(|t| {
+        t.borrow()
+            .iter()
+            .find(|(k, _)| same(k))
+            .map(|(_, db)| db.clone())
+    });
+    if let Some(db) = cached {
+        return Ok(db);
+    }
+    let started = std::time::Instant::now();
+    let db = merge_tree(layout, rules)?;
+    if started.elapsed() > SLOW_MERGE {
+        let key: TreeKey = (
+            layout.arch,
+            layout.low_words_only,
+            layout.merge_bug,
+            work_limit,
+            rules
+                .iter()
+                .map(|r| (r.action, r.conditions.clone()))
+                .collect(),
+        );
+        SLOW_TREES.with(|t| {
+            let mut t = t.borrow_mut();
+            if t.len() >= 4 {
+                t.remove(0);
+            }
+            t.push((key, db.clone()));
+        });
+    }
+    Ok(db)
+}
+
+/// [`libseccomp_tree`] without the cache.
+fn merge_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
     let mut db = SyscallDb::new();
     let words = Words {
         arch: layout.arch,
