@@ -1632,3 +1632,42 @@ fn runc_unenforced_names_exactly_the_blocks_libseccomp_leaves_without_the_syscal
     eprintln!("{dropped} filters where libseccomp drops a block's syscall load (all warned); {kept} where it does not (none warned)");
     assert!(dropped >= 20 && kept >= 200, "{dropped} {kept}");
 }
+
+/// Where libseccomp's block for an arch never loads the syscall number (`runc_unenforced`
+/// warns: every call there gets the default action), a missed reload on that arch is moot
+/// and not warned of; on the other arch of the filter it still is. The profile is the
+/// red-team audit's (session 49, F5): x86's block is left without `ld [nr]`, and `clone`
+/// misses a reload on both arches.
+#[test]
+fn no_reload_warning_on_an_arch_whose_syscall_load_is_dropped() {
+    let text = r#"{"defaultAction": "SCMP_ACT_TRACE", "architectures": ["SCMP_ARCH_X86"],
+      "syscalls": [
+        {"names": ["clone"], "action": "SCMP_ACT_KILL_PROCESS", "args": [
+          {"index": 2, "value": 3860636427, "op": "SCMP_CMP_LE"},
+          {"index": 4, "value": 2147483649, "op": "SCMP_CMP_LT"}]},
+        {"names": ["getsockopt", "semtimedop"], "action": "SCMP_ACT_ERRNO", "args": [
+          {"index": 1, "value": 18446744071562067968, "op": "SCMP_CMP_LT"}]},
+        {"names": ["sendto"], "action": "SCMP_ACT_KILL_THREAD", "args": [
+          {"index": 1, "value": 2868965259, "op": "SCMP_CMP_NE"},
+          {"index": 2, "value": 4294967296, "op": "SCMP_CMP_GE"}]},
+        {"names": ["getsockopt"], "action": "SCMP_ACT_ERRNO", "args": [
+          {"index": 0, "value": 3096893434, "op": "SCMP_CMP_GE"}]},
+        {"names": ["clone"], "action": "SCMP_ACT_KILL", "args": [
+          {"index": 2, "value": 1727077764, "op": "SCMP_CMP_GE"}]}]}"#;
+    let policy = policy::oci::parse(text.as_bytes(), "dropped.json").unwrap();
+    let options = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let resolved = policy::resolve(&policy, &options).unwrap();
+    let unenforced = compile::runc_unenforced(&resolved);
+    assert!(
+        unenforced
+            .iter()
+            .any(|w| w.message.contains("will not enforce this profile on x86:")),
+        "{unenforced:?}"
+    );
+    let cases = compile::libseccomp_reload_cases(&resolved);
+    let arches: Vec<Arch> = cases.iter().map(|c| c.arch).collect();
+    assert_eq!(arches, [Arch::X86_64], "{cases:?}");
+}

@@ -603,11 +603,16 @@ impl ReloadCase {
 /// ([`ReloadCase`]), of the profile as runc loads it (its own architectures where `--arch`
 /// replaced them, as [`runc_unenforced`]). Empty outside libseccomp's dialect.
 pub fn libseccomp_reload_cases(resolved: &Resolved) -> Vec<ReloadCase> {
-    lower::libseccomp_missed_reloads(
-        runc_arches(resolved),
-        resolved.dialect,
-        resolved.default_action,
-    )
+    let (arches, dialect) = (runc_arches(resolved), resolved.dialect);
+    let mut cases = lower::libseccomp_missed_reloads(arches, dialect, resolved.default_action);
+    if !cases.is_empty() {
+        // An arch whose block never loads the syscall number gets the default action for
+        // every call there ([`runc_unenforced`] says so): its reloads are moot.
+        let unloaded =
+            lower::blocks_libseccomp_leaves_without_the_syscall_load(arches, dialect, &[]);
+        cases.retain(|c| !unloaded.iter().any(|b| b.arches.contains(&c.arch)));
+    }
+    cases
 }
 
 /// The architectures of the profile as runc loads it: its own where `--arch` replaced them
