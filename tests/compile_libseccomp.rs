@@ -1671,3 +1671,141 @@ fn no_reload_warning_on_an_arch_whose_syscall_load_is_dropped() {
     let arches: Vec<Arch> = cases.iter().map(|c| c.arch).collect();
     assert_eq!(arches, [Arch::X86_64], "{cases:?}");
 }
+
+/// Random profiles whose syscalls share rules: libseccomp's generator makes each block once
+/// per content across the whole filter, so a block one syscall's tree reaches can be laid
+/// out (and given its load or not) from another's. Per arch and syscall, secopt warns of a
+/// missed reload exactly where libseccomp's BPF decides otherwise than its rule tree.
+#[test]
+fn reload_warnings_follow_blocks_libseccomp_shares_between_syscalls() {
+    let mut rng = Rng::new(7);
+    let names = ["read", "write", "mmap", "close", "dup"];
+    let ops = [
+        "SCMP_CMP_EQ",
+        "SCMP_CMP_NE",
+        "SCMP_CMP_LT",
+        "SCMP_CMP_GT",
+        "SCMP_CMP_GE",
+        "SCMP_CMP_MASKED_EQ",
+    ];
+    let values: [u64; 5] = [0, 5, 0xFFFF_FFFF, 0x1_0000_0005, u64::MAX];
+    let actions = [
+        "\"action\": \"SCMP_ACT_ALLOW\"",
+        "\"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 2",
+        "\"action\": \"SCMP_ACT_TRAP\"",
+    ];
+    let as_254 = CompileOptions {
+        libseccomp_merge_bug: true,
+        ..Default::default()
+    };
+    let (mut pairs, mut deviating, mut warned_pairs) = (0, 0, 0);
+    for case in 0..600 {
+        // A few rule shapes, each syscall a random run of them: identical subtrees abound.
+        let shapes: Vec<String> = (0..2 + rng.below(3))
+            .map(|_| {
+                let args: Vec<String> = (0..1 + rng.below(2))
+                    .map(|_| {
+                        format!(
+                            "{{\"index\": {}, \"value\": {}, \"valueTwo\": {}, \"op\": \"{}\"}}",
+                            rng.below(2),
+                            rng.pick(&values),
+                            rng.pick(&values),
+                            rng.pick(&ops)
+                        )
+                    })
+                    .collect();
+                format!("{}, \"args\": [{}]", rng.pick(&actions), args.join(", "))
+            })
+            .collect();
+        let mut rules = Vec::new();
+        for name in &names[..2 + rng.below(4)] {
+            for _ in 0..1 + rng.below(3) {
+                rules.push(format!(
+                    "{{\"names\": [\"{name}\"], {}}}",
+                    shapes[rng.below(shapes.len())]
+                ));
+            }
+        }
+        let text = format!(
+            "{{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{}]}}",
+            rules.join(",\n")
+        );
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        // Blocks are shared across the arches of a filter too (x86_64 with x86 or x32).
+        let others: [&[Arch]; 6] = [
+            &[Arch::X86_64, Arch::X86],
+            &[Arch::Aarch64],
+            &[Arch::S390x],
+            &[Arch::X86_64, Arch::X32],
+            &[Arch::Ppc64le],
+            &[Arch::Aarch64, Arch::Arm],
+        ];
+        for arches in [&[Arch::X86_64][..], others[case % 6]] {
+            let policy = policy::oci::parse(text.as_bytes(), "random.json").unwrap();
+            let resolved =
+                policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
+            // Refusals are compared elsewhere; libseccomp loops forever on some of these.
+            let Ok(ours) = compile::compile(&resolved, &as_254) else {
+                continue;
+            };
+            let theirs = build_filter(&json, &oracle_options(arches, &[], 1))
+                .unwrap_or_else(|e| panic!("case {case} {arches:?}: {e}\n{text}"));
+            let fixed = compile::compile(&resolved, &CompileOptions::default()).unwrap();
+            // Per (arch, nr): whether libseccomp's BPF deviates from the tree, and whether
+            // 2.5.4's merge made another tree there (those are not compared).
+            let (mut deviates, mut ghsa) = (BTreeSet::new(), BTreeSet::new());
+            sweep(arches, &sweep_values(&theirs, arches), &mut |data| {
+                let Some(arch) = Arch::of_data(data.arch, data.nr as u32) else {
+                    return;
+                };
+                let a = interp::eval(ours.program(), data).unwrap();
+                if interp::eval(&theirs.program, data).unwrap() != a {
+                    deviates.insert((arch, data.nr as u32));
+                }
+                if interp::eval(fixed.program(), data).unwrap() != a {
+                    ghsa.insert((arch, data.nr as u32));
+                }
+            });
+            let compared = policy::Resolved {
+                arches_as_runc_loads: None,
+                ..resolved.clone()
+            };
+            if !compile::runc_unenforced(&compared).is_empty() {
+                continue;
+            }
+            let warned: BTreeSet<(Arch, u32)> = compile::libseccomp_reload_warnings(&compared)
+                .iter()
+                .map(|w| {
+                    let name = w.message.split('`').nth(1).unwrap();
+                    let arch = w.message.split(" on ").nth(1).unwrap();
+                    let arch = Arch::from_name(arch.split(' ').next().unwrap()).unwrap();
+                    (arch, arch.syscalls().nr(name).unwrap())
+                })
+                .collect();
+            for &arch in arches {
+                for name in names {
+                    let Some(nr) = arch.syscalls().nr(name) else {
+                        continue;
+                    };
+                    if ghsa.contains(&(arch, nr)) {
+                        continue;
+                    }
+                    pairs += 1;
+                    let (d, w) = (deviates.contains(&(arch, nr)), warned.contains(&(arch, nr)));
+                    assert_eq!(
+                        w,
+                        d,
+                        "case {case} {arches:?} {name} on {arch}: warned {w}, libseccomp's BPF \
+                         differs from its tree {d}\n{text}\n{}\n{}",
+                        theirs.pfc,
+                        secopt::bpf::disasm::disassemble(&theirs.program, &Default::default())
+                    );
+                    deviating += usize::from(d);
+                    warned_pairs += usize::from(w);
+                }
+            }
+        }
+    }
+    eprintln!("{pairs} (arch, syscall) pairs; {deviating} deviate, {warned_pairs} warned");
+    assert!(deviating > 10, "{deviating}");
+}

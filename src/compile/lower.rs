@@ -24,6 +24,8 @@
 
 use super::builder::Builder;
 use super::dag::Dag;
+use super::libseccomp_db::{Outcome, SyscallDb};
+use super::libseccomp_gen::LibseccompGen;
 use super::rules::{self, ArgLayout};
 use super::{ret_val, CompileError, CompileOptions};
 use crate::arch::{Arch, X32_SYSCALL_BIT};
@@ -332,10 +334,16 @@ pub(crate) fn emit_filter(
     Ok(())
 }
 
-/// The syscalls whose filter, as libseccomp's BPF generator lays out their rule tree (2.5.4
-/// and 2.6.1 alike, any layout), misses an accumulator reload: a test reached by falling
-/// through from a nested level compares the word that level loaded (docs/kernel-facts.md).
-/// secopt's filters follow the tree, as libseccomp's own pseudo filter code prints it.
+/// The syscalls whose filter, as libseccomp's BPF generator lays out the rule trees (2.5.4
+/// and 2.6.1 alike, runc's linear layout), misses an accumulator reload: a test reached by
+/// falling through from a nested level compares the word that level loaded
+/// (docs/kernel-facts.md). secopt's filters follow the tree, as libseccomp's own pseudo
+/// filter code prints it.
+///
+/// The generator shares a block among every syscall whose tree makes the same one, and
+/// whether the block loads its word depends on which syscall's tree the layout walks to it
+/// first ([`super::libseccomp_gen`]): so every tree of the filter is generated, in the
+/// order of libseccomp's list of syscall tests, before any is judged.
 pub(crate) fn libseccomp_missed_reloads(
     arches: &[ResolvedArch],
     dialect: Dialect,
@@ -345,29 +353,91 @@ pub(crate) fn libseccomp_missed_reloads(
         return Vec::new();
     }
     let default = ret_val(default_action);
-    let mut out = Vec::new();
-    for arch in arches {
-        let layout = ArgLayout::new(arch.arch, dialect);
-        for (nr, rules) in rules_with_multiplexing(arch, dialect) {
-            let Some(case) = rules::libseccomp_codegen_case(layout, &rules, default) else {
-                continue;
-            };
-            let Some(first) = rules.iter().find(|r| !r.conditions.is_empty()) else {
-                continue;
-            };
-            let syscall = arch.arch.syscalls().name(nr);
-            out.push(super::ReloadCase {
-                arch: arch.arch,
-                nr,
-                syscall: syscall.map_or_else(|| format!("syscall {nr}"), str::to_string),
-                written_for: multiplexed_name(arch, nr, first.seq),
-                origin: first.origin.clone(),
-                meant: case.meant,
-                held: case.held,
-                programs: case.programs,
-            });
-        }
+    let mut gen = LibseccompGen::new(default.0);
+    /// A syscall test of the filter with a rule tree behind it.
+    struct Tested<'r> {
+        arch: &'r ResolvedArch,
+        nr: u32,
+        rules: Cow<'r, [ResolvedRule]>,
+        db: SyscallDb,
+        root: usize,
+        head: usize,
+        nodes: usize,
     }
+    // The syscall tests as libseccomp lists them: per arch block in filter order, the
+    // block's syscalls by priority, fewest tree nodes first, ties in database order (the
+    // first member arch's before the second's, each by number).
+    let mut tests: Vec<Tested> = Vec::new();
+    for block in blocks(arches, dialect) {
+        let mut in_block = Vec::new();
+        for &arch in &block.members {
+            let layout = ArgLayout::new(arch.arch, dialect);
+            for (nr, rules) in rules_with_multiplexing(arch, dialect) {
+                if rules.iter().all(|r| r.conditions.is_empty()) {
+                    continue;
+                }
+                // Refused (by libseccomp, or past secopt's merge budget), a cyclic level, a
+                // layout too large to model: the compile fails, and runc loads nothing.
+                let Ok(db) = rules::libseccomp_tree(layout, &rules) else {
+                    return Vec::new();
+                };
+                let Outcome::Tree(root) = db.outcome() else {
+                    continue;
+                };
+                let Some(head) = gen.syscall(&db, root) else {
+                    return Vec::new();
+                };
+                let nodes = db.node_count();
+                in_block.push(Tested {
+                    arch,
+                    nr,
+                    rules,
+                    db,
+                    root,
+                    head,
+                    nodes,
+                });
+            }
+        }
+        in_block.sort_by_key(|t| t.nodes);
+        tests.extend(in_block);
+    }
+    // The layout walks the list from its end.
+    let loads = gen.loads(tests.iter().rev().map(|t| t.head));
+    let mut out = Vec::new();
+    for t in &tests {
+        let Some(missed) = gen.missed_reload(t.head, &loads) else {
+            continue;
+        };
+        let word = |offset| rules::arg_word_at(t.arch.arch, offset);
+        let (Some(meant), Some(held)) = (word(missed.meant_offset), word(missed.held_offset))
+        else {
+            continue;
+        };
+        let Some(first) = t.rules.iter().find(|r| !r.conditions.is_empty()) else {
+            continue;
+        };
+        let syscall = t.arch.arch.syscalls().name(t.nr);
+        out.push(super::ReloadCase {
+            arch: t.arch.arch,
+            nr: t.nr,
+            syscall: syscall.map_or_else(|| format!("syscall {}", t.nr), str::to_string),
+            written_for: multiplexed_name(t.arch, t.nr, first.seq),
+            origin: first.origin.clone(),
+            meant,
+            held,
+            programs: rules::libseccomp_codegen_programs(
+                &t.db,
+                t.root,
+                &gen,
+                (t.head, &loads),
+                default,
+            ),
+        });
+    }
+    // In the profile's order of arches, each by number.
+    let place = |a: Arch| arches.iter().position(|r| r.arch == a);
+    out.sort_by_key(|c| (place(c.arch), c.nr));
     out
 }
 

@@ -38,6 +38,7 @@ mod builder;
 mod dag;
 mod emit;
 mod libseccomp_db;
+mod libseccomp_gen;
 mod lower;
 mod reload_check;
 mod rules;

@@ -21,12 +21,13 @@
 //! does not reload the accumulator, so the sibling compares the low word. secopt lowers
 //! the tree itself, as libseccomp's pseudo filter code prints it (tests/compile_libseccomp.rs
 //! `libseccomp_codegen_misses_an_accumulator_reload` shows a rule that libseccomp's BPF
-//! fails to apply), and [`libseccomp_codegen_case`] finds where the generated code differs,
-//! for a warning.
+//! fails to apply), and [`libseccomp_codegen_programs`] builds what the generated code
+//! decides ([`super::libseccomp_gen`]), for a warning.
 
 use super::builder::Builder;
 use super::dag::{Cmp, Dag, NodeId, Test};
-use super::libseccomp_db::{AccState, Conflict, Jump, NodeOp, Outcome, SyscallDb, Words};
+use super::libseccomp_db::{Conflict, NodeOp, Outcome, SyscallDb, Words};
+use super::libseccomp_gen::{gen_cmp, AccState, GenCmp, Jump, LibseccompGen};
 use super::ret_val;
 use crate::arch::{Arch, Endian};
 use crate::bpf::data::OFF_ARGS;
@@ -268,65 +269,28 @@ pub(crate) fn libseccomp_node_count(layout: ArgLayout, rules: &[ResolvedRule]) -
 /// A word of a syscall's arguments: its index, and whether it is the high word.
 pub(crate) type ArgWord = (u8, bool);
 
-/// A syscall whose filter, as libseccomp's BPF generator makes it, misses an accumulator
-/// reload ([`SyscallDb::missed_reload`]).
-pub(crate) struct CodegenCase {
-    /// The word a test of the rule tree means.
-    pub meant: ArgWord,
-    /// The word the generated code holds there instead.
-    pub held: ArgWord,
-    /// The syscall's decision as its rule tree says (what secopt's filters do), and as the
-    /// generated code computes it, each as a program over the arguments; `None` if one
-    /// does not fit in a program.
-    pub programs: Option<(crate::bpf::Program, crate::bpf::Program)>,
-}
-
-/// [`CodegenCase`] for `rules`, or `None` where the generator loads every word it tests
-/// (and where libseccomp refuses the rules: the compile reports that). `default` is the
-/// filter's default action, where nothing in the tree decides.
-pub(crate) fn libseccomp_codegen_case(
-    layout: ArgLayout,
-    rules: &[ResolvedRule],
-    default: RetVal,
-) -> Option<CodegenCase> {
-    if rules.iter().filter(|r| !r.conditions.is_empty()).count() < 2 {
-        // One chain: every level has one node, and nothing falls into a sibling.
-        return None;
-    }
-    let db = libseccomp_tree(layout, rules).ok()?;
-    let Outcome::Tree(head) = db.outcome() else {
-        return None;
-    };
-    if db.has_cyclic_level(head) {
-        return None;
-    }
-    let missed = db.missed_reload(head)?;
-    let word_at = |offset: u32| {
-        (0..6u8).find_map(|i| {
-            let (lo, hi) = arg_word_offsets(layout.arch, i);
-            (offset == lo)
-                .then_some((i, false))
-                .or((offset == hi).then_some((i, true)))
-        })
-    };
-    let held = word_at(missed.held_offset)?;
-    let meant = db.node_word(missed.node);
-    Some(CodegenCase {
-        meant,
-        held,
-        programs: codegen_programs(&db, head, default),
+/// The word of an arch's arguments at `offset` of `seccomp_data`.
+pub(crate) fn arg_word_at(arch: Arch, offset: u32) -> Option<ArgWord> {
+    (0..6u8).find_map(|i| {
+        let (lo, hi) = arg_word_offsets(arch, i);
+        (offset == lo)
+            .then_some((i, false))
+            .or((offset == hi).then_some((i, true)))
     })
 }
 
-/// The two decisions of a [`CodegenCase`] as programs: the rule tree's, and the generated
-/// code's, where a block without a load tests whatever word (and mask) A holds on the
-/// way in.
-fn codegen_programs(
+/// A syscall's decision as its rule tree (under `root`) says, what secopt's filters do,
+/// and as libseccomp's generated code computes it (from `head`, with each block's load
+/// as `loads` says), each as a program over the arguments: a block without a load tests
+/// whatever word (and mask) A holds on the way in. `None` if one does not fit in a program.
+/// `default` is the filter's default action, where nothing in the tree decides.
+pub(crate) fn libseccomp_codegen_programs(
     db: &SyscallDb,
-    head: usize,
+    root: usize,
+    gen: &LibseccompGen,
+    (head, loads): (usize, &[bool]),
     default: RetVal,
 ) -> Option<(crate::bpf::Program, crate::bpf::Program)> {
-    let generated = db.generated(head)?;
     let mut dag = Dag::new();
     let fall = dag.ret(default);
     let mut walk = LevelWalk {
@@ -334,31 +298,27 @@ fn codegen_programs(
         done: HashMap::default(),
         grown_to: dag.len() + LOWERED_TREE_MAX_NODES,
     };
-    let tree = walk.level(&mut dag, head, fall)?;
+    let tree = walk.level(&mut dag, root, fall)?;
 
     // Every (block, state on the way in) the generated code reaches, children first (a
     // block's jumps lead to smaller indices).
-    let blocks = &generated.blocks;
+    let blocks = gen.blocks();
     let state_after = |b: usize, held: AccState| {
         let block = &blocks[b];
-        let node = db.node(block.node);
         match block.acc_start {
-            Some(assumed) if !generated.loads[b] => AccState {
+            Some(assumed) if !loads[b] => AccState {
                 offset: held.offset,
-                mask: if node.mask != assumed.mask {
-                    held.mask & node.mask
+                mask: if block.acc_end.mask != assumed.mask {
+                    held.mask & block.acc_end.mask
                 } else {
                     held.mask
                 },
             },
-            _ => AccState {
-                offset: node.offset,
-                mask: node.mask,
-            },
+            _ => block.acc_end,
         }
     };
     let mut seen = rustc_hash::FxHashSet::default();
-    let mut stack = vec![(generated.head, AccState::NR)];
+    let mut stack = vec![(head, AccState::NR)];
     while let Some((b, held)) = stack.pop() {
         if !seen.insert((b, held)) {
             continue;
@@ -376,26 +336,24 @@ fn codegen_programs(
     for &(b, held) in &order {
         let after = state_after(b, held);
         let block = &blocks[b];
-        let node = db.node(block.node);
         let mut side = |jump: Jump| match jump {
             Jump::Block(c) => built[&(c, after)],
             Jump::Action(a) => dag.ret(RetVal(a)),
-            Jump::Default => fall,
         };
         let (t, f) = (side(block.jt), side(block.jf));
-        let cmp = node_cmp(node.op);
+        let cmp = cmp_of(block.cmp);
         let id = if after.mask == 0 {
-            if constant_holds(cmp, node.datum) {
+            if constant_holds(cmp, block.datum) {
                 t
             } else {
                 f
             }
         } else {
-            dag.test(word_test(after.offset, after.mask, cmp, node.datum), t, f)
+            dag.test(word_test(after.offset, after.mask, cmp, block.datum), t, f)
         };
         built.insert((b, held), id);
     }
-    let generated_root = built[&(generated.head, AccState::NR)];
+    let generated_root = built[&(head, AccState::NR)];
     let program = |root: NodeId| {
         let mut b = Builder::new();
         dag.emit(root, &mut b);
@@ -406,10 +364,15 @@ fn codegen_programs(
 
 /// The comparison a tree node makes.
 fn node_cmp(op: NodeOp) -> Cmp {
-    match op {
-        NodeOp::Eq | NodeOp::MaskedEq => Cmp::Eq,
-        NodeOp::Gt => Cmp::Gt,
-        NodeOp::Ge => Cmp::Ge,
+    cmp_of(gen_cmp(op))
+}
+
+/// The comparison a generated block makes.
+fn cmp_of(cmp: GenCmp) -> Cmp {
+    match cmp {
+        GenCmp::Eq => Cmp::Eq,
+        GenCmp::Gt => Cmp::Gt,
+        GenCmp::Ge => Cmp::Ge,
     }
 }
 
@@ -438,7 +401,10 @@ thread_local! {
 }
 
 /// `rules` merged into libseccomp's rule tree, in order, or the first it refuses.
-fn libseccomp_tree(layout: ArgLayout, rules: &[ResolvedRule]) -> Result<SyscallDb, Refused> {
+pub(crate) fn libseccomp_tree(
+    layout: ArgLayout,
+    rules: &[ResolvedRule],
+) -> Result<SyscallDb, Refused> {
     let work_limit = SyscallDb::new().work_limit();
     // Compared in place: no key is built for the usual, fast merge.
     let same = |(arch, low, bug, limit, kept): &TreeKey| {
