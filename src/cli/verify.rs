@@ -228,10 +228,14 @@ fn parse_nr_sel(s: &str) -> Result<NrSel, String> {
             None => parse_u32(x).ok_or_else(|| format!("`{x}` is not a 32-bit number")),
         }
     };
-    // FIRST-LAST splits at a `-` that is not a number's sign (`-5--1`).
+    // FIRST-LAST splits at a `-` that follows a number, not at a number's sign (`-5--1`,
+    // `5 - 7`).
     let dash = || {
         let at = t.char_indices().skip(1).find(|&(i, c)| {
-            c == '-' && !t[..i].ends_with(|p: char| p == '-' || p.is_whitespace())
+            c == '-'
+                && t[..i]
+                    .trim_end()
+                    .ends_with(|p: char| p.is_ascii_alphanumeric())
         })?;
         Some((&t[..at.0], &t[at.0 + 1..]))
     };
@@ -1306,6 +1310,12 @@ mod tests {
         assert!(wraps.contains("0xffffffff"), "{wraps}");
         assert!(!parse_nr_sel("9..=3").unwrap_err().contains("complement"));
         assert!(parse_nr_sel("--1").is_err());
+        // Spaces around the separating dash, as `5..=7` allows around `..=`.
+        assert_eq!(parse_nr_sel("5 - 7"), Ok(NrSel::Range(5, 7)));
+        assert_eq!(
+            parse_nr_sel("-5 - -1"),
+            Ok(NrSel::Range(-5i32 as u32, u32::MAX))
+        );
         assert_eq!(parse_arch_sel("amd64"), Ok(ArchSel::Arch(Arch::X86_64)));
         assert_eq!(parse_arch_sel("0x1234"), Ok(ArchSel::Token(0x1234)));
         assert!(parse_arch_sel("vax").is_err());
