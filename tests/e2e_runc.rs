@@ -1194,9 +1194,61 @@ fn runc_loads_the_missed_reload_secopt_warns_of() {
                 {"index": 1, "value": 13, "op": "SCMP_CMP_GT"}]}
         ]
     });
-    let Some(installed) = runc_filter(test, &dir, &oci) else {
+    let Some(warned) = reload_warnings_match_runc(test, &dir, &oci) else {
         return;
     };
+    assert!(
+        warned.iter().any(|w| w.contains("semtimedop")),
+        "{warned:?}"
+    );
+}
+
+/// libseccomp's generator keeps one copy of each block for the whole filter, so a block
+/// `setdomainname`'s one rule makes is also `sethostname`'s, placed from `sethostname`'s
+/// walk without a load: `setdomainname` alone is compiled right, next to `sethostname` it is
+/// not. secopt warns of both, and runc's installed filter bears each warning out.
+#[test]
+fn runc_loads_a_missed_reload_that_comes_from_another_syscalls_block() {
+    let test = "runc-shared-block-reload";
+    let dir = TempDir::new(test);
+    let lt = json!({"index": 1, "value": 0xffff_ffffu64, "op": "SCMP_CMP_LT"});
+    let gt_then_eq = json!([
+        {"index": 1, "value": 0x1_0000_0005u64, "op": "SCMP_CMP_GT"},
+        {"index": 1, "value": u64::MAX, "op": "SCMP_CMP_EQ"}]);
+    let shared =
+        json!({"names": ["setdomainname"], "action": "SCMP_ACT_ERRNO", "args": gt_then_eq});
+    let oci = json!({
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": [
+            {"names": ["sethostname"], "action": "SCMP_ACT_ERRNO", "args": [lt]},
+            {"names": ["sethostname"], "action": "SCMP_ACT_ERRNO", "args": gt_then_eq},
+            shared
+        ]
+    });
+    let Some(warned) = reload_warnings_match_runc(test, &dir, &oci) else {
+        return;
+    };
+    assert!(
+        warned.iter().any(|w| w.contains("for `setdomainname`")),
+        "{warned:?}"
+    );
+    // Its rule alone: no block of another syscall, nothing missed.
+    let alone = dir.join("alone.json");
+    let profile = json!({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [shared]});
+    std::fs::write(&alone, serde_json::to_vec(&profile).unwrap()).unwrap();
+    let run = run_secopt(&["compile", alone.to_str().unwrap(), "-o", "/dev/null"]);
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    assert!(!stderr_of(&run).contains("misses an accumulator reload"));
+}
+
+/// Starts a container under runc with `oci`, compiles `oci` with `secopt compile
+/// --runc-compat`, and checks each missed-reload warning against the filter runc installed
+/// (read back with `secopt dump`): on the warning's input, runc's filter returns what the
+/// warning says libseccomp's returns, and secopt's what the rules give. The warnings, or
+/// `None` where runc is not usable here.
+fn reload_warnings_match_runc(test: &str, dir: &TempDir, oci: &Value) -> Option<Vec<String>> {
+    let installed = runc_filter(test, dir, oci)?;
     let profile = dir.join("profile.json");
     std::fs::write(&profile, serde_json::to_vec_pretty(&oci).unwrap()).unwrap();
     let out = dir.join("secopt.bpf");
@@ -1210,12 +1262,13 @@ fn runc_loads_the_missed_reload_secopt_warns_of() {
     assert!(run.status.success(), "{}", stderr_of(&run));
     let ours = Program::from_raw(&std::fs::read(&out).unwrap()).unwrap();
     let stderr = stderr_of(&run);
-    let warnings: Vec<&str> = stderr
+    let warnings: Vec<String> = stderr
         .lines()
         .filter(|l| l.contains("misses an accumulator reload"))
+        .map(str::to_string)
         .collect();
     assert!(!warnings.is_empty(), "{stderr}");
-    for warning in warnings {
+    for warning in &warnings {
         let between = |start: &str, end: &str| {
             let (_, rest) = warning
                 .split_once(start)
@@ -1244,4 +1297,5 @@ fn runc_loads_the_missed_reload_secopt_warns_of() {
             "runc's filter returns {theirs}, secopt's {secopts}: {warning}"
         );
     }
+    Some(warnings)
 }
