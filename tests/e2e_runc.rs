@@ -1091,6 +1091,10 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
             .extend(extra.as_object().unwrap().clone());
         json!({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"], "syscalls": [rule]})
     };
+    let arches = |list: &[&str]| {
+        json!({"defaultAction": "SCMP_ACT_ALLOW", "architectures": list,
+               "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]})
+    };
     let cases = [
         (
             "errno-4094",
@@ -1136,6 +1140,22 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
                    "syscalls": [{"names": ["write"], "action": "SCMP_ACT_NOTIFY"}]}),
             Some("write"),
         ),
+        // libseccomp keeps one byte order per filter (x86_64 is the native arch here).
+        (
+            "big-endian-s390x",
+            arches(&["SCMP_ARCH_X86_64", "SCMP_ARCH_S390X"]),
+            Some("architecture"),
+        ),
+        (
+            "big-endian-s390",
+            arches(&["SCMP_ARCH_X86_64", "SCMP_ARCH_S390"]),
+            Some("architecture"),
+        ),
+        (
+            "little-endian-aarch64",
+            arches(&["SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"]),
+            None,
+        ),
     ];
     let mut refused = 0;
     for (tag, profile, runc_says) in cases {
@@ -1168,7 +1188,7 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
         );
         assert_eq!(dir.join("f.bpf").exists(), runc.is_ok(), "{tag}");
     }
-    assert_eq!(refused, 5);
+    assert_eq!(refused, 7);
 }
 
 /// Where libseccomp's BPF generator misses an accumulator reload, the filter runc loads

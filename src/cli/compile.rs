@@ -90,7 +90,8 @@ pub struct CompileArgs {
     /// read as they convert it for runc, a whole config.json as runc reads it): on the
     /// architectures the profile lists, numbers above the profile's highest syscall return
     /// ENOSYS unless the default action is ALLOW, LOG or TRACE. A profile runc refuses to start (NOTIFY
-    /// without `listenerPath`, or on `write`) is an error. The rules decide as libseccomp's
+    /// without `listenerPath`, or on `write`; an arch of the other byte order than the native
+    /// one, which libseccomp cannot add) is an error. The rules decide as libseccomp's
     /// rule tree does, also where its BPF generator does not (docs/kernel-facts.md: a missed
     /// accumulator reload can let runc's filter ALLOW a call its rules deny, and a warning
     /// gives such a call; a dropped syscall load, which a warning names, leaves a whole arch
@@ -718,6 +719,47 @@ pub(super) fn refuse_unenforced(
 /// promises what runc loads, and for these it loads nothing (libcontainer/seccomp
 /// `InitSeccomp`, and the parent's "seccomp listenerPath is not set" on `procSeccomp`).
 fn runc_refusal(resolved: &Resolved) -> Option<String> {
+    // libseccomp keeps one byte order per filter: `seccomp_arch_add` of an arch whose order
+    // differs from the native one's fails (EDOM), and runc with it ("error adding
+    // architecture to seccomp filter").
+    let loaded = resolved
+        .arches_as_runc_loads
+        .as_deref()
+        .unwrap_or(&resolved.arches);
+    let native = resolved.native;
+    let big = |endian| endian == crate::arch::Endian::Big;
+    let other_order = loaded
+        .iter()
+        .map(|a| a.arch)
+        .find(|a| a.endian() != native.endian())
+        .map(Arch::name)
+        // Big-endian arches libseccomp 2.5 knows and secopt has no table for.
+        .or_else(|| {
+            let unsupported = &resolved.unsupported_arches;
+            (!big(native.endian()))
+                .then(|| {
+                    ["s390", "parisc", "parisc64"]
+                        .into_iter()
+                        .find(|b| unsupported.iter().any(|n| n == b))
+                })
+                .flatten()
+        });
+    if let Some(arch) = other_order {
+        let order = |endian| if big(endian) { "big" } else { "little" };
+        return Some(format!(
+            "architecture {arch}: runc refuses to start the container on a {} host: \
+             libseccomp keeps one byte order per filter, and {arch} is {}-endian where {} is \
+             {}-endian (seccomp_arch_add fails with EDOM)",
+            native.name(),
+            order(if big(native.endian()) {
+                crate::arch::Endian::Little
+            } else {
+                crate::arch::Endian::Big
+            }),
+            native.name(),
+            order(native.endian()),
+        ));
+    }
     if let Some(a) = resolved.arches.iter().find(|a| a.notifies("write")) {
         return Some(format!(
             "SCMP_ACT_NOTIFY on `write` ({}): runc refuses to start the container (it needs \
