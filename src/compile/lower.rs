@@ -90,14 +90,9 @@ pub(crate) fn numbers_with_rules(arch: &ResolvedArch, dialect: Dialect) -> usize
         return arch.syscalls.len();
     }
     let table = arch.arch.syscalls();
-    let names = arch
-        .syscalls
-        .keys()
-        .filter_map(|&nr| table.name(nr))
-        .chain(arch.unknown_rules.keys().map(String::as_str));
-    let mut extra: Vec<u32> = names
-        .filter_map(|name| arch.multiplexer(name))
-        .filter_map(|(mux, _)| table.nr(mux))
+    let mut extra: Vec<u32> = arch
+        .multiplexed_rules()
+        .filter_map(|(_, (mux, _), _)| table.nr(mux))
         .filter(|nr| !arch.syscalls.contains_key(nr))
         .collect();
     extra.sort_unstable();
@@ -120,10 +115,11 @@ pub(crate) fn numbers_with_rules(arch: &ResolvedArch, dialect: Dialect) -> usize
 pub(crate) fn rules_with_multiplexing(
     arch: &ResolvedArch,
     dialect: Dialect,
-) -> BTreeMap<u32, Cow<'_, [ResolvedRule]>> {
-    // Borrowed: only the multiplexers' lists are built (compile time matters, see
-    // benches/compile.rs).
-    let mut out: BTreeMap<u32, Cow<'_, [ResolvedRule]>> = arch
+) -> Vec<(u32, Cow<'_, [ResolvedRule]>)> {
+    // Borrowed, in a sorted list rather than a map: only the multiplexers' lists are built
+    // (compile time matters, see benches/compile.rs, and this is asked once per lowering
+    // and per libseccomp check).
+    let mut out: Vec<(u32, Cow<'_, [ResolvedRule]>)> = arch
         .syscalls
         .iter()
         .map(|(&nr, rules)| (nr, Cow::Borrowed(rules.as_slice())))
@@ -132,15 +128,17 @@ pub(crate) fn rules_with_multiplexing(
         return out;
     }
     let table = arch.arch.syscalls();
-    let mut touched = Vec::new();
-    for (name, rules) in arch.rules_by_name() {
-        let Some((mux_name, call)) = arch.multiplexer(name) else {
-            continue;
-        };
+    for (_, (mux_name, call), rules) in arch.multiplexed_rules() {
         let Some(mux_nr) = table.nr(mux_name) else {
             continue;
         };
-        let list = out.entry(mux_nr).or_default().to_mut();
+        let at = out
+            .binary_search_by_key(&mux_nr, |e| e.0)
+            .unwrap_or_else(|at| {
+                out.insert(at, (mux_nr, Cow::Borrowed(&[])));
+                at
+            });
+        let list = out[at].1.to_mut();
         for rule in rules {
             let mut conditions: Vec<ArgCondition> = rule
                 .conditions
@@ -154,11 +152,11 @@ pub(crate) fn rules_with_multiplexing(
                 ..rule.clone()
             });
         }
-        touched.push(mux_nr);
     }
-    for nr in touched {
-        if let Some(list) = out.get_mut(&nr) {
-            list.to_mut().sort_by_key(|r| r.seq);
+    // The multiplexers' lists, the only ones built here.
+    for (_, list) in out.iter_mut() {
+        if let Cow::Owned(list) = list {
+            list.sort_by_key(|r| r.seq);
         }
     }
     out
@@ -486,17 +484,21 @@ pub(crate) fn blocks_libseccomp_leaves_without_the_syscall_load(
             .members
             .iter()
             .map(|arch| {
-                let names = arch.unnumbered_names(true);
-                let kept = if arch.multiplexes() {
-                    names.multiplexed
-                } else {
-                    names.other_arch
-                };
-                kept.into_iter()
-                    .filter(|name| !unknown_to_libseccomp.contains(name))
-                    .filter_map(|name| {
-                        let rules = arch.unknown_rules.get(name)?;
-                        (!rules.is_empty()).then_some((name, rules.as_slice()))
+                // The names libseccomp keeps as pseudo-syscalls here (`unnumbered_names`:
+                // multiplexed ones where the arch multiplexes, else other arches' names),
+                // among those with rules only: classifying every unknown name costs more.
+                arch.unknown_rules
+                    .iter()
+                    .map(|(name, rules)| (name.as_str(), rules.as_slice()))
+                    .filter(|(name, rules)| {
+                        !rules.is_empty() && !unknown_to_libseccomp.contains(name)
+                    })
+                    .filter(|(name, _)| {
+                        if arch.multiplexes() {
+                            arch.multiplexer(name).is_some()
+                        } else {
+                            arch.is_other_arch_name(name)
+                        }
                     })
                     .collect()
             })

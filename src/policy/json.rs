@@ -170,11 +170,24 @@ impl JPath {
     }
     /// The path of element `i` of this array.
     pub(crate) fn index(&self, i: usize) -> JPath {
-        use std::fmt::Write;
-        let mut s = String::with_capacity(self.0.len() + 8);
+        // Digits by hand rather than through `write!`: every name of every rule gets a path
+        // (a quarter of the time `Reader::strings` takes went to the formatting machinery).
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = i;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut s = String::with_capacity(self.0.len() + 2 + digits.len() - at);
         s.push_str(&self.0);
-        // Writing into a String cannot fail.
-        let _ = write!(s, "[{i}]");
+        s.push('[');
+        s.extend(digits[at..].iter().map(|&d| char::from(d)));
+        s.push(']');
         JPath(s)
     }
     pub(crate) fn as_str(&self) -> &str {
@@ -254,20 +267,14 @@ impl<'f> Reader<'f> {
         match v {
             Json::Obj(entries) => {
                 if self.go_keys {
-                    // Linear in the keys (a document may have very many).
-                    let mut first: std::collections::HashMap<String, usize> =
-                        std::collections::HashMap::with_capacity(entries.len());
-                    for (i, (key, _)) in entries.iter().enumerate() {
-                        if let Some(&j) = first.get(&go_fold(key)) {
-                            return Err(self.error(
-                                &path.key(&entries[i].0),
-                                format!(
-                                    "{:?} and {:?} are one key to Go's encoding/json, which runc and Docker read profiles with (it matches keys without regard to case); give it once",
-                                    entries[j].0, entries[i].0
-                                ),
-                            ));
-                        }
-                        first.insert(go_fold(key), i);
+                    if let Some((j, i)) = go_duplicate(entries) {
+                        return Err(self.error(
+                            &path.key(&entries[i].0),
+                            format!(
+                                "{:?} and {:?} are one key to Go's encoding/json, which runc and Docker read profiles with (it matches keys without regard to case); give it once",
+                                entries[j].0, entries[i].0
+                            ),
+                        ));
                     }
                 }
                 Ok(Obj {
@@ -366,17 +373,50 @@ pub(crate) struct Obj<'j> {
 /// upper case after lower case (`unicode.ToUpper(unicode.ToLower(r))`, its `foldName`), so
 /// that `K` (U+212A KELVIN SIGN) is `K` and `ſ` (U+017F) is `S`.
 fn go_fold(key: &str) -> String {
-    key.chars()
-        .map(|c| {
-            if c.is_ascii() {
-                return c.to_ascii_uppercase();
+    key.chars().map(go_fold_char).collect()
+}
+
+/// One character of [`go_fold`].
+fn go_fold_char(c: char) -> char {
+    if c.is_ascii() {
+        return c.to_ascii_uppercase();
+    }
+    // Go's mappings are one character each; where Rust's full mapping is longer (`ß` to
+    // `SS`), the character stays.
+    let lower = one_char(c.to_lowercase()).unwrap_or(c);
+    one_char(lower.to_uppercase()).unwrap_or(lower)
+}
+
+/// Whether Go's encoding/json takes keys `a` and `b` for one ([`go_fold`]), without
+/// building either folded key: absent optional fields are looked up this way for every
+/// member of every object, and small objects are checked pairwise for duplicates.
+fn go_eq(a: &str, b: &str) -> bool {
+    a.chars().map(go_fold_char).eq(b.chars().map(go_fold_char))
+}
+
+/// The first member that repeats an earlier one's key as Go's encoding/json reads keys
+/// ([`go_fold`]): `(earlier, repeat)`.
+fn go_duplicate(entries: &[(String, Json)]) -> Option<(usize, usize)> {
+    if entries.len() <= 16 {
+        // Pairwise: no allocation, and fewer steps than hashing at this size.
+        return (1..entries.len()).find_map(|i| {
+            (0..i)
+                .find(|&j| go_eq(&entries[j].0, &entries[i].0))
+                .map(|j| (j, i))
+        });
+    }
+    // Linear in the keys (a document may have very many).
+    let mut first: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    for (i, (key, _)) in entries.iter().enumerate() {
+        match first.entry(go_fold(key)) {
+            std::collections::hash_map::Entry::Occupied(j) => return Some((*j.get(), i)),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(i);
             }
-            // Go's mappings are one character each; where Rust's full mapping is longer
-            // (`ß` to `SS`), the character stays.
-            let lower = one_char(c.to_lowercase()).unwrap_or(c);
-            one_char(lower.to_uppercase()).unwrap_or(lower)
-        })
-        .collect()
+        }
+    }
+    None
 }
 
 /// The only character of `chars`, if it has exactly one.
@@ -390,9 +430,8 @@ impl<'j> Obj<'j> {
     /// [`Reader::go_keys`] one Go takes for it ([`Reader::object`] refused two such).
     fn find(&self, key: &str) -> Option<usize> {
         self.entries.iter().position(|(k, _)| k == key).or_else(|| {
-            let folded = go_fold(key);
             self.go_keys
-                .then(|| self.entries.iter().position(|(k, _)| go_fold(k) == folded))
+                .then(|| self.entries.iter().position(|(k, _)| go_eq(k, key)))
                 .flatten()
         })
     }
@@ -469,6 +508,51 @@ mod tests {
     fn duplicate_keys_are_refused() {
         let err = parse_document(br#"{"a": 1, "b": {"c": 1, "c": 2}}"#, "x.json").unwrap_err();
         assert!(err.to_string().contains("duplicate key \"c\""), "{err}");
+    }
+
+    /// Go's key folding (`K` KELVIN SIGN is `k`, `ſ` is `s`, `ß` stays itself) finds the
+    /// same first repeat whether an object is checked pairwise (up to 16 members) or through
+    /// the folded keys (more).
+    #[test]
+    fn go_duplicates_are_found_alike_in_small_and_large_objects() {
+        let entries = |keys: &[&str]| -> Vec<(String, Json)> {
+            keys.iter().map(|k| (k.to_string(), Json::Null)).collect()
+        };
+        for filler in [0, 20] {
+            let mut keys: Vec<String> = (0..filler).map(|i| format!("f{i}")).collect();
+            keys.extend(["kind", "Skip", "other", "\u{212A}IND", "ſkip"].map(String::from));
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            assert_eq!(
+                go_duplicate(&entries(&keys)),
+                Some((filler, filler + 3)),
+                "{filler}"
+            );
+            assert_eq!(
+                go_duplicate(&entries(&keys[..filler + 3])),
+                None,
+                "{filler}"
+            );
+            let without_kelvin: Vec<&str> = keys
+                .iter()
+                .copied()
+                .filter(|k| !k.ends_with("IND"))
+                .collect();
+            assert_eq!(
+                go_duplicate(&entries(&without_kelvin)),
+                Some((filler + 1, filler + 3))
+            );
+        }
+        assert_eq!(go_duplicate(&entries(&["ss", "ß", "SS"])), Some((0, 2)));
+        assert!(go_eq("\u{212A}", "k") && go_eq("ſ", "S") && !go_eq("ß", "ss"));
+    }
+
+    #[test]
+    fn index_paths_spell_the_number() {
+        for (i, spelt) in [(0, "$[0]"), (7, "$[7]"), (10, "$[10]"), (1234, "$[1234]")] {
+            assert_eq!(JPath::root().index(i).as_str(), spelt);
+        }
+        let max = JPath::root().index(usize::MAX);
+        assert_eq!(max.as_str(), format!("$[{}]", usize::MAX));
     }
 
     #[test]

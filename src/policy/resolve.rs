@@ -239,6 +239,37 @@ impl ResolvedArch {
             .or_else(|| find(&IPC).map(|call| ("ipc", call)))
     }
 
+    /// The rules libseccomp also applies through a multiplexer on this arch: each name
+    /// [`multiplexer`](Self::multiplexer) maps, with its rules as
+    /// [`rules_by_name`](Self::rules_by_name) gives them (numbered, or not), and its
+    /// multiplexer and call number. Looked up from the thirty-odd multiplexed names rather
+    /// than by testing every name of the profile (the lowering asks this several times).
+    pub fn multiplexed_rules(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, (&'static str, u64), &Vec<ResolvedRule>)> {
+        let table = self.arch.syscalls();
+        let names = multiplexes(self.arch)
+            .then(|| {
+                let socket = SOCKETCALL.iter().map(|&(n, c)| (n, ("socketcall", c)));
+                socket.chain(IPC.iter().map(|&(n, c)| (n, ("ipc", c))))
+            })
+            .into_iter()
+            .flatten();
+        names.flat_map(move |(name, mux)| {
+            // Where `rules_by_name` finds the name: under the number the table gives it (if
+            // the table names that number so), and among the names without a number.
+            let numbered = table
+                .nr(name)
+                .filter(|&nr| table.name(nr) == Some(name))
+                .and_then(|nr| self.syscalls.get(&nr));
+            let unnumbered = self.unknown_rules.get(name);
+            numbered
+                .into_iter()
+                .chain(unnumbered)
+                .map(move |rules| (name, mux, rules))
+        })
+    }
+
     /// Whether a rule for syscall `name` on this arch hands the call to a NOTIFY listener (the
     /// runtimes must not notify the calls they hand the listener over with).
     pub fn notifies(&self, name: &str) -> bool {
@@ -329,7 +360,8 @@ pub struct Resolved {
     /// When [`ResolveOptions::arches`] replaced the profile's own architecture set: the
     /// profile's own set, resolved alike. It is what runc hands libseccomp whatever secopt
     /// compiles, so what `compile::runc_unenforced` says of runc's filter is said of it.
-    /// `None` when the set was the profile's, or resolving it failed.
+    /// `None` when the set was the profile's (or the same arches, in the same order), or
+    /// resolving it failed.
     #[serde(skip)]
     pub arches_as_runc_loads: Option<Vec<ResolvedArch>>,
 }
@@ -381,6 +413,15 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         covered: arches,
         unsupported: unsupported_arches,
     } = arch_set(policy, options, native)?;
+    // runc hands libseccomp the profile's own set whatever the caller's list: resolved again
+    // below, only where the two differ.
+    let own = options.arches.as_ref().map(|_| ResolveOptions {
+        arches: None,
+        ..options.clone()
+    });
+    let runc_loads_other_arches = own
+        .as_ref()
+        .is_some_and(|own| arch_set(policy, own, native).map_or(true, |set| set.covered != arches));
     let libseccomp = policy.dialect == Dialect::Libseccomp;
 
     let mut host = Host {
@@ -488,13 +529,10 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     }
     let mut warnings = policy.warnings.clone();
     warnings.extend(shadowed.iter().cloned());
-    let arches_as_runc_loads = options.arches.as_ref().and_then(|_| {
-        let own = ResolveOptions {
-            arches: None,
-            ..options.clone()
-        };
-        resolve(policy, &own).ok().map(|r| r.arches)
-    });
+    let arches_as_runc_loads = own
+        .filter(|_| runc_loads_other_arches)
+        .and_then(|own| resolve(policy, &own).ok())
+        .map(|r| r.arches);
 
     Ok(Resolved {
         source: policy.source.clone(),
@@ -838,6 +876,75 @@ mod tests {
             Err(PolicyError::InvalidOption(why)) => assert!(why.contains("kill every"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `multiplexed_rules` finds exactly what testing every name of `rules_by_name` with
+    /// `multiplexer` finds (its definition), on every arch, for every multiplexed name and a
+    /// few others, numbered or not.
+    #[test]
+    fn multiplexed_rules_are_the_multiplexed_names_among_all_rules() {
+        let names: Vec<&str> = SOCKETCALL
+            .iter()
+            .chain(&IPC)
+            .map(|e| e.0)
+            .chain(["read", "socketcall", "ipc", "chown32", "arch_prctl"])
+            .collect();
+        let profile = format!(
+            r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+                {{"names": {}, "action": "SCMP_ACT_ALLOW"}}]}}"#,
+            serde_json::to_string(&names).unwrap()
+        );
+        let mut multiplexing = 0;
+        for arch in Arch::ALL {
+            let r = resolve_on(&profile, arch, false).unwrap();
+            let a = &r.arches[0];
+            let mut by_definition: Vec<_> = a
+                .rules_by_name()
+                .filter_map(|(name, rules)| Some((name, a.multiplexer(name)?, rules)))
+                .collect();
+            let mut found: Vec<_> = a.multiplexed_rules().collect();
+            by_definition.sort_by_key(|e| e.0);
+            found.sort_by_key(|e| e.0);
+            assert_eq!(found, by_definition, "{arch}");
+            multiplexing += usize::from(!found.is_empty());
+            // Both a numbered name (`socket` on x86) and an unnumbered one (`send`) are found.
+            if arch == Arch::X86 {
+                assert!(
+                    found.iter().any(|e| e.0 == "socket") && found.iter().any(|e| e.0 == "send")
+                );
+            }
+        }
+        assert!(multiplexing >= 4, "{multiplexing}");
+    }
+
+    /// runc hands libseccomp the profile's own arches: a caller's list that differs keeps
+    /// them resolved beside it, one equal to them (Docker's x86_64 + x86 + x32 on x86_64)
+    /// needs no second copy.
+    #[test]
+    fn the_profiles_own_arches_are_kept_only_where_the_callers_list_differs() {
+        let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+            "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#;
+        let policy = oci::parse(profile.as_bytes(), "t.json").unwrap();
+        let with = |arches: &[Arch]| {
+            let options = ResolveOptions {
+                native: Some(Arch::X86_64),
+                arches: Some(arches.to_vec()),
+                ..Default::default()
+            };
+            resolve(&policy, &options).unwrap()
+        };
+        let own = |r: &Resolved| {
+            r.arches_as_runc_loads
+                .as_ref()
+                .map(|list| list.iter().map(|a| a.arch).collect::<Vec<_>>())
+        };
+        assert_eq!(own(&with(&[Arch::X86_64, Arch::X86, Arch::X32])), None);
+        let all = Some(vec![Arch::X86_64, Arch::X86, Arch::X32]);
+        assert_eq!(own(&with(&[Arch::X86_64])), all);
+        assert_eq!(own(&with(&[Arch::Aarch64])), all);
+        // The same arches in another order are another filter for runc to load.
+        assert_eq!(own(&with(&[Arch::X86, Arch::X86_64, Arch::X32])), all);
     }
 
     /// A rule an earlier unconditional one shadows is warned about once (not once per arch),
