@@ -1036,6 +1036,62 @@ fn outputs_write_through_devices_fifos_and_links_without_replacing_them() {
     bad_input(&out, &[d.to_str().unwrap(), "give the filter's file name"]);
 }
 
+/// `-o /dev/stdout` (or `/dev/fd/N`) where the shell redirected that descriptor to a file
+/// writes through the descriptor, as `-o -` does: what the shell wrote before and after stays
+/// in the file, in order, and a `>>` target keeps its contents. (An audit found the file
+/// followed and replaced: `before` and `after` were lost.) The shell, not secopt, opens the
+/// files here.
+#[test]
+fn dev_stdout_redirected_to_a_file_is_written_through_not_replaced() {
+    let d = tmpdir("dev-stdout");
+    let bin = env!("CARGO_BIN_EXE_secopt");
+    let p = profile("oci/spo-nginx-1.19.1.json");
+    let filter = secopt(&[
+        "compile", &p, "--arch", "x86_64", "--emit", "raw", "-o", "-", "-q",
+    ]);
+    ok(&filter);
+    let filter = filter.stdout;
+    assert!(filter.len() >= 8);
+    let shell = |script: &str| {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(bin)
+            .arg(&p)
+            .current_dir(&d)
+            .status()
+            .expect("run sh");
+        assert!(status.success(), "{script}");
+    };
+    let compile = r#""$1" compile "$2" --arch x86_64 --emit raw -q"#;
+    let framed = |before: &[u8], after: &[u8]| [before, &filter, after].concat();
+    shell(&format!(
+        "{{ echo before; {compile} -o /dev/stdout; echo after; }} > grouped.bin"
+    ));
+    assert_eq!(
+        std::fs::read(d.join("grouped.bin")).unwrap(),
+        framed(b"before\n", b"after\n")
+    );
+    std::fs::write(d.join("appended.bin"), b"kept\n").unwrap();
+    shell(&format!("{compile} -o /dev/stdout >> appended.bin"));
+    assert_eq!(
+        std::fs::read(d.join("appended.bin")).unwrap(),
+        framed(b"kept\n", b"")
+    );
+    shell(&format!(
+        "{{ echo before >&3; {compile} -o /dev/fd/3; echo after >&3; }} 3> fd3.bin"
+    ));
+    assert_eq!(
+        std::fs::read(d.join("fd3.bin")).unwrap(),
+        framed(b"before\n", b"after\n")
+    );
+    // A file of its own name is still replaced whole, atomically.
+    std::fs::write(d.join("plain.bin"), b"old contents, longer than nothing").unwrap();
+    shell(&format!("{compile} -o plain.bin"));
+    assert_eq!(std::fs::read(d.join("plain.bin")).unwrap(), filter);
+}
+
 /// `--arch` takes a comma-separated list, as `analyze` and `verify` do: the same filter as the
 /// repeated option, and its first name is still the native one.
 #[test]
