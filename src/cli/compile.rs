@@ -116,8 +116,8 @@ pub struct CompileArgs {
     #[arg(long)]
     pub thread: Option<String>,
     /// Name of the array in C/Rust/Go output (default: from the profile's file name): an
-    /// identifier all three can declare, used as given (Rust's constant is upper-cased, Go's
-    /// variable capitalised); refused for other output.
+    /// identifier all three can declare, used as given (Rust's constant and C's length macro,
+    /// `NAME_LEN`, are upper-cased; Go's variable capitalised); refused for other output.
     #[arg(long, value_parser = parse_array_name)]
     pub name: Option<String>,
     /// The package clause of Go output (default: `seccomp`): the package of the directory the

@@ -60,8 +60,8 @@ pub struct OptimizeArgs {
     #[arg(long, value_enum, visible_alias = "emit")]
     pub output_format: Option<EmitFormat>,
     /// Name of the array in C, Rust and Go output (default: from the input's file name): an
-    /// identifier all three can declare, used as given (Rust's constant is upper-cased, Go's
-    /// variable capitalised); refused for other output.
+    /// identifier all three can declare, used as given (Rust's constant and C's length macro,
+    /// `NAME_LEN`, are upper-cased; Go's variable capitalised); refused for other output.
     #[arg(long, value_parser = super::compile::parse_array_name)]
     pub name: Option<String>,
     /// The package clause of Go output (default: `seccomp`); refused for other output.

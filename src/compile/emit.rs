@@ -21,7 +21,8 @@ pub enum EmitFormat {
     /// secopt assembly (`secopt asm` turns it back into the same bytes; with `--big-endian`
     /// for s390x, ppc64 and mips, as its header says).
     Asm,
-    /// A C header: `static struct sock_filter NAME[]` and `NAME_LEN`.
+    /// A C header: `static struct sock_filter NAME[]` and its length `NAME_LEN`, upper-cased
+    /// (`--name my_filter`: `MY_FILTER_LEN`).
     C,
     /// A Rust source file: a `#[repr(C)]` `SockFilter` struct and a `const` array.
     Rust,
