@@ -636,6 +636,49 @@ fn strict_mode_makes_every_warning_an_error() {
         }
         other => panic!("{other:?}"),
     }
+    // One error lists every kind at its place: the profile's warning, then each unknown name
+    // at its first rule (`frobnicate` twice: once), then the rules that never apply; with
+    // unknown names alone, their own error, which says where each is first named.
+    let json = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["write", "frobnicate"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["foo_bar", "frobnicate"], "action": "SCMP_ACT_ALLOW",
+         "argz": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["read"], "action": "SCMP_ACT_KILL",
+         "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let p = oci::parse(json.as_bytes(), "mixed.json").unwrap();
+    match policy::resolve(&p, &strict) {
+        Err(PolicyError::Warnings { warnings, .. }) => {
+            use secopt::policy::WarningKind;
+            let listed: Vec<(&str, WarningKind)> =
+                warnings.iter().map(|w| (w.path.as_str(), w.kind)).collect();
+            assert_eq!(
+                listed,
+                [
+                    ("$.syscalls[2].argz", WarningKind::Ignored),
+                    ("$.syscalls[1]", WarningKind::UnknownName),
+                    ("$.syscalls[2]", WarningKind::UnknownName),
+                    ("$.syscalls[3]", WarningKind::NeverApplies),
+                ],
+                "{warnings:?}"
+            );
+            assert!(warnings[1].message.contains("`frobnicate`"), "{warnings:?}");
+            assert!(warnings[2].message.contains("`foo_bar`"), "{warnings:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let json = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["write", "frobnicate"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let p = oci::parse(json.as_bytes(), "typo.json").unwrap();
+    match policy::resolve(&p, &strict) {
+        Err(e @ PolicyError::UnknownSyscalls { .. }) => assert_eq!(
+            e.to_string(),
+            "typo.json: unknown syscall names (strict mode): x86_64: frobnicate; first named at \
+             $.syscalls[1] (frobnicate)"
+        ),
+        other => panic!("{other:?}"),
+    }
     // A profile without warnings resolves in strict mode as without it.
     let clean = load("docker-default.json");
     assert!(clean.warnings.is_empty());

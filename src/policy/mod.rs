@@ -76,10 +76,16 @@ pub enum PolicyError {
     /// resolver's, for a name secopt knows), per architecture the profile covers. Names of
     /// another architecture only (`chown32` in an x86_64 filter, the multi-arch idiom) and
     /// those reached through `socketcall`/`ipc` are not among them.
-    #[error("{file}: unknown syscall names (strict mode): {}", format_unknown(.unknown))]
+    #[error(
+        "{file}: unknown syscall names (strict mode): {}{}",
+        format_unknown(.unknown),
+        format_places(.places)
+    )]
     UnknownSyscalls {
         file: String,
         unknown: BTreeMap<Arch, Vec<String>>,
+        /// Each name with the JSON path of the first rule naming it (`$.syscalls[3]`).
+        places: Vec<(String, String)>,
     },
     /// Strict resolution: the profile covers an architecture secopt has no table for.
     #[error("{file}: architecture {arch} is not supported by secopt (strict mode)")]
@@ -115,6 +121,22 @@ fn format_warnings(warnings: &[Warning]) -> String {
         text.push_str(&format!("; and {} more", warnings.len() - 4));
     }
     text
+}
+
+/// `; first named at $.syscalls[3] (frobnicate), …`: where the first eight names are.
+fn format_places(places: &[(String, String)]) -> String {
+    if places.is_empty() {
+        return String::new();
+    }
+    let mut listed: Vec<String> = places
+        .iter()
+        .take(8)
+        .map(|(name, path)| format!("{path} ({name})"))
+        .collect();
+    if places.len() > 8 {
+        listed.push(format!("and {} more", places.len() - 8));
+    }
+    format!("; first named at {}", listed.join(", "))
 }
 
 fn format_unknown(unknown: &BTreeMap<Arch, Vec<String>>) -> String {

@@ -393,12 +393,6 @@ impl Resolved {
 /// assert_eq!(policy::resolve(&policy, &options).unwrap().arches[0].syscalls.len(), 2);
 /// ```
 pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, PolicyError> {
-    if options.strict && !policy.warnings.is_empty() {
-        return Err(PolicyError::Warnings {
-            file: policy.source.clone(),
-            warnings: policy.warnings.clone(),
-        });
-    }
     let native = match options.native {
         Some(a) => a,
         None => Arch::host().ok_or_else(|| {
@@ -489,31 +483,6 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         resolved_arches.push(resolved);
     }
 
-    if options.strict {
-        // Names libseccomp reaches through a multiplexer are not skipped, and names of other
-        // architectures are expected in multi-arch profiles: neither is an error.
-        let unknown: BTreeMap<Arch, Vec<String>> = resolved_arches
-            .iter()
-            .map(|a| {
-                let skipped = a
-                    .unknown
-                    .iter()
-                    .filter(|n| !libseccomp || a.multiplexer(n).is_none())
-                    .filter(|n| !a.is_other_arch_name(n))
-                    .cloned()
-                    .collect::<Vec<_>>();
-                (a.arch, skipped)
-            })
-            .filter(|(_, names)| !names.is_empty())
-            .collect();
-        if !unknown.is_empty() {
-            return Err(PolicyError::UnknownSyscalls {
-                file: policy.source.clone(),
-                unknown,
-            });
-        }
-    }
-
     let mut shadowed = shadowed_rules(&resolved_arches, policy.dialect);
     let defaults: Vec<&Rule> = applicable
         .iter()
@@ -521,11 +490,8 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         .filter(|r| r.action == policy.default_action)
         .collect();
     shadowed.extend(exceptions_left_out(&resolved_arches, &defaults, resolver));
-    if options.strict && !shadowed.is_empty() {
-        return Err(PolicyError::Warnings {
-            file: policy.source.clone(),
-            warnings: shadowed,
-        });
+    if options.strict {
+        strict_check(policy, &applicable, &resolved_arches, &shadowed)?;
     }
     let mut warnings = policy.warnings.clone();
     warnings.extend(shadowed.iter().cloned());
@@ -551,6 +517,81 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         warnings,
         shadowed,
         arches_as_runc_loads,
+    })
+}
+
+/// Strict resolution: every warning about the profile is an error, and so is a syscall name
+/// an arch it covers does not have (names libseccomp reaches through a multiplexer are not
+/// skipped, and names of other architectures are expected in multi-arch profiles: neither
+/// counts). One error lists them all: the profile's warnings, a warning per unknown name at
+/// the first rule naming it, the rules that never apply. With unknown names alone it is
+/// [`PolicyError::UnknownSyscalls`], which lists them per arch.
+fn strict_check(
+    policy: &Policy,
+    applicable: &[&Rule],
+    arches: &[ResolvedArch],
+    shadowed: &[Warning],
+) -> Result<(), PolicyError> {
+    let libseccomp = policy.dialect == Dialect::Libseccomp;
+    let unknown: BTreeMap<Arch, Vec<String>> = arches
+        .iter()
+        .map(|a| {
+            let skipped = a
+                .unknown
+                .iter()
+                .filter(|n| !libseccomp || a.multiplexer(n).is_none())
+                .filter(|n| !a.is_other_arch_name(n))
+                .cloned()
+                .collect::<Vec<_>>();
+            (a.arch, skipped)
+        })
+        .filter(|(_, names)| !names.is_empty())
+        .collect();
+    // Each unknown name once, at the first rule naming it, with the arches that lack it.
+    let mut places: Vec<(String, String, Vec<Arch>)> = Vec::new();
+    for rule in applicable {
+        let lacking: Vec<Arch> = unknown
+            .iter()
+            .filter(|(_, names)| names.contains(&rule.syscall))
+            .map(|(&arch, _)| arch)
+            .collect();
+        if !lacking.is_empty() && !places.iter().any(|(name, ..)| *name == rule.syscall) {
+            places.push((rule.syscall.clone(), rule.origin.to_string(), lacking));
+        }
+    }
+    if policy.warnings.is_empty() && shadowed.is_empty() {
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        return Err(PolicyError::UnknownSyscalls {
+            file: policy.source.clone(),
+            unknown,
+            places: places
+                .into_iter()
+                .map(|(name, path, _)| (name, path))
+                .collect(),
+        });
+    }
+    let unknown_names = places.into_iter().map(|(name, path, lacking)| {
+        let arches: Vec<&str> = lacking.iter().map(|a| a.name()).collect();
+        Warning {
+            path,
+            message: format!(
+                "`{name}` is no syscall of {}: runc skips the name (a misspelling?)",
+                arches.join(", ")
+            ),
+            kind: WarningKind::UnknownName,
+        }
+    });
+    Err(PolicyError::Warnings {
+        file: policy.source.clone(),
+        warnings: policy
+            .warnings
+            .iter()
+            .cloned()
+            .chain(unknown_names)
+            .chain(shadowed.iter().cloned())
+            .collect(),
     })
 }
 
