@@ -649,6 +649,17 @@ fn control_characters_from_an_input_are_escaped_in_messages() {
     let out = secopt(&["compile", &named, "--arch", "x86_64", "--strict", "-o", o]);
     assert_bad_input(&out, &["fr\\u{1b}]0;title\\u{7}ob"]);
     assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07));
+    // With another warning beside it, --strict lists the name among the warnings: escaped too.
+    let mixed = write(
+        &d,
+        "mixed.json",
+        br#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+             {"names": ["read", "fr\u001b]0;title\u0007ob"], "action": "SCMP_ACT_ALLOW",
+              "argz": []}]}"#,
+    );
+    let out = secopt(&["compile", &mixed, "--arch", "x86_64", "--strict", "-o", o]);
+    assert_bad_input(&out, &["argz", "fr\\u{1b}]0;title\\u{7}ob"]);
+    assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07));
 }
 
 /// Options that cannot mean what they say are refused, not taken silently (found by an

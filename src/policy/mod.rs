@@ -131,7 +131,7 @@ fn format_places(places: &[(String, String)]) -> String {
     let mut listed: Vec<String> = places
         .iter()
         .take(8)
-        .map(|(name, path)| format!("{path} ({name})"))
+        .map(|(name, path)| format!("{path} ({})", name_listing(&[name], 1, "")))
         .collect();
     if places.len() > 8 {
         listed.push(format!("and {} more", places.len() - 8));

@@ -577,7 +577,8 @@ fn strict_check(
         Warning {
             path,
             message: format!(
-                "`{name}` is no syscall of {}: runc skips the name (a misspelling?)",
+                "`{}` is no syscall of {}: runc skips the name (a misspelling?)",
+                super::name_listing(&[&name], 1, ""),
                 arches.join(", ")
             ),
             kind: WarningKind::UnknownName,
