@@ -1065,27 +1065,37 @@ fn dev_stdout_redirected_to_a_file_is_written_through_not_replaced() {
         assert!(status.success(), "{script}");
     };
     let compile = r#""$1" compile "$2" --arch x86_64 --emit raw -q"#;
-    let framed = |before: &[u8], after: &[u8]| [before, &filter, after].concat();
-    shell(&format!(
-        "{{ echo before; {compile} -o /dev/stdout; echo after; }} > grouped.bin"
-    ));
-    assert_eq!(
-        std::fs::read(d.join("grouped.bin")).unwrap(),
-        framed(b"before\n", b"after\n")
-    );
-    std::fs::write(d.join("appended.bin"), b"kept\n").unwrap();
-    shell(&format!("{compile} -o /dev/stdout >> appended.bin"));
-    assert_eq!(
-        std::fs::read(d.join("appended.bin")).unwrap(),
-        framed(b"kept\n", b"")
-    );
-    shell(&format!(
-        "{{ echo before >&3; {compile} -o /dev/fd/3; echo after >&3; }} 3> fd3.bin"
-    ));
-    assert_eq!(
-        std::fs::read(d.join("fd3.bin")).unwrap(),
-        framed(b"before\n", b"after\n")
-    );
+    /// The file, what is in it before, the script, what the shell writes before and after.
+    type Case<'a> = (&'a str, &'a [u8], String, &'a [u8], &'a [u8]);
+    let cases: [Case; 3] = [
+        (
+            "grouped.bin",
+            b"",
+            format!("{{ echo before; {compile} -o /dev/stdout; echo after; }} > grouped.bin"),
+            b"before\n",
+            b"after\n",
+        ),
+        (
+            "appended.bin",
+            b"kept\n",
+            format!("{compile} -o /dev/stdout >> appended.bin"),
+            b"",
+            b"",
+        ),
+        (
+            "fd3.bin",
+            b"",
+            format!("{{ echo before >&3; {compile} -o /dev/fd/3; echo after >&3; }} 3> fd3.bin"),
+            b"before\n",
+            b"after\n",
+        ),
+    ];
+    for (file, kept, script, before, after) in cases {
+        std::fs::write(d.join(file), kept).unwrap();
+        shell(&script);
+        let expected = [kept, before, &filter, after].concat();
+        assert_eq!(std::fs::read(d.join(file)).unwrap(), expected, "{script}");
+    }
     // A file of its own name is still replaced whole, atomically.
     std::fs::write(d.join("plain.bin"), b"old contents, longer than nothing").unwrap();
     shell(&format!("{compile} -o plain.bin"));
