@@ -668,7 +668,7 @@ pub fn write_binary_output(path: &Path, data: &[u8], what: &str) -> Result<bool,
 /// Anything else that exists (a character device such as `/dev/null`, a FIFO, a terminal,
 /// `/dev/stdout`) is opened and written in place, as a shell redirection would; a regular file
 /// that is one of this process's open descriptors (`/dev/stdout` redirected to a file, or
-/// `/dev/fd/3`) is written through that descriptor ([`open_descriptor`]). Renaming over it
+/// `/dev/fd/3`) is written through that descriptor (`open_descriptor`). Renaming over it
 /// would replace the device node itself: `-o /dev/null` run as root used to turn `/dev/null`
 /// into a regular file, which breaks every program on the machine that reads it.
 pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
