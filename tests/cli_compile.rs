@@ -1100,6 +1100,29 @@ fn dev_stdout_redirected_to_a_file_is_written_through_not_replaced() {
     std::fs::write(d.join("plain.bin"), b"old contents, longer than nothing").unwrap();
     shell(&format!("{compile} -o plain.bin"));
     assert_eq!(std::fs::read(d.join("plain.bin")).unwrap(), filter);
+    // Each of these still holds the filter alone (a red-team audit of the first version found
+    // them mixed with messages, or not written while secopt said it was): stdout by its name
+    // is `-o -`, whose report goes to stderr; a file stderr also goes to is replaced, the
+    // messages going to the replaced one; a descriptor open for reading is no output.
+    let alone = [
+        (
+            "report.bin",
+            format!("{compile} -o /dev/stdout --report > report.bin"),
+        ),
+        (
+            "stderr.bin",
+            format!("{compile} -o stderr.bin 2> stderr.bin"),
+        ),
+        (
+            "readonly.bin",
+            format!("{compile} -o /dev/fd/3 3< readonly.bin"),
+        ),
+    ];
+    for (file, script) in alone {
+        std::fs::write(d.join(file), b"old contents, longer than nothing").unwrap();
+        shell(&script.replace(" -q", ""));
+        assert_eq!(std::fs::read(d.join(file)).unwrap(), filter, "{script}");
+    }
 }
 
 /// `--arch` takes a comma-separated list, as `analyze` and `verify` do: the same filter as the

@@ -30,7 +30,7 @@ pub struct DisasmArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write here instead of stdout (atomically).
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
 }
 
@@ -40,7 +40,7 @@ pub struct AsmArgs {
     #[arg(default_value = "-")]
     pub input: PathBuf,
     /// Where to write the raw filter (`-` for stdout; refused when stdout is a terminal).
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
     /// Write big-endian `struct sock_filter` (for s390x, ppc64 and mips machines; what
     /// `secopt compile --emit raw` writes for them) instead of little-endian.

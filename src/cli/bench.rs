@@ -123,7 +123,7 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report here instead of stdout.
-    #[arg(short = 'o', long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE", value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
     /// Also write an SVG chart of the overhead per syscall and in aggregate.
     #[arg(long, value_name = "FILE.svg")]

@@ -58,7 +58,7 @@ pub struct CompileArgs {
     pub profile: PathBuf,
     /// Output file (`-`: stdout). For Firecracker files with several thread kinds: a
     /// directory (`DIR/`, made if it does not exist) or a pattern containing `{thread}`.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
     /// Output format. Default: from the output's extension (.bpf .s .h .rs .go .b64 .json);
     /// else assembly to a terminal and raw to a pipe or file.

@@ -48,7 +48,7 @@ pub struct DumpArgs {
     /// Write the filter here as raw cBPF (atomically); with several filters, --index picks
     /// one, or a `{}` in the path writes each, `{}` replaced by its index (`f{}.bpf`: f0.bpf
     /// the oldest, f1.bpf, …, ready for `secopt optimize f*.bpf` in that order up to ten).
-    #[arg(short, long, conflicts_with = "format")]
+    #[arg(short, long, conflicts_with = "format", value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
     /// How the listing on stdout is written: `text` (assembly) or `json`.
     #[arg(long, value_enum)]

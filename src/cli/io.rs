@@ -667,8 +667,8 @@ pub fn write_binary_output(path: &Path, data: &[u8], what: &str) -> Result<bool,
 ///
 /// Anything else that exists (a character device such as `/dev/null`, a FIFO, a terminal,
 /// `/dev/stdout`) is opened and written in place, as a shell redirection would; a regular file
-/// that is one of this process's open descriptors (`/dev/stdout` redirected to a file, or
-/// `/dev/fd/3`) is written through that descriptor (`open_descriptor`). Renaming over it
+/// named as a descriptor the shell opened for writing (`/dev/fd/3` with `3> f`) is written
+/// through that descriptor (`open_descriptor`); stdout by any name is `-` ([`output_path`]). Renaming over it
 /// would replace the device node itself: `-o /dev/null` run as root used to turn `/dev/null`
 /// into a regular file, which breaks every program on the machine that reads it.
 pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
@@ -689,10 +689,10 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     }
     check_not_an_input(path)?;
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() && open_descriptor(path, &meta).is_some() => {
-            write_to_descriptor(path, &meta, data).map_err(cannot_write)
-        }
         Ok(meta) if meta.is_file() => {
+            if let Some(fd) = open_descriptor(path) {
+                return write_to_descriptor(fd, data).map_err(cannot_write);
+            }
             let file = std::fs::canonicalize(path).map_err(cannot_write)?;
             replace_atomically(&file, data, Some(meta.permissions())).map_err(cannot_write)
         }
@@ -715,57 +715,64 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     }
 }
 
-/// Which of this process's open descriptors `path` names, where it names one whose file is a
-/// regular file (`meta`, followed through links): stdout or stderr by any name that leads to
-/// their file (`/dev/stdout`, `/proc/self/fd/1`, or the file's own name), another one by
-/// `/dev/fd/N` or `/proc/self/fd/N`. Such a path is a stream the shell opened, not a file to
-/// replace: following it to the file and renaming a new one over it would cut away what the
-/// shell (and this run) wrote there before, and send what they write after to the replaced
-/// file.
-fn open_descriptor(path: &Path, meta: &std::fs::Metadata) -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    let same_file = |fd: u32| {
-        std::fs::metadata(format!("/proc/self/fd/{fd}"))
-            .is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
-    };
-    if let Some(fd) = [1, 2].into_iter().find(|&fd| same_file(fd)) {
-        return Some(fd);
-    }
-    let text = path.to_str()?;
-    let number = ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
-        .iter()
-        .find_map(|dir| text.strip_prefix(dir))?;
-    number.parse().ok().filter(|&fd| same_file(fd))
+/// An `-o` value as the commands take it: stdout by any of its names (`/dev/stdout`,
+/// `/dev/fd/1`, `/proc/self/fd/1`) is `-`, so that it is what `-o -` is everywhere: a binary
+/// filter refused on a terminal, the report sent to stderr, written through the stream the
+/// shell opened rather than by replacing the file it leads to.
+pub fn output_path(value: &str) -> Result<PathBuf, String> {
+    const STDOUT: [&str; 4] = [
+        "/dev/stdout",
+        "/dev/fd/1",
+        "/proc/self/fd/1",
+        "/proc/thread-self/fd/1",
+    ];
+    Ok(PathBuf::from(if STDOUT.contains(&value) {
+        "-"
+    } else {
+        value
+    }))
 }
 
-/// Writes `data` through the open descriptor `path` names ([`open_descriptor`]): stdout and
-/// stderr through their streams, as `-o -` does (after what this run buffered there); another
-/// through a duplicate, which shares the shell's offset in the file (opening the path again
-/// would not: what the shell writes next would overwrite the filter).
-fn write_to_descriptor(path: &Path, meta: &std::fs::Metadata, data: &[u8]) -> std::io::Result<()> {
-    match open_descriptor(path, meta) {
-        Some(1) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(data)?;
-            out.flush()
-        }
-        Some(2) => {
-            let mut err = std::io::stderr().lock();
-            err.write_all(data)?;
-            err.flush()
-        }
-        Some(fd) => {
-            let fd = i32::try_from(fd).map_err(std::io::Error::other)?;
-            // SAFETY: `open_descriptor` found descriptor `fd` open in /proc/self/fd (secopt
-            // opens none of its own there while it writes), and it is only borrowed for the
-            // `dup` that gives this write its own handle to it.
-            let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-            let mut f = std::fs::File::from(borrowed.try_clone_to_owned()?);
-            f.write_all(data)?;
-            f.flush()
-        }
-        None => Err(std::io::Error::other("not an open descriptor")),
+/// The descriptor `path` names by one of its own names (`/dev/stderr`, `/dev/fd/N`,
+/// `/proc/self/fd/N`; stdout's are `-` by then, [`output_path`]), where it is open for writing
+/// only and its file is a regular file. The shell opened it for this command (`3> f`,
+/// `2>> f`): following it to the file and renaming a new one over it would cut away what was
+/// there and what the shell writes next. Anything else (other spellings, a descriptor open
+/// for reading too) is an ordinary path.
+fn open_descriptor(path: &Path) -> Option<u32> {
+    let text = path.to_str()?;
+    let fd: u32 = if text == "/dev/stderr" {
+        2
+    } else {
+        ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
+            .iter()
+            .find_map(|dir| text.strip_prefix(dir))?
+            .parse()
+            .ok()?
+    };
+    if !std::fs::metadata(format!("/proc/self/fd/{fd}")).is_ok_and(|m| m.is_file()) {
+        return None;
     }
+    // `flags:` in octal; the access mode is its low two bits (O_WRONLY is 1).
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
+    let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?.trim();
+    let flags = u32::from_str_radix(flags, 8).ok()?;
+    (flags & 3 == 1).then_some(fd)
+}
+
+/// Writes `data` through descriptor `fd` ([`open_descriptor`]), by a duplicate that shares the
+/// shell's offset in the file (opening the path again would not: what the shell writes next
+/// would overwrite the filter). Write errors are reported, which std's stderr would swallow
+/// for some.
+fn write_to_descriptor(fd: u32, data: &[u8]) -> std::io::Result<()> {
+    let fd = i32::try_from(fd).map_err(std::io::Error::other)?;
+    // SAFETY: `open_descriptor` found descriptor `fd` open in /proc/self (secopt opens none of
+    // its own under those numbers while it writes), and it is only borrowed for the `dup`
+    // that gives this write its own handle to it.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let mut f = std::fs::File::from(borrowed.try_clone_to_owned()?);
+    f.write_all(data)?;
+    f.flush()
 }
 
 /// Writes several outputs (one command's per-thread or per-filter files) so that a failure
@@ -852,7 +859,7 @@ pub fn check_can_write(path: &Path) -> Result<(), Failure> {
     check_not_an_input(path)?;
     let (target, exists) = match std::fs::metadata(path) {
         // Written through the descriptor, not replaced: nothing to create.
-        Ok(meta) if meta.is_file() && open_descriptor(path, &meta).is_some() => return Ok(()),
+        Ok(meta) if meta.is_file() && open_descriptor(path).is_some() => return Ok(()),
         Ok(meta) if meta.is_file() => (
             std::fs::canonicalize(path).unwrap_or(path.to_path_buf()),
             true,

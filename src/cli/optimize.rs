@@ -46,7 +46,7 @@ pub struct OptimizeArgs {
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
     /// Where to write the optimized filter (`-` for stdout). Default: stdout.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
     /// How to write the optimized filter, as `compile --emit` does (`raw`: the struct
     /// sock_filter array seccomp(2) loads; `c`, `rust`, `go`: an array in a source file;

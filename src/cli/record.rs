@@ -58,7 +58,13 @@ traced, or for a bad option or filter.")]
 pub struct RecordArgs {
     /// Write the workload here (`-`: stdout). The command's own output also goes to stdout, so
     /// prefer a file when it prints anything.
-    #[arg(short = 'o', long, value_name = "FILE", default_value = "-")]
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "FILE",
+        default_value = "-",
+        value_parser = super::io::output_path
+    )]
     pub output: PathBuf,
     /// `json` (a workload with argument samples) or `strace` (a `strace -c`-style table).
     #[arg(long, value_enum, default_value_t = RecordFormat::Json)]
