@@ -666,11 +666,12 @@ pub fn write_binary_output(path: &Path, data: &[u8], what: &str) -> Result<bool,
 /// The replaced file keeps its permissions, and a symbolic link stays a link to it.
 ///
 /// Anything else that exists (a character device such as `/dev/null`, a FIFO, a terminal,
-/// `/dev/stdout`) is opened and written in place, as a shell redirection would; a regular file
-/// named as a descriptor the shell opened for writing (`/dev/fd/3` with `3> f`) is written
-/// through that descriptor (`open_descriptor`); stdout by any name is `-` ([`output_path`]). Renaming over it
-/// would replace the device node itself: `-o /dev/null` run as root used to turn `/dev/null`
-/// into a regular file, which breaks every program on the machine that reads it.
+/// `/dev/stdout`) is opened and written in place, as a shell redirection would: renaming over
+/// it would replace the device node itself (`-o /dev/null` run as root used to turn
+/// `/dev/null` into a regular file, which breaks every program on the machine that reads it).
+/// A regular file named as a descriptor the shell opened for writing (`/dev/fd/3` with
+/// `3> f`) is written through that descriptor (`open_descriptor`); stdout by any of its names
+/// is `-` by then ([`output_path`]).
 pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
