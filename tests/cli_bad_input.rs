@@ -540,6 +540,16 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
         assert_bad_input(&out, &["an input of this command", "choose another file"]);
         assert_eq!(std::fs::read(kept).unwrap(), before, "{args:?}");
     }
+    // The file redirected to stdin is an input too (a red-team audit: `asm - -o f.s < f.s`
+    // replaced the source with raw bytes).
+    let before = std::fs::read(&asm).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(["asm", "-", "-o", &asm])
+        .stdin(std::fs::File::open(&asm).unwrap())
+        .output()
+        .expect("run secopt");
+    assert_bad_input(&out, &["that is <stdin>, an input of this command"]);
+    assert_eq!(std::fs::read(&asm).unwrap(), before);
     // A pattern that expands to the profile's own name: refused before any thread is written.
     let Some(text) = firecracker_profile() else {
         return;

@@ -90,6 +90,8 @@ fn stdin_thread(path: &Path) -> Option<&str> {
 
 /// All of stdin.
 fn read_stdin() -> Result<Vec<u8>, Failure> {
+    // A file redirected in (`secopt asm - -o f.s < f.s`) is an input like a named one.
+    remember_input_as(Path::new("/proc/self/fd/0"), Path::new("<stdin>"));
     let mut bytes = Vec::new();
     std::io::stdin()
         .read_to_end(&mut bytes)
@@ -147,13 +149,18 @@ static INPUTS: std::sync::Mutex<Vec<(u64, u64, PathBuf)>> = std::sync::Mutex::ne
 
 /// Notes `path` as one of this run's inputs when it is a regular file.
 fn remember_input(path: &Path) {
+    remember_input_as(path, path);
+}
+
+/// [`remember_input`], the input named `shown` in messages.
+fn remember_input_as(path: &Path, shown: &Path) {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::metadata(path) else {
         return;
     };
     if meta.is_file() {
         if let Ok(mut inputs) = INPUTS.lock() {
-            inputs.push((meta.dev(), meta.ino(), path.to_path_buf()));
+            inputs.push((meta.dev(), meta.ino(), shown.to_path_buf()));
         }
     }
 }
