@@ -679,6 +679,33 @@ fn strict_mode_makes_every_warning_an_error() {
         ),
         other => panic!("{other:?}"),
     }
+    // The strict error and the filter's warnings place a name at the same rule: the first
+    // naming it, whatever its action (`baz`'s has the default one, and no other rule gives it
+    // another: a red-team audit found that warning placed at the file's name).
+    let json = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["baz"], "action": "SCMP_ACT_ERRNO"},
+        {"names": ["read", "bar"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let p = oci::parse(json.as_bytes(), "places.json").unwrap();
+    match policy::resolve(&p, &strict) {
+        Err(e @ PolicyError::UnknownSyscalls { .. }) => assert!(
+            e.to_string()
+                .ends_with("first named at $.syscalls[0] (baz), $.syscalls[1] (bar)"),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let lax = policy::resolve(&p, &x86_64_options()).unwrap();
+    let warned: Vec<(String, String)> = secopt::compile::unknown_names(&lax)
+        .into_iter()
+        .map(|w| (w.path, w.message.split('`').nth(1).unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        warned,
+        [
+            ("$.syscalls[1]".to_string(), "bar".to_string()),
+            ("$.syscalls[0]".to_string(), "baz".to_string())
+        ]
+    );
     // A profile without warnings resolves in strict mode as without it.
     let clean = load("docker-default.json");
     assert!(clean.warnings.is_empty());

@@ -397,11 +397,7 @@ pub fn names_no_arch_has(resolved: &Resolved) -> Vec<(&str, Option<&str>)> {
             if found.iter().any(|(seen, _)| *seen == name) {
                 continue;
             }
-            let origin = a
-                .unknown_rules
-                .get(name)
-                .and_then(|rules| rules.first())
-                .map(|r| &*r.origin);
+            let origin = a.unknown_first_named.get(name).map(|o| &**o);
             found.push((name, origin));
         }
     }

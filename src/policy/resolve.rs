@@ -131,6 +131,10 @@ pub struct ResolvedArch {
     /// The rules of the names in `unknown` (left out as the default's are), by name, in
     /// profile order: the lowering applies the multiplexed ones as libseccomp does.
     pub unknown_rules: BTreeMap<String, Vec<ResolvedRule>>,
+    /// Where each name of `unknown` is first named: the first applicable rule naming it,
+    /// whatever its action (`$.syscalls[3]`), as warnings and `--strict`'s error place it.
+    #[serde(skip)]
+    pub unknown_first_named: BTreeMap<String, Arc<str>>,
     /// The highest syscall number named by any applicable rule on this arch, counting rules
     /// left out for equalling the default, as runc's ENOSYS stub computes it
     /// (libcontainer/seccomp/patchbpf/enosys_linux.go `findLastSyscalls`). In the libseccomp
@@ -447,10 +451,11 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
             syscalls: BTreeMap::new(),
             unknown: Vec::new(),
             unknown_rules: BTreeMap::new(),
+            unknown_first_named: BTreeMap::new(),
             highest_named: None,
             listed,
         };
-        let mut unknown = BTreeSet::new();
+        let mut unknown: BTreeMap<String, Arc<str>> = BTreeMap::new();
         for (seq, rule) in applicable.iter().enumerate() {
             let nr = resolver.lookup(arch, &rule.syscall);
             let multiplexed = libseccomp && resolved.multiplexer(&rule.syscall).is_some();
@@ -460,7 +465,9 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
             let list = match nr {
                 Some(nr) => resolved.syscalls.entry(nr).or_default(),
                 None => {
-                    unknown.insert(rule.syscall.clone());
+                    unknown
+                        .entry(rule.syscall.clone())
+                        .or_insert_with(|| rule.origin.clone());
                     resolved
                         .unknown_rules
                         .entry(rule.syscall.clone())
@@ -479,7 +486,8 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         // A name whose every rule equals the default leaves no entry behind.
         resolved.syscalls.retain(|_, rules| !rules.is_empty());
         resolved.unknown_rules.retain(|_, rules| !rules.is_empty());
-        resolved.unknown = unknown.into_iter().collect();
+        resolved.unknown = unknown.keys().cloned().collect();
+        resolved.unknown_first_named = unknown;
         resolved_arches.push(resolved);
     }
 
