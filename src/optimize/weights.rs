@@ -142,7 +142,9 @@ impl Weights {
             );
         }
         // Sorted input lets the map be built in bulk; equal keys (none in practice) add up.
-        entries.sort_unstable_by_key(|e| e.0);
+        // Each arch's table is sorted by number already: a stable sort merges those runs
+        // instead of sorting from scratch.
+        entries.sort_by_key(|e| e.0);
         entries.dedup_by(|next, last| {
             let same = next.0 == last.0;
             if same {
