@@ -1125,6 +1125,32 @@ fn dev_stdout_redirected_to_a_file_is_written_through_not_replaced() {
     }
 }
 
+/// `-o -` with stdout open only for reading (`1< f`): std's stdout counts the failed write
+/// (EBADF) as done, and the filter was lost with exit 0.
+/// (A closed stdout, `>&-`, is no such case: Rust programs start with /dev/null in its place.)
+#[test]
+fn a_filter_for_a_read_only_stdout_is_an_error() {
+    let d = tmpdir("read-only-stdout");
+    std::fs::write(d.join("readonly.txt"), b"kept").unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$1" compile "$2" --arch x86_64 --emit raw -o - 1< readonly.txt"#)
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_secopt"))
+        .arg(profile("oci/spo-nginx-1.19.1.json"))
+        .current_dir(&d)
+        .output()
+        .expect("run sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("<stdout>: cannot write"), "{stderr}");
+    assert!(
+        !stderr.contains("-> "),
+        "no summary of a written filter: {stderr}"
+    );
+    assert_eq!(std::fs::read(d.join("readonly.txt")).unwrap(), b"kept");
+}
+
 /// `--arch` takes a comma-separated list, as `analyze` and `verify` do: the same filter as the
 /// repeated option, and its first name is still the native one.
 #[test]

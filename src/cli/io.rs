@@ -681,10 +681,12 @@ pub fn write_binary_output(path: &Path, data: &[u8], what: &str) -> Result<bool,
 /// is `-` by then ([`output_path`]).
 pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
     if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(data)
-            .and_then(|_| out.flush())
+        // Through a duplicate of descriptor 1, not std's stdout: std counts a write to a closed
+        // stdout (`>&-`, or one open read-only, both EBADF) as done, and the filter would be
+        // lost with exit 0. What std has buffered goes first.
+        return std::io::stdout()
+            .flush()
+            .and_then(|_| write_to_descriptor(1, data))
             .map_err(|e| Failure::input(format!("<stdout>: cannot write: {e}")));
     }
     let cannot_write =
@@ -768,17 +770,20 @@ fn open_descriptor(path: &Path) -> Option<u32> {
     (flags & 3 == 1).then_some(fd)
 }
 
-/// Writes `data` through descriptor `fd` ([`open_descriptor`]), by a duplicate that shares the
-/// shell's offset in the file (opening the path again would not: what the shell writes next
-/// would overwrite the filter). Write errors are reported, which std's stderr would swallow
-/// for some.
+/// Writes `data` through descriptor `fd` (stdout, or one [`open_descriptor`] found), by a
+/// duplicate that shares the shell's offset in the file (opening the path again would not:
+/// what the shell writes next would overwrite the filter). Every write error is reported,
+/// including a closed descriptor, which std's stdout and stderr count as written.
 fn write_to_descriptor(fd: u32, data: &[u8]) -> std::io::Result<()> {
+    use std::os::fd::FromRawFd;
     let fd = i32::try_from(fd).map_err(std::io::Error::other)?;
-    // SAFETY: `open_descriptor` found descriptor `fd` open in /proc/self (secopt opens none of
-    // its own under those numbers while it writes), and it is only borrowed for the `dup`
-    // that gives this write its own handle to it.
-    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-    let mut f = std::fs::File::from(borrowed.try_clone_to_owned()?);
+    // SAFETY: `dup` only reads the descriptor table; a closed `fd` makes it fail (EBADF).
+    let copy = unsafe { libc::dup(fd) };
+    if copy < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `copy` was just returned by `dup`: open, and owned by nothing else.
+    let mut f = unsafe { std::fs::File::from_raw_fd(copy) };
     f.write_all(data)?;
     f.flush()
 }
