@@ -656,6 +656,31 @@ fn control_characters_from_an_input_are_escaped_in_messages() {
         !out.stderr.iter().any(|&b| b == 0x1b || b == 0x07),
         "{stderr:?}"
     );
+    // A right-to-left override or a zero-width space is no control character, but it makes
+    // the name show as another one (or reorders the rest of the line): escaped too.
+    let spoofed = write(
+        &d,
+        "spoofed.json",
+        "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [
+             {\"names\": [\"read\", \"daer\u{202e}\", \"exe\u{200b}cve\"], \"action\": \"SCMP_ACT_ALLOW\"}]}"
+            .as_bytes(),
+    );
+    let out = secopt(&["compile", &spoofed, "--arch", "x86_64", "-o", o]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("daer\\u{202e}"), "{stderr}");
+    assert!(stderr.contains("exe\\u{200b}cve"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{202e}') && !stderr.contains('\u{200b}'),
+        "{stderr}"
+    );
+    let out = secopt(&["compile", &spoofed, "--arch", "x86_64", "--strict", "-o", o]);
+    assert_bad_input(&out, &["daer\\u{202e}", "exe\\u{200b}cve"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains('\u{202e}') && !stderr.contains('\u{200b}'),
+        "{stderr}"
+    );
     let out = secopt(&["compile", &named, "--arch", "x86_64", "--strict", "-o", o]);
     assert_bad_input(&out, &["fr\\u{1b}]0;title\\u{7}ob"]);
     assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07));

@@ -807,8 +807,9 @@ pub(super) fn report_unknown(
         } else if !meant.is_empty() {
             let place = origin.map_or_else(String::new, |o| format!("{o}: "));
             say!(
-                "secopt: warning: {prefix}: {place}`{name}` is no syscall of any \
+                "secopt: warning: {prefix}: {place}`{}` is no syscall of any \
                  architecture secopt knows: a typo for {}?",
+                policy::printable(name),
                 alternatives(&meant)
             );
         }

@@ -378,8 +378,9 @@ pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
         .map(|(name, origin)| policy::Warning {
             path: origin.map_or_else(|| resolved.source.clone(), str::to_string),
             message: format!(
-                "`{name}` is no syscall of any architecture secopt knows: its rule is \
-                 skipped for it, as runc skips it (a misspelling?)"
+                "`{}` is no syscall of any architecture secopt knows: its rule is \
+                 skipped for it, as runc skips it (a misspelling?)",
+                policy::printable(name)
             ),
             kind: policy::WarningKind::UnknownName,
         })

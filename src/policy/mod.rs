@@ -172,19 +172,42 @@ pub fn name_listing<S: AsRef<str>>(names: &[S], shown: usize, more_suffix: &str)
     text
 }
 
-/// `text` (a name read from an input) as a message shows it: its control characters
-/// written as escapes (`\u{1b}`), so that it cannot move the cursor or recolour the terminal.
+/// `text` (a name read from an input) as a message shows it: its control characters written
+/// as escapes (`\u{1b}`), so that it cannot move the cursor or recolour the terminal, and so
+/// are the invisible and direction-changing format characters ([`hides_text`]), so that
+/// `read\u{202e}` cannot show as another name or reorder the rest of the line ("Trojan
+/// Source", CVE-2021-42574).
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    let escaped = |c: char| c.is_control() || hides_text(c);
+    if !text.chars().any(escaped) {
         return text.into();
     }
     text.chars()
-        .map(|c| match c.is_control() {
+        .map(|c| match escaped(c) {
             true => c.escape_default().to_string(),
             false => c.to_string(),
         })
         .collect::<String>()
         .into()
+}
+
+/// Format characters (Unicode category Cf) a terminal draws as nothing or that reorder the
+/// text around them: the bidirectional embeddings, overrides, isolates and marks, zero-width
+/// spaces and joiners, the soft hyphen, the byte-order mark, invisible operators and
+/// interlinear annotations.
+pub fn hides_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
 }
 
 impl PolicyError {
