@@ -1067,7 +1067,7 @@ fn dev_stdout_redirected_to_a_file_is_written_through_not_replaced() {
     let compile = r#""$1" compile "$2" --arch x86_64 --emit raw -q"#;
     /// The file, what is in it before, the script, what the shell writes before and after.
     type Case<'a> = (&'a str, &'a [u8], String, &'a [u8], &'a [u8]);
-    let cases: [Case; 3] = [
+    let cases: [Case; 6] = [
         (
             "grouped.bin",
             b"",
@@ -1088,6 +1088,28 @@ fn dev_stdout_redirected_to_a_file_is_written_through_not_replaced() {
             format!("{{ echo before >&3; {compile} -o /dev/fd/3; echo after >&3; }} 3> fd3.bin"),
             b"before\n",
             b"after\n",
+        ),
+        // Other spellings of the same descriptors (`exec` keeps the shell's pid, `$$`).
+        (
+            "pid.bin",
+            b"kept\n",
+            format!("exec {compile} -o /proc/$$/fd/3 3>> pid.bin"),
+            b"",
+            b"",
+        ),
+        (
+            "slashes.bin",
+            b"kept\n",
+            format!("{compile} -o /dev//fd/3 3>> slashes.bin"),
+            b"",
+            b"",
+        ),
+        (
+            "pid-stdout.bin",
+            b"kept\n",
+            format!("exec {compile} -o /proc/$$/fd/1 >> pid-stdout.bin"),
+            b"",
+            b"",
         ),
     ];
     for (file, kept, script, before, after) in cases {

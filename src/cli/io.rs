@@ -726,40 +726,45 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
 }
 
 /// An `-o` value as the commands take it: stdout by any of its names (`/dev/stdout`,
-/// `/dev/fd/1`, `/proc/self/fd/1`) is `-`, so that it is what `-o -` is everywhere: a binary
-/// filter refused on a terminal, the report sent to stderr, written through the stream the
-/// shell opened rather than by replacing the file it leads to.
+/// `/dev/fd/1`, `/proc/self/fd/1`, [`descriptor_number`]) is `-`, so that it is what `-o -` is
+/// everywhere: a binary filter refused on a terminal, the report sent to stderr, written
+/// through the stream the shell opened rather than by replacing the file it leads to.
 pub fn output_path(value: &str) -> Result<PathBuf, String> {
-    const STDOUT: [&str; 4] = [
-        "/dev/stdout",
-        "/dev/fd/1",
-        "/proc/self/fd/1",
-        "/proc/thread-self/fd/1",
-    ];
-    Ok(PathBuf::from(if STDOUT.contains(&value) {
-        "-"
-    } else {
-        value
-    }))
+    let path = PathBuf::from(value);
+    Ok(match descriptor_number(&path) {
+        Some(1) => PathBuf::from("-"),
+        _ => path,
+    })
 }
 
-/// The descriptor `path` names by one of its own names (`/dev/stderr`, `/dev/fd/N`,
-/// `/proc/self/fd/N`; stdout's are `-` by then, [`output_path`]), where it is open for writing
-/// only and its file is a regular file. The shell opened it for this command (`3> f`,
-/// `2>> f`): following it to the file and renaming a new one over it would cut away what was
-/// there and what the shell writes next. Anything else (other spellings, a descriptor open
-/// for reading too) is an ordinary path.
+/// The descriptor of this process that `path` names, by any spelling: `/dev/stdout`,
+/// `/dev/stderr`, or `N` in a directory that is this process's (or this thread's) descriptor
+/// directory: `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N`, `/proc/<pid>/fd/N`,
+/// `/dev//fd/N`.
+fn descriptor_number(path: &Path) -> Option<u32> {
+    match path.to_str()? {
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let name = path.file_name()?.to_str()?;
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let dir = std::fs::canonicalize(path.parent()?).ok()?;
+    let own = ["/proc/self/fd", "/proc/thread-self/fd"]
+        .iter()
+        .any(|d| std::fs::canonicalize(d).is_ok_and(|d| d == dir));
+    own.then(|| name.parse().ok()).flatten()
+}
+
+/// The descriptor `path` names ([`descriptor_number`]; stdout's names are `-` by then,
+/// [`output_path`]), where it is open for writing only and its file is a regular file. The
+/// shell opened it for this command (`3> f`, `2>> f`): following it to the file and renaming
+/// a new one over it would cut away what was there and what the shell writes next. Anything
+/// else (a descriptor open for reading too, any other path) is an ordinary path.
 fn open_descriptor(path: &Path) -> Option<u32> {
-    let text = path.to_str()?;
-    let fd: u32 = if text == "/dev/stderr" {
-        2
-    } else {
-        ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
-            .iter()
-            .find_map(|dir| text.strip_prefix(dir))?
-            .parse()
-            .ok()?
-    };
+    let fd = descriptor_number(path)?;
     if !std::fs::metadata(format!("/proc/self/fd/{fd}")).is_ok_and(|m| m.is_file()) {
         return None;
     }
