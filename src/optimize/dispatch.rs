@@ -1730,7 +1730,8 @@ fn optimal_split_cost(leaves: &[Leaf]) -> Cost {
 }
 
 /// Most leaves [`split_or_chain_tree`] runs its dynamic program on. Its tables grow as the
-/// square of the leaves (20 bytes a cell, two tables): a value set of 3 000 `ioctl` requests
+/// square of the leaves (20 bytes a cell; two tables then, filled one after the other in the
+/// same space since the fifty-second session): a value set of 3 000 `ioctl` requests
 /// (6 001 leaves) took 0.7 GB and 1.8 s of a 2.2 s compile (`/usr/bin/time` and `perf
 /// record` of `secopt compile --no-verify` on a random 3 000-request profile, one run). No
 /// syscall dispatch comes near it (a class has at most a few hundred ranges; the 48 outputs of
