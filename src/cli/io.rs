@@ -726,7 +726,7 @@ pub fn write_output(path: &Path, data: &[u8]) -> Result<(), Failure> {
 }
 
 /// An `-o` value as the commands take it: stdout by any of its names (`/dev/stdout`,
-/// `/dev/fd/1`, `/proc/self/fd/1`, [`descriptor_number`]) is `-`, so that it is what `-o -` is
+/// `/dev/fd/1`, `/proc/self/fd/1`, `/proc/<pid>/fd/1`, …) is `-`, so that it is what `-o -` is
 /// everywhere: a binary filter refused on a terminal, the report sent to stderr, written
 /// through the stream the shell opened rather than by replacing the file it leads to.
 pub fn output_path(value: &str) -> Result<PathBuf, String> {
