@@ -1677,10 +1677,18 @@ fn split_or_chain_tree(leaves: &[Leaf], tuning: &Tuning) -> (Tree, Cost) {
         return program.solve(false);
     }
     let (tc, cc) = program.solve(true);
-    // As the table prices it: every split tree of m leaves has m - 1 tests.
-    let split_cost = optimal_split_cost(leaves) + program.test_price * (leaves.len() - 1) as f64;
-    if cc.0[0] < split_cost.0[0] * (1.0 - SPLIT_COST_MARGIN) {
-        return (tc, cc);
+    // Garsia and Wachs need weights of at least zero; a hot value taken out of its leaf
+    // (`take_value`) can leave a leaf a rounding error below zero: then both tables decide.
+    let weighable = leaves
+        .iter()
+        .all(|l| l.weight.0.iter().all(|w| w.is_finite() && *w >= 0.0));
+    if weighable {
+        // As the table prices it: every split tree of m leaves has m - 1 tests.
+        let split_cost =
+            optimal_split_cost(leaves) + program.test_price * (leaves.len() - 1) as f64;
+        if cc.0[0] < split_cost.0[0] * (1.0 - SPLIT_COST_MARGIN) {
+            return (tc, cc);
+        }
     }
     let (ts, cs) = program.solve(false);
     if cc.lt(&cs) {
@@ -2435,9 +2443,16 @@ mod tests {
         let mut chain_wins = 0;
         for round in 0..400 {
             let m = 2 + rng.below(60);
-            let leaves = random_leaves(&mut rng, m, |rng| {
+            let mut leaves = random_leaves(&mut rng, m, |rng| {
                 Cost([rng.below(30) as f64 * 0.3, 1.0 + rng.below(4) as f64])
             });
+            if round % 4 == 3 {
+                // Leaves below zero, as a hot value taken out of a leaf can leave one by a
+                // rounding error (found by an audit): Garsia and Wachs do not hold there.
+                for l in leaves.iter_mut().filter(|_| rng.chance(1, 2)) {
+                    l.weight.0[0] = -l.weight.0[0];
+                }
+            }
             for tuning in [Tuning::BALANCED, Tuning::SIZE] {
                 let both =
                     match optimal_trees(&leaves, true, has_exception_pattern(&leaves), &tuning) {
