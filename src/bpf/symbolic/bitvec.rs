@@ -240,6 +240,76 @@ pub fn equal(bdd: &mut Bdd, a: &Bits, b: &Bits) -> R<Node> {
 
 /// The condition of a conditional jump comparing `a` with `b`.
 pub fn compare(bdd: &mut Bdd, op: u16, a: &Bits, b: &Bits) -> R<Node> {
+    match (as_const(b), literal_bits(bdd, a)) {
+        (Some(k), Some(bits)) => compare_literals(bdd, op, &bits, k),
+        _ => compare_general(bdd, op, a, b),
+    }
+}
+
+/// A bit of a value whose bits are each a constant or an input bit itself: what a loaded word
+/// is, masked or not.
+#[derive(Clone, Copy)]
+enum Literal {
+    Const(bool),
+    Input(super::bdd::Var),
+}
+
+/// The bits of `a` as [`Literal`]s, if each is one and the input bits go up in variable order
+/// from the most significant bit down (so the least significant bit's is at the bottom, as a
+/// word's bits are).
+fn literal_bits(bdd: &Bdd, a: &Bits) -> Option<[Literal; 32]> {
+    let mut out = [Literal::Const(false); 32];
+    let mut below = super::bdd::LEAF;
+    for (o, &n) in out.iter_mut().zip(a) {
+        *o = match n {
+            FALSE => Literal::Const(false),
+            TRUE => Literal::Const(true),
+            _ => match bdd.node(n) {
+                (v, FALSE, TRUE) if v < below => {
+                    below = v;
+                    Literal::Input(v)
+                }
+                _ => return None,
+            },
+        };
+    }
+    Some(out)
+}
+
+/// [`compare`] of a value of [`Literal`] bits with the constant `k`, built bottom-up with one
+/// node per input bit and no Boolean operation: the jump tests of a filter almost all compare
+/// a loaded word with a constant, and [`compare_general`] took about 60 operations a bit for
+/// them. BDDs are canonical, so the node is the one [`compare_general`] gives.
+fn compare_literals(bdd: &mut Bdd, op: u16, a: &[Literal; 32], k: u32) -> R<Node> {
+    // From the least significant bit up, as in `equal` and `greater`: `r` is the condition on
+    // the bits below `i`, and each bit decides it or passes it on.
+    let mut r = match op {
+        BPF_JEQ | BPF_JGE => TRUE,
+        _ => FALSE,
+    };
+    for (i, &bit) in a.iter().enumerate() {
+        let y = k >> i & 1 == 1;
+        // The condition on bits `0..=i` when bit `i` is 0 and when it is 1.
+        let (if_zero, if_one) = match op {
+            BPF_JEQ if y => (FALSE, r),
+            BPF_JEQ => (r, FALSE),
+            BPF_JGT | BPF_JGE if y => (FALSE, r),
+            BPF_JGT | BPF_JGE => (r, TRUE),
+            // BPF_JSET: any bit set in both.
+            _ if y => (r, TRUE),
+            _ => (r, r),
+        };
+        r = match bit {
+            Literal::Const(false) => if_zero,
+            Literal::Const(true) => if_one,
+            Literal::Input(v) => bdd.mk(v, if_zero, if_one)?,
+        };
+    }
+    Ok(r)
+}
+
+/// [`compare`] for any two values.
+fn compare_general(bdd: &mut Bdd, op: u16, a: &Bits, b: &Bits) -> R<Node> {
     match op {
         BPF_JEQ => equal(bdd, a, b),
         BPF_JGT => greater(bdd, a, b, false),
@@ -335,6 +405,81 @@ mod tests {
         for &a in &samples {
             assert_eq!(eval(&bdd, &q, a, 0), a / 7);
             assert_eq!(eval(&bdd, &p, a, 0), a.wrapping_mul(7));
+        }
+    }
+
+    /// A loaded word compared with a constant is built directly ([`compare_literals`]); the
+    /// node must be the one the Boolean operations give, and the jump the kernel's.
+    #[test]
+    fn comparing_a_word_with_a_constant_is_the_general_comparison() {
+        let mut bdd = Bdd::new(1 << 22);
+        let x = word(&mut bdd, 4).unwrap();
+        let samples = [
+            0u32,
+            1,
+            2,
+            7,
+            8,
+            41,
+            0x7fff_ffff,
+            0x8000_0000,
+            0xffff_fffe,
+            u32::MAX,
+        ];
+        type Shape = (&'static str, fn(u32) -> u32, bool);
+        let shapes: [Shape; 7] = [
+            ("x", |v| v, true),
+            ("x & 0xff00ff0f", |v| v & 0xff00_ff0f, true),
+            ("x | 0x80000001", |v| v | 0x8000_0001, true),
+            ("x & 0xf0 | 0x3", |v| v & 0xf0 | 0x3, true),
+            ("x >> 4", |v| v >> 4, true),
+            ("x + 1", |v| v.wrapping_add(1), false),
+            // Bits 0 and 1 are both x's bit 0: literals, but not one variable per bit.
+            ("(x & 1) * 3", |v| (v & 1) * 3, false),
+        ];
+        for (name, concrete, literal) in shapes {
+            let value = match name {
+                "x" => x,
+                "x & 0xff00ff0f" => alu(&mut bdd, BPF_AND, &x, &constant(0xff00_ff0f)).unwrap(),
+                "x | 0x80000001" => alu(&mut bdd, BPF_OR, &x, &constant(0x8000_0001)).unwrap(),
+                "x & 0xf0 | 0x3" => {
+                    let m = alu(&mut bdd, BPF_AND, &x, &constant(0xf0)).unwrap();
+                    alu(&mut bdd, BPF_OR, &m, &constant(3)).unwrap()
+                }
+                "x >> 4" => alu(&mut bdd, BPF_RSH, &x, &constant(4)).unwrap(),
+                "(x & 1) * 3" => {
+                    let m = alu(&mut bdd, BPF_AND, &x, &constant(1)).unwrap();
+                    alu(&mut bdd, BPF_MUL, &m, &constant(3)).unwrap()
+                }
+                _ => alu(&mut bdd, BPF_ADD, &x, &constant(1)).unwrap(),
+            };
+            assert_eq!(literal_bits(&bdd, &value).is_some(), literal, "{name}");
+            type Jump = fn(u32, u32) -> bool;
+            let ops: [(u16, Jump); 4] = [
+                (BPF_JEQ, |a, k| a == k),
+                (BPF_JGT, |a, k| a > k),
+                (BPF_JGE, |a, k| a >= k),
+                (BPF_JSET, |a, k| a & k != 0),
+            ];
+            for (op, taken) in ops {
+                for &k in samples.iter().chain(&[0xf3, 0x8000_0001, 0x0fff_fff0]) {
+                    let fast = compare(&mut bdd, op, &value, &constant(k)).unwrap();
+                    let general = compare_general(&mut bdd, op, &value, &constant(k)).unwrap();
+                    assert_eq!(fast, general, "{name} op {op:#x} k {k:#x}");
+                    for &v in &samples {
+                        let value_of = |var| {
+                            let (w, bit) = crate::bpf::symbolic::word_bit_of(var);
+                            w == 4 && v >> bit & 1 == 1
+                        };
+                        let want = taken(concrete(v), k);
+                        assert_eq!(
+                            bdd.eval(fast, value_of),
+                            want,
+                            "{name} {op:#x} {k:#x} {v:#x}"
+                        );
+                    }
+                }
+            }
         }
     }
 
