@@ -10,7 +10,7 @@
 
 use super::domain::{arch_condition, show_u32, ArchSel};
 use super::render::{self, Naming};
-use super::{Counterexample, Pair, Side, UnknownReason, VerifyError, VerifyOptions};
+use super::{ArchCase, Counterexample, Pair, Side, UnknownReason, VerifyError, VerifyOptions};
 use crate::arch::{Arch, Endian, SyscallTable};
 use crate::bpf::analysis::arch_tokens_checked;
 use crate::bpf::symbolic::bdd::{Bdd, Node, OutOfNodes, FALSE};
@@ -186,7 +186,7 @@ pub fn diff(a: &Program, b: &Program, opts: &VerifyOptions) -> Result<DiffOutcom
     if super::identical(a, b, opts)? {
         return Ok(DiffOutcome::Equal);
     }
-    let mut pair = match Pair::explore(a, b, opts)? {
+    let mut pair = match Pair::explore(a, b, opts, &[ArchCase::Any])? {
         Ok(p) => p,
         Err(reason) => return Ok(DiffOutcome::Unknown { reason }),
     };
@@ -234,14 +234,14 @@ struct Kind {
 }
 
 fn build(pair: &mut Pair, tokens: &BTreeSet<u32>) -> Result<Option<Diff>, Fail> {
-    let Some(words) = pair.first_difference()? else {
+    let Some((_, words)) = pair.first_difference()? else {
         return Ok(None);
     };
     let data = SeccompData::from_words(&words);
     let counterexample = Counterexample {
         data,
-        a: pair.confirm(Side::A, &data)?,
-        b: pair.confirm(Side::B, &data)?,
+        a: pair.confirm(0, Side::A, &data)?,
+        b: pair.confirm(0, Side::B, &data)?,
     };
     let kinds = kinds(pair)?;
     let mut room = Room {
@@ -417,7 +417,7 @@ fn describe_arch_ranges(ranges: &[(u32, u32)], listed: &[u32], whole: bool) -> O
 fn kinds(pair: &mut Pair) -> Result<Vec<Kind>, OutOfNodes> {
     let mut expanded: [Vec<(Ret, Node, Option<Bits>)>; 2] = [Vec::new(), Vec::new()];
     for (side, out) in expanded.iter_mut().enumerate() {
-        for &(val, cond) in &pair.classes[side] {
+        for &(val, cond) in &pair.cases[0].classes[side] {
             match pair.m.values(val, cond, MAX_LISTED_VALUES)? {
                 Some(values) => out.extend(
                     values
@@ -779,8 +779,8 @@ fn change(
         }
     }
     let example = SeccompData::from_words(&words);
-    let ra = pair.confirm(Side::A, &example)?;
-    let rb = pair.confirm(Side::B, &example)?;
+    let ra = pair.confirm(0, Side::A, &example)?;
+    let rb = pair.confirm(0, Side::B, &example)?;
     let agrees = |r: Ret, got: RetVal| match r {
         Ret::Value(v) => v == got,
         Ret::Computed => true,

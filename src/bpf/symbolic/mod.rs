@@ -186,6 +186,13 @@ impl Machine {
         self.word_vals[word] = None;
     }
 
+    /// Makes input word `word` unknown again (a load of it yields its bits).
+    pub fn set_unknown(&mut self, word: usize) {
+        if self.known[word].take().is_some() {
+            self.word_vals[word] = None;
+        }
+    }
+
     /// The value input word `word` was fixed to.
     pub fn known(&self, word: usize) -> Option<u32> {
         self.known[word]
