@@ -44,6 +44,17 @@ pub struct Cost(pub [f64; 2]);
 
 impl Cost {
     pub const ZERO: Cost = Cost([0.0; 2]);
+
+    /// What is left of a weight once `part` of it is taken out, never below zero: with counts
+    /// near 2^53 a sum can absorb a small addend, and subtracting it again went below zero
+    /// (a leaf of -16 after taking out 2^60 and 16 from a leaf of fl(2^60 + 16) = 2^60),
+    /// which the layout then rewarded for being deep.
+    pub fn less(self, part: Cost) -> Cost {
+        Cost([
+            (self.0[0] - part.0[0]).max(0.0),
+            (self.0[1] - part.0[1]).max(0.0),
+        ])
+    }
 }
 
 impl Add for Cost {
@@ -1812,7 +1823,7 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
     let (mut best_tree, mut best_cost) = (tree, cost);
     while chain.len() < MAX_HOT {
         let h = chain.len() as f64;
-        let remaining = total + chain_weight * -1.0;
+        let remaining = total.less(chain_weight);
         // (value, its weight)
         let mut candidates: Vec<(u32, Cost)> = rest
             .iter()
@@ -1835,7 +1846,7 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
         candidates.retain(|&(v, w)| {
             let depth = best_tree.depth_of(v) as f64 - h;
             let gain = w * (depth - 1.0);
-            let loss = remaining + w * -1.0;
+            let loss = remaining.less(w);
             loss.lt(&gain)
         });
         candidates.truncate(8);
@@ -1849,7 +1860,7 @@ fn hot_chain(leaves: &[Leaf], hot: &[(u32, Cost)], tree: Tree, cost: Cost) -> (T
             for (n, &(v, w)) in picked.iter().enumerate() {
                 reduced = take_value(&reduced, v, w);
                 cost = cost + w * (h + 1.0 + n as f64);
-                passed = passed + w * -1.0;
+                passed = passed.less(w);
             }
             let (t, c) = split_or_chain_tree(&reduced, &Tuning::BALANCED);
             let total_cost = cost + passed * (h + picked.len() as f64) + c;
@@ -1904,7 +1915,7 @@ fn take_value(leaves: &[Leaf], v: u32, w: Cost) -> Vec<Leaf> {
         without_leaf(leaves, i)
     } else {
         let mut r = leaves.to_vec();
-        r[i].weight = r[i].weight + w * -1.0;
+        r[i].weight = r[i].weight.less(w);
         r
     }
 }
@@ -2206,6 +2217,36 @@ mod tests {
             target,
             weight: Cost([w, 1.0]),
         }
+    }
+
+    /// A hot value taken out of a wide leaf leaves it lighter by its weight, never below zero:
+    /// audit 53's workload had two samples in one value gap, counted 2^60 and 16, so the gap
+    /// weighed fl(2^60 + 16) = 2^60, and taking both out left -16 before [`Cost::less`].
+    #[test]
+    fn taking_hot_values_out_of_a_leaf_never_leaves_it_below_zero() {
+        let big = 2f64.powi(60);
+        let leaves = vec![
+            leaf(0, 111, 1, 3.0),
+            leaf(112, 130, 2, big + 16.0),
+            leaf(131, 200, 1, 5.0),
+        ];
+        assert_eq!(leaves[1].weight.0[0], big, "the 16 is absorbed");
+        let once = take_value(&leaves, 129, Cost([big, 0.0]));
+        let twice = take_value(&once, 121, Cost([16.0, 0.0]));
+        assert_eq!(twice.len(), 3);
+        assert_eq!(twice[1].weight, Cost([0.0, 1.0]));
+        // Where the arithmetic is exact, the weight is the difference.
+        let exact = take_value(&leaves, 10, Cost([2.0, 0.5]));
+        assert_eq!(exact[0].weight, Cost([1.0, 0.5]));
+        // A single-value leaf is removed instead, its neighbours merging.
+        let single = vec![
+            leaf(0, 9, 1, 1.0),
+            leaf(10, 10, 2, 4.0),
+            leaf(11, 20, 1, 2.0),
+        ];
+        let without = take_value(&single, 10, Cost([4.0, 1.0]));
+        assert_eq!(without.len(), 1);
+        assert_eq!((without[0].lo, without[0].hi), (0, 20));
     }
 
     /// `--favor size` on `X s X s … X`: six single values (target 2) between wide ranges
