@@ -78,12 +78,18 @@ impl PartialOrd for Cost {
 }
 
 impl Cost {
-    /// Total lexicographic order (weights are finite and non-negative: no NaN).
+    /// Total lexicographic order. The optimizer's weights are finite and non-negative; a
+    /// library caller's NaN sorts above every number (and equal to another NaN) so that the
+    /// order stays total: the standard sorts panic on an order that is not.
     pub fn cmp_total(&self, o: &Cost) -> Ordering {
         for i in 0..2 {
-            match self.0[i].partial_cmp(&o.0[i]).unwrap_or(Ordering::Equal) {
-                Ordering::Equal => continue,
-                ord => return ord,
+            let (a, b) = (self.0[i], o.0[i]);
+            let ord = match a.partial_cmp(&b) {
+                Some(ord) => ord,
+                None => a.is_nan().cmp(&b.is_nan()),
+            };
+            if ord != Ordering::Equal {
+                return ord;
             }
         }
         Ordering::Equal
@@ -1688,8 +1694,8 @@ fn split_or_chain_tree(leaves: &[Leaf], tuning: &Tuning) -> (Tree, Cost) {
         return program.solve(false);
     }
     let (tc, cc) = program.solve(true);
-    // Garsia and Wachs need weights of at least zero; a hot value taken out of its leaf
-    // (`take_value`) can leave a leaf a rounding error below zero: then both tables decide.
+    // Garsia and Wachs need finite weights of at least zero. The optimizer's are (`take_value`
+    // clamps at zero), but `best_tree`'s library callers may pass any: then both tables decide.
     let weighable = leaves
         .iter()
         .all(|l| l.weight.0.iter().all(|w| w.is_finite() && *w >= 0.0));
@@ -2247,6 +2253,42 @@ mod tests {
         let without = take_value(&single, 10, Cost([4.0, 1.0]));
         assert_eq!(without.len(), 1);
         assert_eq!((without[0].lo, without[0].hi), (0, 20));
+    }
+
+    /// `best_tree` is public, and a library caller's weights may be NaN, infinite or
+    /// negative: the tree must still send every leaf's values to its target, without a panic
+    /// (a NaN hot weight made `hot_chain`'s sort panic on an order that was not total).
+    #[test]
+    fn weights_that_are_not_numbers_still_give_a_correct_tree() {
+        let odd = [f64::NAN, f64::INFINITY, -1.0, f64::NEG_INFINITY];
+        for seed in 0..40usize {
+            let mut leaves = Vec::new();
+            let mut lo = 0u32;
+            for i in 0..60usize {
+                // `X s X s …`: single values between wide ranges, so exception chains compete.
+                let single = i % 2 == 1;
+                let hi = if single { lo } else { lo + 3 };
+                let w = match (seed + i) % 6 {
+                    k @ 0..=3 => odd[(k + seed) % 4],
+                    _ => (i * 7 % 13) as f64,
+                };
+                let target = if single { 2 + (i % 3) as NodeId } else { 1 };
+                leaves.push(leaf(lo, hi, target, w));
+                lo = hi + 1;
+            }
+            leaves.last_mut().unwrap().hi = u32::MAX;
+            let hot: Vec<(u32, Cost)> = (0..8)
+                .map(|v| (v * 3, Cost([odd[(v as usize + seed) % 4], 0.0])))
+                .collect();
+            for tuning in [Tuning::BALANCED, Tuning::SPEED, Tuning::SIZE] {
+                let (tree, _) = best_tree_tuned(&leaves, &hot, &tuning);
+                for l in &leaves {
+                    for v in [l.lo, l.hi] {
+                        assert_eq!(tree.target_of(v), l.target, "seed {seed}, value {v}");
+                    }
+                }
+            }
+        }
     }
 
     /// `--favor size` on `X s X s … X`: six single values (target 2) between wide ranges

@@ -29,7 +29,9 @@
 //! Docker's default profile for three arches the optimizer's self-check builds 87 thousand
 //! nodes instead of 204 thousand, in 109 thousand steps instead of 259 thousand. The cases
 //! come in the order counterexamples are preferred in (see below), so the first case with a
-//! difference has the counterexample the single exploration would give.
+//! difference has the counterexample the single exploration would give. Where the arches
+//! share their code after the arch test (one body behind many tokens), each case would run that
+//! body again, so the proof explores the whole domain at once instead ([`MAX_CASE_OVERLAP`]).
 //! If the interpreter does not reproduce it, that is a bug and [`equivalent`] returns
 //! [`VerifyError::Disagreement`] instead of a verdict.
 //!
@@ -512,6 +514,19 @@ enum ArchCase {
     Rest,
 }
 
+impl ArchCase {
+    /// The tokens `cases` fix, in order: what their [`ArchCase::Rest`] leaves out.
+    fn fixed_tokens(cases: &[ArchCase]) -> Vec<u32> {
+        cases
+            .iter()
+            .filter_map(|c| match c {
+                ArchCase::Token(t) => Some(*t),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// The cases an equivalence proof of `a` and `b` explores: the host's arch token, then each
 /// token one of the programs compares the arch word with (in the order
 /// [`Pair::first_difference`] prefers them for a counterexample), then the rest; or one case
@@ -563,18 +578,13 @@ const MAX_CASE_OVERLAP: f64 = 1.5;
 
 /// How many times over the cases would run the programs' work: the instructions each case
 /// reaches that do work, summed over the cases and both programs, against the instructions
-/// some case reaches that do. Loading and testing the arch word, jumps and returns are no work
-/// here: with the word fixed the tests are decided, and every case has its own. Reachability
+/// some case reaches that do. Loading and testing the arch word, unconditional jumps and
+/// returns are no work here: with the word fixed the tests are decided, and every case has its
+/// own. A jump on anything else (the syscall number, an argument) is work. Reachability
 /// is judged from the tests of the arch word alone (while the accumulator holds it), an
 /// over-approximation that only chooses how to explore.
 fn case_overlap(progs: [&Program; 2], cases: &[ArchCase]) -> f64 {
-    let tokens: Vec<u32> = cases
-        .iter()
-        .filter_map(|c| match c {
-            ArchCase::Token(t) => Some(*t),
-            _ => None,
-        })
-        .collect();
+    let tokens = ArchCase::fixed_tokens(cases);
     let (mut each, mut any) = (0usize, 0usize);
     for prog in progs {
         let mut some_case = vec![false; prog.len()];
@@ -771,13 +781,7 @@ impl<'p> Pair<'p> {
     ) -> Result<Vec<Case>, OutOfNodes> {
         let bdd = &mut self.m.bdd;
         let whole = domain.to_bdd(bdd)?;
-        let fixed: Vec<u32> = cases
-            .iter()
-            .filter_map(|c| match c {
-                ArchCase::Token(t) => Some(*t),
-                _ => None,
-            })
-            .collect();
+        let fixed = ArchCase::fixed_tokens(cases);
         let mut out = Vec::with_capacity(cases.len());
         for &arch in cases {
             let domain = match arch {
