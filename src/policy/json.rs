@@ -99,10 +99,21 @@ impl<'de> Visitor<'de> for JsonVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         // Go's encoding/json and serde both let a repeated key silently overwrite the first
         // one; in a security policy that hides mistakes, so secopt refuses it.
+        // Profiles' objects have a handful of keys: those are compared with the earlier ones
+        // directly; past `SCAN_KEYS` a set of them takes over, so that an object of many keys
+        // stays linear (with std's keyed hash: the file is input).
+        const SCAN_KEYS: usize = 16;
         let mut entries: Vec<(String, Json)> = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen: Option<HashSet<String>> = None;
         while let Some(key) = map.next_key::<String>()? {
-            if !seen.insert(key.clone()) {
+            let repeated = if entries.len() < SCAN_KEYS {
+                entries.iter().any(|(k, _)| *k == key)
+            } else {
+                let seen =
+                    seen.get_or_insert_with(|| entries.iter().map(|(k, _)| k.clone()).collect());
+                !seen.insert(key.clone())
+            };
+            if repeated {
                 return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
             }
             let value = map.next_value()?;
@@ -344,17 +355,20 @@ impl<'f> Reader<'f> {
         }
     }
 
-    /// An array of strings, each with its own path.
+    /// An array of strings, each with its index in the array: its path is `path.index(i)`,
+    /// built only where a message needs it (a path per name was a tenth of the parse).
     pub(crate) fn strings<'j>(
         &self,
         v: &'j Json,
         path: &JPath,
-    ) -> Result<Vec<(&'j str, JPath)>, PolicyError> {
+    ) -> Result<Vec<(&'j str, usize)>, PolicyError> {
         let items = self.array(v, path)?;
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let p = path.index(i);
-            out.push((self.string(item, &p)?, p));
+            match item {
+                Json::Str(s) => out.push((s.as_str(), i)),
+                other => return Err(self.type_error(&path.index(i), "a string", other)),
+            }
         }
         Ok(out)
     }
@@ -508,6 +522,21 @@ mod tests {
     fn duplicate_keys_are_refused() {
         let err = parse_document(br#"{"a": 1, "b": {"c": 1, "c": 2}}"#, "x.json").unwrap_err();
         assert!(err.to_string().contains("duplicate key \"c\""), "{err}");
+        // Past the first 16 keys a set finds the repeats: a repeat of an early key and of a
+        // late one are both refused, and 40 distinct keys are not.
+        let object = |keys: &[String]| {
+            let members: Vec<String> = keys.iter().map(|k| format!("{k:?}: 0")).collect();
+            format!("{{{}}}", members.join(", "))
+        };
+        let distinct: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+        assert!(parse_document(object(&distinct).as_bytes(), "x.json").is_ok());
+        for (at, repeat) in [(20, "k3"), (30, "k25"), (16, "k0"), (17, "k16")] {
+            let mut keys = distinct.clone();
+            keys.insert(at, repeat.to_string());
+            let err = parse_document(object(&keys).as_bytes(), "x.json").unwrap_err();
+            let expected = format!("duplicate key {repeat:?}");
+            assert!(err.to_string().contains(&expected), "{at} {repeat}: {err}");
+        }
     }
 
     /// Go's key folding (`K` KELVIN SIGN is `k`, `ſ` is `s`, `ß` stays itself) finds the

@@ -531,10 +531,10 @@ fn read_flags(r: &Reader, top: &mut Obj) -> Result<Option<Vec<FilterFlag>>, Poli
         return Ok(None);
     };
     let mut flags = Vec::new();
-    for (s, fp) in r.strings(v, &p)? {
+    for (s, i) in r.strings(v, &p)? {
         let flag = FilterFlag::from_spec_name(s).ok_or_else(|| {
             r.error(
-                &fp,
+                &p.index(i),
                 format!(
                     "unknown flag {s:?}; expected one of {}",
                     one_of(FilterFlag::ALL.map(FilterFlag::spec_name))
@@ -556,13 +556,14 @@ fn read_syscall_entry(
 ) -> Result<(), PolicyError> {
     let mut obj = r.object(entry, path)?;
 
-    let mut names = Vec::new();
+    // Borrowed from the document: each rule below owns its copy.
+    let mut names: Vec<&str> = Vec::new();
     if let Some((v, p)) = obj.get("names") {
-        for (name, np) in r.strings(v, &p)? {
+        for (name, i) in r.strings(v, &p)? {
             if name.is_empty() {
-                return Err(r.error(&np, "empty syscall name"));
+                return Err(r.error(&p.index(i), "empty syscall name"));
             }
-            names.push(name.to_owned());
+            names.push(name);
         }
     }
     if let Some((v, p)) = extension(r, &mut obj, "name", "so it names no syscall", &has_content) {
@@ -571,7 +572,7 @@ fn read_syscall_entry(
             if !names.is_empty() {
                 return Err(r.error(&p, "both `name` and `names` are given; use `names`"));
             }
-            names.push(name.to_owned());
+            names.push(name);
         }
     }
     if names.is_empty() {
@@ -588,7 +589,7 @@ fn read_syscall_entry(
     let (action_name, action_path) = read_action_name(r, &mut obj, "action")?;
     let data = read_errno(r, &mut obj, action_name, "errnoRet", "errno")?;
     let action = action_name.with_data(data);
-    if action == Action::UserNotif && names.iter().any(|n| n == "write") {
+    if action == Action::UserNotif && names.contains(&"write") {
         r.warn(
             WarningKind::RuntimeRefuses,
             &action_path,
@@ -665,10 +666,10 @@ fn read_syscall_entry(
             path.as_str().into(),
         )]
     };
-    for name in &names {
+    for name in names {
         for (conds, origin) in &groups {
             rules.push(Rule {
-                syscall: name.clone(),
+                syscall: name.to_owned(),
                 action,
                 conditions: conds.clone(),
                 applies: applies.clone(),
@@ -755,11 +756,11 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
     let mut obj = r.object(v, path)?;
     let mut filter = HostFilter::default();
     if let Some((cv, cp)) = obj.get("caps") {
-        for (cap, p) in r.strings(cv, &cp)? {
+        for (cap, i) in r.strings(cv, &cp)? {
             if !ALL_CAPS.contains(&cap) {
                 r.warn(
                     WarningKind::UnknownName,
-                    &p,
+                    &cp.index(i),
                     format!(
                         "{cap:?} is not a Linux capability name (CAP_...); no container has it"
                     ),
@@ -769,7 +770,8 @@ fn read_host_filter(r: &mut Reader, v: &Json, path: &JPath) -> Result<HostFilter
         }
     }
     if let Some((av, ap)) = obj.get("arches") {
-        for (arch, p) in r.strings(av, &ap)? {
+        for (arch, i) in r.strings(av, &ap)? {
+            let p = ap.index(i);
             let a = names::filter_arch(arch).ok_or_else(|| {
                 r.error(
                     &p,
