@@ -539,6 +539,47 @@ fn syscall_table_choice_and_its_warning() {
             &["--syscall-table libseccomp", "`libseccomp` feature"],
         );
     }
+    // The warning is the filter's too, for a program reading `--emit json` rather than
+    // stderr; with the linked libseccomp's table there is nothing to warn about.
+    let runc_skip_warnings = |table: &str| {
+        let out = secopt(&[
+            "compile",
+            &docker,
+            "--arch",
+            "x86_64",
+            "--emit",
+            "json",
+            "--syscall-table",
+            table,
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let warnings = doc["warnings"].as_array().unwrap().clone();
+        warnings
+            .into_iter()
+            .filter(|w| {
+                w["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("runc skips the names")
+            })
+            .collect::<Vec<_>>()
+    };
+    let builtin_warnings = runc_skip_warnings("builtin");
+    assert_eq!(builtin_warnings.len(), 1, "{builtin_warnings:?}");
+    assert_eq!(builtin_warnings[0]["kind"], "not_enforced");
+    assert_eq!(builtin_warnings[0]["path"], "$");
+    let message = builtin_warnings[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("mseal") && message.contains("uretprobe"),
+        "{message}"
+    );
+    assert!(stderr.contains(message), "{stderr}");
+    if cfg!(feature = "libseccomp") {
+        assert_eq!(
+            runc_skip_warnings("libseccomp"),
+            Vec::<serde_json::Value>::new()
+        );
+    }
     // The help says why the table matters.
     let help = secopt(&["compile", "--help"]);
     let text = String::from_utf8_lossy(&help.stdout);

@@ -394,10 +394,17 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             }
         }
         report_unknown(&resolved, None, true, &unenforced);
-        if args.syscall_table == SyscallTable::Builtin {
-            report_names_runc_may_skip(&resolved);
-        }
-        vec![(None, optimizer.build(&resolved, &options)?)]
+        let skipped = match args.syscall_table {
+            SyscallTable::Builtin => report_names_runc_may_skip(&resolved),
+            _ => None,
+        };
+        let (filter, optimized) = optimizer.build(&resolved, &options)?;
+        // Said on stderr above, and kept with the filter's other warnings (`--emit json`).
+        let filter = match skipped {
+            Some(w) => with_warning(filter, w)?,
+            None => filter,
+        };
+        vec![(None, (filter, optimized))]
     };
 
     let to_stdout = write_all(&args, &base_name, &filters)?;
@@ -588,6 +595,16 @@ fn print_reports(
 
 fn input_error(e: impl std::fmt::Display) -> Failure {
     Failure::input(e.to_string())
+}
+
+/// `filter` with `warning` added to its info's warnings (the program is unchanged).
+fn with_warning(
+    filter: CompiledFilter,
+    warning: policy::Warning,
+) -> Result<CompiledFilter, Failure> {
+    let mut info = filter.info().clone();
+    info.warnings.push(warning);
+    CompiledFilter::new(filter.into_program(), info).map_err(input_error)
 }
 
 fn compile_firecracker(
@@ -908,34 +925,23 @@ fn alternatives(names: &[&str]) -> String {
     }
 }
 
-/// Warns when the profile names syscalls that older libseccomp releases, and so runc linked
-/// with them, do not know: runc skips those names, so its filter does not apply their rules
-/// where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS stub's answer
-/// above its (lower) threshold and the default action below it (a name is reported when it
-/// has rules, or sets runc's ENOSYS threshold).
-pub(super) fn report_names_runc_may_skip(resolved: &Resolved) {
-    let named: Vec<&str> = compile::NEWER_THAN_LIBSECCOMP_2_5_5
-        .iter()
-        .copied()
-        .filter(|name| {
-            resolved.arches.iter().any(|a| {
-                a.arch
-                    .syscalls()
-                    .nr(name)
-                    .is_some_and(|nr| a.syscalls.contains_key(&nr) || a.highest_named == Some(nr))
-            })
-        })
-        .collect();
+/// The warning for a profile resolved with secopt's own table that names syscalls older
+/// libseccomp releases, and so runc linked with them, do not know
+/// ([`compile::names_runc_may_skip`]): runc skips those names, so its filter does not apply
+/// their rules where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS
+/// stub's answer above its (lower) threshold and the default action below it. Its path is the
+/// whole profile (`$`).
+pub(super) fn runc_may_skip_warning(resolved: &Resolved) -> Option<policy::Warning> {
+    let named = compile::names_runc_may_skip(resolved);
     if named.is_empty() {
-        return;
+        return None;
     }
-    say!(
-        "secopt: warning: {}: resolved with secopt's Linux 6.18 syscall table; runc skips the \
-         names its libseccomp does not know, and libseccomp up to 2.5.5 (Debian 12 ships 2.5.4) \
-         does not know {}: runc's filter ignores their rules, and its ENOSYS stub, whose \
-         threshold is then the highest number its libseccomp knows, answers ENOSYS above that \
-         (unnamed syscalls included) and the default action below it. {}",
-        resolved.source,
+    let message = format!(
+        "resolved with secopt's Linux 6.18 syscall table; runc skips the names its libseccomp \
+         does not know, and libseccomp up to 2.5.5 (Debian 12 ships 2.5.4) does not know {}: \
+         runc's filter ignores their rules, and its ENOSYS stub, whose threshold is then the \
+         highest number its libseccomp knows, answers ENOSYS above that (unnamed syscalls \
+         included) and the default action below it. {}",
         named.join(", "),
         if cfg!(feature = "libseccomp") {
             "--syscall-table libseccomp resolves as the linked libseccomp does"
@@ -945,6 +951,18 @@ pub(super) fn report_names_runc_may_skip(resolved: &Resolved) {
              out of the profile"
         }
     );
+    Some(policy::Warning {
+        path: "$".to_string(),
+        message,
+        kind: policy::WarningKind::NotEnforced,
+    })
+}
+
+/// Says [`runc_may_skip_warning`] on stderr (unless `--quiet`), and returns it.
+pub(super) fn report_names_runc_may_skip(resolved: &Resolved) -> Option<policy::Warning> {
+    let warning = runc_may_skip_warning(resolved)?;
+    say!("secopt: warning: {}: {}", resolved.source, warning.message);
+    Some(warning)
 }
 
 /// The format: `--emit`, else the extension, else assembly for a terminal and raw otherwise.

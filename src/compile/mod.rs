@@ -387,6 +387,25 @@ pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
         .collect()
 }
 
+/// The names of [`NEWER_THAN_LIBSECCOMP_2_5_5`] that matter to `resolved`'s filter: some arch
+/// has rules for the name, or the name is that arch's highest (runc's ENOSYS threshold). runc
+/// linked with libseccomp 2.5.5 or older skips those names, so its filter differs from one
+/// resolved with secopt's tables there.
+pub fn names_runc_may_skip(resolved: &Resolved) -> Vec<&'static str> {
+    NEWER_THAN_LIBSECCOMP_2_5_5
+        .iter()
+        .copied()
+        .filter(|name| {
+            resolved.arches.iter().any(|a| {
+                a.arch
+                    .syscalls()
+                    .nr(name)
+                    .is_some_and(|nr| a.syscalls.contains_key(&nr) || a.highest_named == Some(nr))
+            })
+        })
+        .collect()
+}
+
 /// Each syscall name no architecture secopt knows has, once, with the place of the first
 /// rule naming it (`$.syscalls[3]`): what [`unknown_names`] warns about, and what the CLI
 /// looks for typos in.
