@@ -474,9 +474,10 @@ impl<'j> Obj<'j> {
         key: &str,
         expected: &str,
     ) -> Result<(&'j Json, JPath), PolicyError> {
-        let path = self.path.key(key);
-        self.get(key)
-            .ok_or_else(|| r.error(&path, format!("missing; expected {expected}")))
+        match self.get(key) {
+            Some(found) => Ok(found),
+            None => Err(r.error(&self.path.key(key), format!("missing; expected {expected}"))),
+        }
     }
 
     /// Whether member `key` is present, even as `null`.
