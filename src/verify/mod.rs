@@ -31,7 +31,7 @@
 //! come in the order counterexamples are preferred in (see below), so the first case with a
 //! difference has the counterexample the single exploration would give. Where the arches
 //! share their code after the arch test (one body behind many tokens), each case would run that
-//! body again, so the proof explores the whole domain at once instead ([`MAX_CASE_OVERLAP`]).
+//! body again, so the proof explores the whole domain at once instead (`MAX_CASE_OVERLAP`).
 //! If the interpreter does not reproduce it, that is a bug and [`equivalent`] returns
 //! [`VerifyError::Disagreement`] instead of a verdict.
 //!
