@@ -931,7 +931,7 @@ fn alternatives(names: &[&str]) -> String {
 /// their rules where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS
 /// stub's answer above its (lower) threshold and the default action below it. Its path is the
 /// whole profile (`$`).
-pub(super) fn runc_may_skip_warning(resolved: &Resolved) -> Option<policy::Warning> {
+fn runc_may_skip_warning(resolved: &Resolved) -> Option<policy::Warning> {
     let named = compile::names_runc_may_skip(resolved);
     if named.is_empty() {
         return None;
