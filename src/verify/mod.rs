@@ -550,22 +550,40 @@ fn arch_cases(a: &Program, b: &Program) -> Vec<ArchCase> {
 /// [`arch_cases`] before the overlap is weighed: a case for each token, in order, then the
 /// rest; one case when no program tests the arch.
 fn cases_by_token(a: &Program, b: &Program) -> Vec<ArchCase> {
-    let checked: Vec<u32> = [a, b]
-        .into_iter()
-        .flat_map(crate::bpf::analysis::arch_tokens_checked)
-        .collect();
+    let checked = tokens_checked([a, b]);
     if checked.is_empty() {
         return vec![ArchCase::Any];
     }
-    let host = crate::arch::Arch::host().map(|a| a.token());
-    let mut cases: Vec<ArchCase> = Vec::new();
-    for t in host.into_iter().chain(checked) {
-        if !cases.contains(&ArchCase::Token(t)) {
-            cases.push(ArchCase::Token(t));
-        }
-    }
+    let mut cases: Vec<ArchCase> = host_first(checked)
+        .into_iter()
+        .map(ArchCase::Token)
+        .collect();
     cases.push(ArchCase::Rest);
     cases
+}
+
+/// Every token either program compares the arch word with, in program order.
+fn tokens_checked(progs: [&Program; 2]) -> Vec<u32> {
+    progs
+        .into_iter()
+        .flat_map(crate::bpf::analysis::arch_tokens_checked)
+        .collect()
+}
+
+/// The host's arch token, then `tokens`, each once: the order a counterexample's arch is
+/// preferred in (a real machine's token gives it a real byte order).
+fn host_first(tokens: Vec<u32>) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::with_capacity(tokens.len() + 1);
+    for t in crate::arch::Arch::host()
+        .map(|a| a.token())
+        .into_iter()
+        .chain(tokens)
+    {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 /// The most [`case_overlap`] the arch cases may have. A filter whose arches share their code
@@ -881,14 +899,7 @@ impl<'p> Pair<'p> {
             if self.cases[case].arch != ArchCase::Any {
                 return Ok(self.m.witness(d).map(|w| (case, w)));
             }
-            let mut tokens: Vec<u32> = crate::arch::Arch::host()
-                .map(|a| a.token())
-                .into_iter()
-                .collect();
-            for prog in self.progs {
-                tokens.extend(crate::bpf::analysis::arch_tokens_checked(prog));
-            }
-            for t in tokens {
+            for t in host_first(tokens_checked(self.progs)) {
                 let arch = crate::bpf::symbolic::bitvec::value_set(
                     &mut self.m.bdd,
                     symbolic::WORD_ARCH,
