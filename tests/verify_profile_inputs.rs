@@ -252,6 +252,7 @@ fn a_profile_over_the_kernel_limit_is_verified_by_its_meaning() {
 /// What `compile` warns about a profile, `verify` and `diff` say too (on stderr): a misspelt
 /// field leaves a rule unconditional and a misspelt name is skipped, and the verdict is about
 /// the profile so read. Other arches' names (`newfstatat` on x86) are expected, not warned.
+/// Their JSON lists the warnings `compile --emit json` lists, once per side, with the input.
 #[test]
 fn verify_and_diff_warn_about_the_profile_as_compile_does() {
     let dir = std::env::temp_dir().join(format!("secopt-verify-warn-{}", std::process::id()));
@@ -286,6 +287,35 @@ fn verify_and_diff_warn_about_the_profile_as_compile_does() {
             assert_eq!(stderr.matches(said).count(), 2, "{verb}: {stderr}");
         }
         assert!(!stderr.contains("newfstatat"), "{verb}: {stderr}");
+    }
+    let compiled = Command::new(env!("CARGO_BIN_EXE_secopt"))
+        .args(["compile", profile, "--emit", "json", "--no-verify"])
+        .output()
+        .unwrap();
+    let compiled: serde_json::Value = serde_json::from_slice(&compiled.stdout).unwrap();
+    let compiled = compiled["warnings"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = compiled
+        .iter()
+        .map(|w| (w["path"].as_str().unwrap(), w["kind"].as_str().unwrap()))
+        .collect();
+    for expected in [
+        ("$.syscalls[1].argz", "ignored"),
+        ("$.syscalls[0]", "unknown_name"),
+        ("$", "not_enforced"),
+    ] {
+        assert!(kinds.contains(&expected), "{expected:?} in {kinds:?}");
+    }
+    for verb in ["verify", "diff"] {
+        let (code, stdout) = secopt(&[verb, profile, profile, "--format", "json"]);
+        assert_eq!(code, 0, "{verb}: {stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let mut listed = report["warnings"].as_array().unwrap().clone();
+        for w in &mut listed {
+            assert_eq!(w["input"], profile, "{verb}: {w}");
+            w.as_object_mut().unwrap().remove("input");
+        }
+        let twice: Vec<serde_json::Value> = compiled.iter().chain(compiled).cloned().collect();
+        assert_eq!(listed, twice, "{verb}");
     }
 }
 
@@ -332,6 +362,48 @@ fn verify_and_diff_warn_about_a_firecracker_file_as_compile_does() {
             assert_eq!(vmm.matches(said).count(), 2, "{verb}: {vmm}");
         }
         assert!(!vmm.contains("thread api"), "{verb}: {vmm}");
+        // The JSON report lists them with the thread's input (`FILE:THREAD`), once per side.
+        let listed = |a: &str, b: &str| {
+            let (code, stdout) =
+                secopt(&[verb, "--profile-arch", "x86_64", a, b, "--format", "json"]);
+            assert_eq!(code, 0, "{verb}: {stdout}");
+            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let mut found: Vec<(String, String, String)> = report["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| {
+                    assert_eq!(w["kind"], "ignored", "{verb}: {w}");
+                    let text = |k: &str| w[k].as_str().unwrap().to_string();
+                    (text("input"), text("path"), text("message"))
+                })
+                .collect();
+            found.sort();
+            found
+        };
+        let expected = |threads: &[&str]| {
+            let mut all = Vec::new();
+            for (thread, path, field) in [
+                ("api", "$.api.filter[0].note", "note"),
+                ("vmm", "$.vmm.comment", "comment"),
+                ("vmm", "$.vmm.filter[0].argz", "argz"),
+            ] {
+                if threads.contains(&thread) {
+                    let entry = (
+                        format!("{file}:{thread}"),
+                        path.to_string(),
+                        format!("unknown field \"{field}\" ignored"),
+                    );
+                    all.push(entry.clone());
+                    all.push(entry);
+                }
+            }
+            all.sort();
+            all
+        };
+        assert_eq!(listed(file, file), expected(&["api", "vmm"]), "{verb}");
+        let vmm = format!("{file}:vmm");
+        assert_eq!(listed(&vmm, &vmm), expected(&["vmm"]), "{verb}");
     }
 }
 

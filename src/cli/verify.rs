@@ -302,8 +302,8 @@ enum Side {
     Threads(Vec<(String, Program)>),
 }
 
-/// Loads both sides.
-fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
+/// Loads both sides, with the warnings about the profiles among them.
+fn load(p: &PairArgs) -> Result<(Side, Side, Vec<Value>), Failure> {
     if reads_stdin(&p.a) && reads_stdin(&p.b) {
         return Err(Failure::input(format!(
             "both inputs read stdin ({} and {}), which can be read once; give one as a file",
@@ -324,12 +324,10 @@ fn load(p: &PairArgs) -> Result<(Side, Side), Failure> {
         }
     };
     let mut seen = ProfilesSeen::default();
-    let sides = (
-        load_side(&p.a, formats[0], p, &mut seen)?,
-        load_side(&p.b, formats[1], p, &mut seen)?,
-    );
+    let a = load_side(&p.a, formats[0], p, &mut seen)?;
+    let b = load_side(&p.b, formats[1], p, &mut seen)?;
     seen.refuse_unused_options(p)?;
-    Ok(sides)
+    Ok((a, b, seen.warnings))
 }
 
 /// An input that does not decode in the one `--input-format` given may be encoded otherwise
@@ -350,14 +348,30 @@ fn one_format_hint(mut e: Failure, p: &PairArgs) -> Failure {
 }
 
 /// Which kinds of profile the inputs were, so that options for a kind neither side is are
-/// refused rather than ignored (a user who passes a flag expects it to matter).
+/// refused rather than ignored (a user who passes a flag expects it to matter); and what
+/// secopt warned about them, for the JSON report.
 #[derive(Default)]
 struct ProfilesSeen {
     oci: bool,
     firecracker: bool,
+    /// The warnings said on stderr, as the JSON report lists them: `input` (the file, or
+    /// `FILE:THREAD`), then the warning's `path`, `message` and `kind`, as `compile --emit
+    /// json` gives them.
+    warnings: Vec<Value>,
 }
 
 impl ProfilesSeen {
+    /// Keeps `warnings` about `input` for the JSON report.
+    fn warned(&mut self, input: &str, warnings: Vec<crate::policy::Warning>) {
+        self.warnings.extend(warnings.into_iter().map(|w| {
+            let mut v = json!({ "input": input });
+            if let (Value::Object(v), Ok(Value::Object(w))) = (&mut v, serde_json::to_value(w)) {
+                v.extend(w);
+            }
+            v
+        }));
+    }
+
     fn refuse_unused_options(&self, p: &PairArgs) -> Result<(), Failure> {
         let mut unused = Vec::new();
         if !self.oci {
@@ -411,7 +425,8 @@ fn load_side(
     if format == InputFormat::Auto {
         if let Some((file, thread)) = firecracker_json_thread(path) {
             let bytes = super::io::read_input(&file)?;
-            let threads = compile_firecracker(&bytes, &display_name(&file), p, Some(&thread))?;
+            let threads =
+                compile_firecracker(&bytes, &display_name(&file), p, Some(&thread), seen)?;
             seen.firecracker = true;
             return one_thread(threads, &file, &thread);
         }
@@ -430,7 +445,9 @@ fn load_side(
     if profile {
         if super::io::looks_like_firecracker(&bytes) {
             seen.firecracker = true;
-            return Ok(Side::Threads(compile_firecracker(&bytes, &name, p, None)?));
+            return Ok(Side::Threads(compile_firecracker(
+                &bytes, &name, p, None, seen,
+            )?));
         }
         let caps = crate::policy::CapSet::parse(&p.caps)
             .map_err(|e| Failure::input(format!("--caps: {e}")))?;
@@ -454,10 +471,12 @@ fn load_side(
         super::compile::report_warnings(&policy);
         let unenforced = super::compile::lowering_warnings(&resolved);
         super::compile::report_unknown(&resolved, None, false, &unenforced);
+        let mut warnings = crate::compile::profile_warnings(&resolved);
         // A filter runc installed differs from this profile's exactly there: say so first.
         if p.syscall_table == SyscallTable::Builtin {
-            super::compile::report_names_runc_may_skip(&resolved);
+            warnings.extend(super::compile::report_names_runc_may_skip(&resolved));
         }
+        seen.warned(&name, warnings);
         // The profile's meaning, even past the kernel's length limit (its optimized filter
         // may fit where its plain lowering does not).
         let reference = crate::compile::reference_lowering(
@@ -507,12 +526,14 @@ fn firecracker_json_thread(path: &Path) -> Option<(PathBuf, String)> {
 
 /// A Firecracker JSON file's filters, compiled as `secopt compile --arch ARCH
 /// --firecracker-dialect D --no-optimize` does, for `--profile-arch` (else this host) and
-/// `--firecracker-dialect`.
+/// `--firecracker-dialect`. The warnings about the threads compared (`only`, else all) are
+/// said, and kept in `seen`.
 fn compile_firecracker(
     bytes: &[u8],
     name: &str,
     p: &PairArgs,
     only: Option<&str>,
+    seen: &mut ProfilesSeen,
 ) -> Result<Vec<(String, Program)>, Failure> {
     let arch = p.profile_arch.or_else(Arch::host).ok_or_else(|| {
         Failure::input(format!(
@@ -540,6 +561,10 @@ fn compile_firecracker(
         // said here too, for the threads compared.
         if only.is_none_or(|t| t == thread) {
             super::compile::report_thread_warnings(&resolved, &thread);
+            seen.warned(
+                &thread_name(name, &thread),
+                crate::compile::profile_warnings(&resolved),
+            );
         }
         let program = crate::compile::reference_lowering(
             &resolved,
@@ -1164,7 +1189,7 @@ fn compare_watched<R: PairOutcome>(
 /// Loads the inputs, compares them (one pair, or thread by thread) and prints the report.
 fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failure> {
     let opts = options(p)?;
-    let (a, b) = load(p)?;
+    let (a, b, warnings) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
     let domain = opts.domain.to_string();
     let how = Rendering {
@@ -1180,6 +1205,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                     let mut v = r.json(&name_a, &name_b);
                     v["domain"] = domain.as_str().into();
                     v["proof"] = work;
+                    v["warnings"] = Value::Array(warnings);
                     emit_json(&mut out, &v)?;
                 }
                 Format::Text => {
@@ -1237,6 +1263,7 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
                         "domain": domain,
                         "verdict": verdict,
                         "threads": json_threads,
+                        "warnings": warnings,
                     });
                     emit_json(&mut out, &v)?;
                 }

@@ -354,17 +354,22 @@ impl FilterInfo {
             kernel: resolved.kernel,
             settings: options.settings.clone(),
             optimization: None,
-            warnings: resolved
-                .warnings
-                .iter()
-                .cloned()
-                .chain(unknown_names(resolved))
-                .chain(runc_unenforced(resolved))
-                .chain(libseccomp_reload_warnings(resolved))
-                .chain(truncated_constants(resolved))
-                .collect(),
+            warnings: profile_warnings(resolved),
         }
     }
+}
+
+/// Every warning about `resolved`'s profile, as [`FilterInfo::warnings`] lists them: the
+/// profile's own ([`Resolved::warnings`]: ignored fields, rules that never apply), then the
+/// [`unknown_names`], then where libseccomp's filter would not enforce the profile
+/// ([`runc_unenforced`], [`libseccomp_reload_warnings`], [`truncated_constants`]).
+pub fn profile_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
+    let mut warnings = resolved.warnings.clone();
+    warnings.extend(unknown_names(resolved));
+    warnings.extend(runc_unenforced(resolved));
+    warnings.extend(libseccomp_reload_warnings(resolved));
+    warnings.extend(truncated_constants(resolved));
+    warnings
 }
 
 /// One warning per syscall name no architecture secopt knows has (a misspelling such as
