@@ -1690,7 +1690,7 @@ fn split_or_chain_tree(leaves: &[Leaf], tuning: &Tuning) -> (Tree, Cost) {
         return divided_tree(leaves, tuning);
     }
     let program = SplitProgram::new(leaves, true, tuning, has_exception_pattern(leaves));
-    if !program.chains() {
+    if !program.may_chain() {
         return program.solve(false);
     }
     let (tc, cc) = program.solve(true);
@@ -1969,7 +1969,7 @@ fn optimal_trees(
     let program = SplitProgram::new(leaves, knuth, tuning, chains);
     (
         program.solve(false),
-        program.chains().then(|| program.solve(true)),
+        program.may_chain().then(|| program.solve(true)),
     )
 }
 
@@ -2020,7 +2020,7 @@ impl<'a> SplitProgram<'a> {
     }
 
     /// Whether the program may use exception chains.
-    fn chains(&self) -> bool {
+    fn may_chain(&self) -> bool {
         !self.chain_list.is_empty()
     }
 
@@ -2030,7 +2030,7 @@ impl<'a> SplitProgram<'a> {
         if m == 0 {
             return (Tree::Leaf(0), Cost::ZERO);
         }
-        let chains = chains && self.chains();
+        let chains = chains && self.may_chain();
         let (knuth, prefix, test_price) = (self.knuth, &self.prefix, self.test_price);
         let w = |i: usize, j: usize| prefix[j + 1] + prefix[i] * -1.0 + test_price;
         let max_exceptions = self.max_exceptions;
