@@ -380,6 +380,32 @@ fn bad_profiles_exit_2_with_the_place_and_leave_no_output() {
     bad_input(&out, &["aarch64: no_such_call"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("chown32"));
     assert!(!target.exists());
+    // A misspelt name: the strict error names what it is likely a typo for, as the warning
+    // without --strict does; a name near none gets no guess.
+    let misspelt = write(
+        "misspelt.json",
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+           {"names": ["read", "mkdri", "no_such_call"], "action": "SCMP_ACT_ALLOW"}]}"#,
+    );
+    let stderr = ok(&secopt(&[
+        "compile", &misspelt, "--arch", "aarch64", "-o", t,
+    ]));
+    assert!(stderr.contains("a typo for `mkdir`?"), "{stderr}");
+    std::fs::remove_file(&target).unwrap();
+    for args in [
+        &[
+            "compile", &misspelt, "--arch", "aarch64", "--strict", "-o", t,
+        ][..],
+        &["exec", "-p", &misspelt, "--strict", "--", "true"][..],
+    ] {
+        let out = secopt(args);
+        bad_input(&out, &["strict mode", "(`mkdri` a typo for `mkdir`?)"]);
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("`no_such_call` a typo"),
+            "{args:?}"
+        );
+    }
+    assert!(!target.exists());
     let stderr = ok(&secopt(&[
         "compile", &unknown, "--arch", "aarch64", "-o", t,
     ]));

@@ -382,7 +382,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             // Under --strict they are the error resolving gives.
             report_warnings(&policy);
         }
-        let resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
+        let resolved = policy::resolve(&policy, &resolve).map_err(resolve_failure)?;
         // Computed once: it rebuilds libseccomp's rule trees where a block has a pseudo-syscall.
         let unenforced = lowering_warnings(&resolved);
         if args.strict {
@@ -595,6 +595,36 @@ fn print_reports(
 
 fn input_error(e: impl std::fmt::Display) -> Failure {
     Failure::input(e.to_string())
+}
+
+/// A profile that does not resolve, as a failure. `--strict`'s unknown names get the names
+/// each is likely a typo for, as the warning without `--strict` gives them (`mkdri`: a typo
+/// for `mkdir`?); a name secopt's own tables know (one newer than `--syscall-table
+/// libseccomp`'s) gets none.
+pub(super) fn resolve_failure(e: PolicyError) -> Failure {
+    let mut failure = input_error(&e);
+    if let PolicyError::UnknownSyscalls { unknown, .. } = &e {
+        let mut names: Vec<&str> = unknown.values().flatten().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        let typos: Vec<String> = names
+            .into_iter()
+            .filter_map(|name| {
+                let meant = likely_meant(name);
+                (!meant.is_empty() && !meant.contains(&name)).then(|| {
+                    format!(
+                        "`{}` a typo for {}?",
+                        policy::printable(name),
+                        alternatives(&meant)
+                    )
+                })
+            })
+            .collect();
+        if !typos.is_empty() {
+            failure.message += &format!(" ({})", typos.join("; "));
+        }
+    }
+    failure
 }
 
 /// `filter` with `warning` added to its info's warnings (the program is unchanged).

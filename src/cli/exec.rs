@@ -266,7 +266,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         strict: args.strict,
         resolver,
     };
-    let resolved = policy::resolve(&policy, &options).map_err(|e| Failure::input(e.to_string()))?;
+    let resolved = policy::resolve(&policy, &options).map_err(super::compile::resolve_failure)?;
     let Some(native) = resolved.arch(host) else {
         let covered: Vec<&str> = resolved.arches.iter().map(|a| a.arch.name()).collect();
         return Err(Failure::input(format!(
