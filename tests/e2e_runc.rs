@@ -1076,7 +1076,8 @@ fn the_sweep_notices_a_difference() {
 }
 
 /// `--runc-compat` promises what runc loads; for a profile runc refuses to start, that is
-/// nothing, and `secopt compile --runc-compat` must fail too (exit 2). Oracle: runc itself, on
+/// nothing, and `secopt compile --runc-compat` must fail too (exit 2); without it, such a
+/// profile is refused or compiled with a `runtime_refuses` warning. Oracle: runc itself, on
 /// profiles it accepts and refuses for each reason secopt knows: an errno above what its
 /// libseccomp takes, `SCMP_ACT_NOTIFY` without `listenerPath`, and on `write`, an empty name
 /// (an entry without names it accepts).
@@ -1187,6 +1188,35 @@ fn runc_refuses_exactly_what_secopt_refuses_under_runc_compat() {
             stderr_of(&out)
         );
         assert_eq!(dir.join("f.bpf").exists(), runc.is_ok(), "{tag}");
+        // Without --runc-compat, a profile runc refuses is refused too, or compiled with a
+        // `runtime_refuses` warning; one runc starts gets no such warning.
+        let out = secopt()
+            .arg("compile")
+            .arg(&file)
+            .args(["--no-verify", "--emit", "json"])
+            .output()
+            .unwrap();
+        let warned = out.status.success() && {
+            let filter: Value = serde_json::from_slice(&out.stdout).unwrap();
+            filter["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["kind"] == "runtime_refuses")
+        };
+        if runc.is_ok() {
+            assert!(
+                out.status.success() && !warned,
+                "{tag}: {}",
+                stderr_of(&out)
+            );
+        } else {
+            assert!(
+                warned || out.status.code() == Some(2),
+                "{tag}: {}",
+                stderr_of(&out)
+            );
+        }
     }
     assert_eq!(refused, 7);
 }

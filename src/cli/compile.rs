@@ -715,13 +715,17 @@ fn compile_firecracker(
     Ok(out)
 }
 
-/// What lowering the profile as libseccomp does shows: where libseccomp's filter would not
-/// enforce it ([`crate::compile::runc_unenforced`]), where it decides otherwise than the
+/// What lowering the profile as libseccomp does shows: whether runc refuses it for its
+/// arches' byte orders ([`crate::compile::runc_refuses_byte_order`]), where libseccomp's
+/// filter would not enforce it ([`crate::compile::runc_unenforced`]), where it decides otherwise than the
 /// rules ([`crate::compile::libseccomp_reload_warnings`]) and the constants 32-bit ABIs
 /// compare by their low half ([`crate::compile::truncated_constants`]). Warnings, errors
 /// under --strict.
 pub(super) fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
-    let mut warnings = crate::compile::runc_unenforced(resolved);
+    let mut warnings: Vec<policy::Warning> = crate::compile::runc_refuses_byte_order(resolved)
+        .into_iter()
+        .collect();
+    warnings.extend(crate::compile::runc_unenforced(resolved));
     warnings.extend(crate::compile::libseccomp_reload_warnings(resolved));
     warnings.extend(crate::compile::truncated_constants(resolved));
     warnings
@@ -766,46 +770,8 @@ pub(super) fn refuse_unenforced(
 /// promises what runc loads, and for these it loads nothing (libcontainer/seccomp
 /// `InitSeccomp`, and the parent's "seccomp listenerPath is not set" on `procSeccomp`).
 fn runc_refusal(resolved: &Resolved) -> Option<String> {
-    // libseccomp keeps one byte order per filter: `seccomp_arch_add` of an arch whose order
-    // differs from the native one's fails (EDOM), and runc with it ("error adding
-    // architecture to seccomp filter").
-    let loaded = resolved
-        .arches_as_runc_loads
-        .as_deref()
-        .unwrap_or(&resolved.arches);
-    let native = resolved.native;
-    let big = |endian| endian == crate::arch::Endian::Big;
-    let other_order = loaded
-        .iter()
-        .map(|a| a.arch)
-        .find(|a| a.endian() != native.endian())
-        .map(Arch::name)
-        // Big-endian arches libseccomp 2.5 knows and secopt has no table for.
-        .or_else(|| {
-            let unsupported = &resolved.unsupported_arches;
-            (!big(native.endian()))
-                .then(|| {
-                    ["s390", "parisc", "parisc64"]
-                        .into_iter()
-                        .find(|b| unsupported.iter().any(|n| n == b))
-                })
-                .flatten()
-        });
-    if let Some(arch) = other_order {
-        let order = |endian| if big(endian) { "big" } else { "little" };
-        return Some(format!(
-            "architecture {arch}: runc refuses to start the container on a {} host: \
-             libseccomp keeps one byte order per filter, and {arch} is {}-endian where {} is \
-             {}-endian (seccomp_arch_add fails with EDOM)",
-            native.name(),
-            order(if big(native.endian()) {
-                crate::arch::Endian::Little
-            } else {
-                crate::arch::Endian::Big
-            }),
-            native.name(),
-            order(native.endian()),
-        ));
+    if let Some(w) = crate::compile::runc_refuses_byte_order(resolved) {
+        return Some(w.message);
     }
     if let Some(a) = resolved.arches.iter().find(|a| a.notifies("write")) {
         return Some(format!(

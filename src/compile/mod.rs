@@ -366,6 +366,7 @@ impl FilterInfo {
 pub fn profile_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
     let mut warnings = resolved.warnings.clone();
     warnings.extend(unknown_names(resolved));
+    warnings.extend(runc_refuses_byte_order(resolved));
     warnings.extend(runc_unenforced(resolved));
     warnings.extend(libseccomp_reload_warnings(resolved));
     warnings.extend(truncated_constants(resolved));
@@ -496,6 +497,50 @@ pub fn truncated_constants(resolved: &Resolved) -> Vec<policy::Warning> {
             }
         })
         .collect()
+}
+
+/// Whether runc refuses to start a container with this profile because its architectures
+/// mix byte orders: libseccomp keeps one byte order per filter, and `seccomp_arch_add` of an
+/// arch whose order is not the native one's fails with `EDOM` (runc: "error adding
+/// architecture to seccomp filter"), so runc loads nothing. secopt's own filter has every
+/// arch (each compared in its own order); this warning ([`RuntimeRefuses`]) is for who also
+/// runs the profile with runc. The arches are the ones runc loads
+/// ([`Resolved::arches_as_runc_loads`]), and the big-endian ones libseccomp 2.5 knows that
+/// secopt has no table for (s390, parisc, parisc64) count too.
+///
+/// [`RuntimeRefuses`]: policy::WarningKind::RuntimeRefuses
+pub fn runc_refuses_byte_order(resolved: &Resolved) -> Option<policy::Warning> {
+    let native = resolved.native;
+    let big = |endian| endian == crate::arch::Endian::Big;
+    let other_order = runc_arches(resolved)
+        .iter()
+        .map(|a| a.arch)
+        .find(|a| a.endian() != native.endian())
+        .map(Arch::name)
+        .or_else(|| {
+            let unsupported = &resolved.unsupported_arches;
+            (!big(native.endian()))
+                .then(|| {
+                    ["s390", "parisc", "parisc64"]
+                        .into_iter()
+                        .find(|b| unsupported.iter().any(|n| n == b))
+                })
+                .flatten()
+        })?;
+    let order = |is_big| if is_big { "big" } else { "little" };
+    Some(policy::Warning {
+        path: "$".to_string(),
+        message: format!(
+            "architecture {other_order}: runc refuses to start the container on a {} host: \
+             libseccomp keeps one byte order per filter, and {other_order} is {}-endian where \
+             {} is {}-endian (seccomp_arch_add fails with EDOM)",
+            native.name(),
+            order(!big(native.endian())),
+            native.name(),
+            order(big(native.endian())),
+        ),
+        kind: policy::WarningKind::RuntimeRefuses,
+    })
 }
 
 /// Where the filter libseccomp generates for the profile — its linear layout, what runc,
