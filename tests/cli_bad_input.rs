@@ -819,7 +819,7 @@ fn a_name_the_array_cannot_take_is_refused_with_one_it_can() {
 /// A JSON document of a filter (docs/json.md) is read by its instructions, and only when
 /// what it says holds together: an instruction edited without its `base64` (or `length`) is
 /// refused, not read one way or the other, and a field out of `struct sock_filter`'s range,
-/// or one it does not have, is named with its line.
+/// or one it does not have, is named with its JSON path and line.
 #[test]
 fn a_filter_document_that_does_not_hold_together_is_refused() {
     let d = tmpdir("filter-doc");
@@ -880,7 +880,12 @@ fn a_filter_document_that_does_not_hold_together_is_refused() {
                 r#"{{"instructions":{}}}"#,
                 insns.replace(r#""jt":1"#, r#""jt":300"#)
             ),
-            vec!["jt.json", "JSON document of a filter", "300", "line 1"],
+            vec![
+                "jt.json",
+                "JSON document of a filter: $.instructions[1].jt:",
+                "300",
+                "line 1",
+            ],
         ),
         (
             "field.json",
@@ -888,7 +893,7 @@ fn a_filter_document_that_does_not_hold_together_is_refused() {
                 r#"{{"instructions":{}}}"#,
                 insns.replace(r#""k":39"#, r#""k":39,"x":1"#)
             ),
-            vec!["field.json", "unknown field `x`"],
+            vec!["field.json", "$.instructions[1].x: unknown field `x`"],
         ),
         (
             "invalid.json",

@@ -473,11 +473,21 @@ fn program_from_document(bytes: &[u8], name: &str) -> Result<Program, Failure> {
         /// `disasm --format json`'s position of the instruction.
         index: Option<usize>,
     }
-    let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
-        Failure::input(format!(
-            "{name}: cannot read it as secopt's JSON document of a filter: {e}"
-        ))
-    })?;
+    // The error names the field (`$.instructions[3].code`), as a profile's errors do.
+    let doc: Document =
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(bytes))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let place = if path == "." {
+                    String::new()
+                } else {
+                    format!("$.{path}: ")
+                };
+                Failure::input(format!(
+                    "{name}: cannot read it as secopt's JSON document of a filter: {place}{}",
+                    e.inner()
+                ))
+            })?;
     let prog = Program::new(
         doc.instructions
             .iter()
