@@ -273,11 +273,12 @@ fn other_targets() {
     };
     let e = firecracker::parse_with(&bytes, PRODUCTION, &up_to_1_10).unwrap_err();
     assert!(matches!(e, PolicyError::InvalidOption(_)), "{e}");
-    // The message names the compiler in words, not a Rust identifier.
-    assert!(
-        e.to_string()
-            .contains("Firecracker 1.10's seccompiler targets x86_64 or aarch64, not riscv64"),
-        "{e}"
+    // The message names the file, then the compiler in words, not a Rust identifier.
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{PRODUCTION}: Firecracker 1.10's seccompiler targets x86_64 or aarch64, not riscv64"
+        ),
     );
     let riscv = FirecrackerOptions {
         arch: Arch::Riscv64,

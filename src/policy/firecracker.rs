@@ -125,11 +125,22 @@ pub fn parse_with(
                 Dialect::RustVmmSeccompiler => "rust-vmm seccompiler",
                 Dialect::Firecracker110 => "Firecracker 1.10's seccompiler",
             },
-            supported
-                .iter()
-                .map(|a| a.name())
-                .collect::<Vec<_>>()
-                .join(" or "),
+            match supported {
+                [.., last] if supported.len() > 2 => format!(
+                    "{}, or {}",
+                    supported[..supported.len() - 1]
+                        .iter()
+                        .map(|a| a.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    last.name()
+                ),
+                _ => supported
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            },
             options.arch
         )));
     }

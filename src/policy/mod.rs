@@ -104,8 +104,9 @@ pub enum PolicyError {
     /// The running kernel's version was needed (a rule has `minKernel`) but is unknown.
     #[error("cannot determine the running kernel version: {0}")]
     KernelVersion(String),
-    /// A resolution or front-end option is invalid.
-    #[error("invalid option: {0}")]
+    /// A resolution or front-end option is invalid; the message names the option's value and
+    /// why (and the file, where the option is invalid for it).
+    #[error("{0}")]
     InvalidOption(String),
 }
 
