@@ -57,7 +57,8 @@ pub struct CompileArgs {
     /// runc; a whole config.json as runc reads it, ignoring them (each one warned about).
     pub profile: PathBuf,
     /// Output file (`-`: stdout). For Firecracker files with several thread kinds: a
-    /// directory (`DIR/`, made if it does not exist; its parent must) or a pattern containing `{thread}`.
+    /// directory (`DIR/`, made if it does not exist; its parent must) or a pattern
+    /// containing `{thread}`.
     #[arg(short, long, value_parser = super::io::output_path)]
     pub output: Option<PathBuf>,
     /// Output format. Default: from the output's extension (.bpf .s .h .rs .go .b64 .json);
