@@ -718,10 +718,10 @@ fn compile_firecracker(
 
 /// What lowering the profile as libseccomp does shows: whether runc refuses it for its
 /// arches' byte orders ([`crate::compile::runc_refuses_byte_order`]), where libseccomp's
-/// filter would not enforce it ([`crate::compile::runc_unenforced`]), where it decides otherwise than the
-/// rules ([`crate::compile::libseccomp_reload_warnings`]) and the constants 32-bit ABIs
-/// compare by their low half ([`crate::compile::truncated_constants`]). Warnings, errors
-/// under --strict.
+/// filter would not enforce it ([`crate::compile::runc_unenforced`]), where it decides
+/// otherwise than the rules ([`crate::compile::libseccomp_reload_warnings`]) and the
+/// constants 32-bit ABIs compare by their low half ([`crate::compile::truncated_constants`]).
+/// Warnings, errors under --strict.
 pub(super) fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
     let mut warnings: Vec<policy::Warning> = crate::compile::runc_refuses_byte_order(resolved)
         .into_iter()
