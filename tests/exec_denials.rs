@@ -457,6 +457,61 @@ fn processes_left_running_do_not_hold_the_report_back() {
     );
 }
 
+/// A thread other than the main one that execs takes the main thread's task id, and its own
+/// id ends without an exit report (ptrace(2)): that is no task left running, and the report
+/// must not say one was (tests/data/exec_from_thread.c). Oracle: the command's exit status
+/// (0 from `true`, 4 had the main thread gone on) and what the thread saw getppid return.
+#[test]
+fn a_thread_that_execs_leaves_nothing_running() {
+    let Some(_) = require_tools("exec_denials cc", &["cc"]) else {
+        return;
+    };
+    let dir = TempDir::new("denials-thread-exec");
+    let src = dir.join("exec_from_thread.c");
+    std::fs::write(&src, include_str!("data/exec_from_thread.c")).unwrap();
+    let program = dir.join("exec_from_thread");
+    let built = std::process::Command::new("cc")
+        .arg("-pthread")
+        .arg("-o")
+        .arg(&program)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let profile = dir.join("p.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
+    )
+    .unwrap();
+    let report = dir.join("report.json");
+    let out = exec_under(&profile)
+        .arg("--denials-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&program)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        stdout_of(&out).contains("thread getppid -1"),
+        "{}",
+        stdout_of(&out)
+    );
+    let doc = read_json(&report);
+    assert_eq!(denials_by_name(&doc)["getppid"]["count"], 1, "{doc}");
+    assert!(!err.contains("still ran"), "{err}");
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("still ran")),
+        "{doc}"
+    );
+}
+
 /// The execve check judges the pointers the command's process passes, as plain exec does: a
 /// rule refusing execve with a null argv (the CVE-2021-4034 mitigation) lets the command run.
 #[test]

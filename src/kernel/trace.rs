@@ -1146,15 +1146,21 @@ fn new_task(tid: libc::pid_t, event: i32) -> Option<libc::pid_t> {
     ) {
         return None;
     }
-    let mut new_tid: libc::c_ulong = 0;
+    event_message(tid)
+}
+
+/// `PTRACE_GETEVENTMSG` of an event stop of `tid`, as a task id: the new task of a fork,
+/// vfork or clone event, the task id the thread had before its exec event.
+fn event_message(tid: libc::pid_t) -> Option<libc::pid_t> {
+    let mut message: libc::c_ulong = 0;
     ptrace(
         PTRACE_GETEVENTMSG,
         tid,
         0,
-        &mut new_tid as *mut libc::c_ulong as usize,
+        &mut message as *mut libc::c_ulong as usize,
     )
     .ok()
-    .map(|_| new_tid as libc::pid_t)
+    .map(|_| message as libc::pid_t)
 }
 
 /// The signal of a signal-delivery stop, to pass on when resuming or detaching the tracee;
@@ -1361,6 +1367,12 @@ fn run_loop(
             }
             // Otherwise the new-task stop or the re-trap after SIGCONT: just go on.
         } else if event == PTRACE_EVENT_EXEC {
+            // A thread other than the leader that execs takes the leader's task id, and its
+            // own id ends without an exit report (ptrace(2), "execve(2) under ptrace"): it is
+            // no task left running.
+            if let Some(former) = event_message(tid).filter(|&former| former != tid) {
+                live.remove(&former);
+            }
             if tid == main && !started {
                 started = true;
                 if let Some(entry) = last_entry.take() {
