@@ -958,8 +958,13 @@ fn agent(
 }
 
 /// Runs `secopt exec ARGS -- probe mkdir:DIR/made raw:getpid` against a test agent that
-/// answers the mkdir with ENOMEDIUM, and checks both sides.
-fn exec_with_agent(dir: &TempDir, socket: &Path, secopt_args: &[&std::ffi::OsStr], metadata: &str) {
+/// answers the mkdir with ENOMEDIUM, and checks both sides; returns secopt's stderr.
+fn exec_with_agent(
+    dir: &TempDir,
+    socket: &Path,
+    secopt_args: &[&std::ffi::OsStr],
+    metadata: &str,
+) -> String {
     let probe = build_probe(dir.path());
     let listener = UnixListener::bind(socket).unwrap();
     let client_exited = Arc::new(AtomicBool::new(false));
@@ -1017,6 +1022,55 @@ fn exec_with_agent(dir: &TempDir, socket: &Path, secopt_args: &[&std::ffi::OsStr
     assert!(st["status"].is_string());
     assert!(st["bundle"].as_str().is_some_and(|b| b.starts_with('/')));
     assert_eq!(st["pid"], pid);
+    stderr_of(&out)
+}
+
+/// A profile without `listenerPath` takes `--listener-path`: the agent gets the listener,
+/// and the profile's "no `listenerPath`" warning, which that option answers, is not said.
+/// `--listener-metadata` with no listener at all is said to be ignored, as a listener
+/// without NOTIFY rules is.
+#[test]
+fn listener_path_answers_a_profile_without_one() {
+    let dir = TempDir::new("exec-notify-option");
+    let socket = dir.join("agent.sock");
+    let profile = dir.join("notify.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}"#,
+    )
+    .unwrap();
+    let said = exec_with_agent(
+        &dir,
+        &socket,
+        &[
+            "-p".as_ref(),
+            profile.as_os_str(),
+            "--listener-path".as_ref(),
+            socket.as_os_str(),
+            "--listener-metadata".as_ref(),
+            "m=2".as_ref(),
+        ],
+        "m=2",
+    );
+    assert!(!said.contains("listenerPath"), "{said}");
+    assert!(!said.contains("ignored"), "{said}");
+    // Without the option the warning is the refusal's reason (tested below); with neither a
+    // listener nor NOTIFY rules, the metadata alone is ignored, and said to be.
+    let allow = dir.join("allow.json");
+    std::fs::write(&allow, r#"{"defaultAction": "SCMP_ACT_ALLOW"}"#).unwrap();
+    let out = secopt()
+        .args(["exec", "--dry-run", "--listener-metadata", "m=3", "-p"])
+        .arg(&allow)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let shown = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert!(
+        shown.contains("--listener-metadata ignored: there is no listener"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -1093,6 +1147,8 @@ fn notify_without_a_listener_is_refused_not_dropped() {
         err.contains("NOTIFY") && err.contains("--listener-path"),
         "{err}"
     );
+    // A raw filter has no profile to give a `listenerPath`.
+    assert!(!err.contains("listenerPath"), "{err}");
     assert!(!marker.exists());
 
     let profile = dir.join("notify.json");

@@ -190,6 +190,8 @@ struct Plan {
     /// option the filter has no use for): on stderr before the command runs, as `compile`
     /// says them, and in --dry-run's output.
     warnings: Vec<String>,
+    /// Whether the filter was compiled from a profile (`-p`), not given as one (`--bpf`).
+    from_profile: bool,
 }
 
 /// Runs `secopt exec`. Returns only on failure or for --dry-run; otherwise the process
@@ -336,6 +338,12 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         .chain(&resolved.shadowed)
         .chain(&unenforced)
     {
+        // --listener-path gives the listener the profile lacks.
+        if args.listener_path.is_some()
+            && warning.message == crate::policy::oci::NOTIFY_WITHOUT_LISTENER
+        {
+            continue;
+        }
         warnings.push(format!("{name}: {warning}"));
     }
     let profile_flags = match &resolved.flags {
@@ -370,7 +378,9 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         warnings,
         // Only --denials names rules.
         rules: (args.denials || args.denials_json.is_some()).then(|| rule_places(&resolved)),
+        from_profile: true,
     };
+    metadata_without_listener(&mut plan, args);
     settle_listener(&mut plan)?;
     Ok(plan)
 }
@@ -400,6 +410,7 @@ fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
         notes: Vec::new(),
         warnings: Vec::new(),
         rules: None,
+        from_profile: false,
     };
     if let Some(host) = Arch::host() {
         let decision = |f: &PlannedFilter, syscall: &str, args: [u64; 6]| {
@@ -443,6 +454,7 @@ fn plan_from_bpf(paths: &[PathBuf], args: &ExecArgs) -> Result<Plan, Failure> {
             }
         }
     }
+    metadata_without_listener(&mut plan, args);
     settle_listener(&mut plan)?;
     Ok(plan)
 }
@@ -459,6 +471,22 @@ fn chosen_flags(args: &ExecArgs, from_profile: Vec<FilterFlag>) -> Vec<FilterFla
     flags.sort();
     flags.dedup();
     flags
+}
+
+/// `--listener-metadata` with no listener to hand it to is said to be ignored, as a listener
+/// without NOTIFY rules is ([`settle_listener`]).
+fn metadata_without_listener(plan: &mut Plan, args: &ExecArgs) {
+    if plan.listener.is_none() && args.listener_metadata.is_some() {
+        plan.warnings.push(format!(
+            "--listener-metadata ignored: there is no listener to give it to (no \
+             --listener-path{})",
+            if plan.from_profile {
+                ", and no `listenerPath` in the profile"
+            } else {
+                ""
+            }
+        ));
+    }
 }
 
 fn choose_listener(
@@ -516,10 +544,15 @@ fn settle_listener(plan: &mut Plan) -> Result<(), Failure> {
     match (notifying.first(), computing) {
         (Some(_), _) if plan.listener.is_none() => {
             return Err(Failure::input(format!(
-                "{}: the filter has NOTIFY (USER_NOTIF) rules but no listener: give the profile \
-                 a `listenerPath` or pass --listener-path SOCKET (secopt will not drop NOTIFY \
-                 rules; without a listener the kernel would fail those calls with ENOSYS)",
-                plan.filters[notifying[0]].origin
+                "{}: the filter has NOTIFY (USER_NOTIF) rules but no listener: {} \
+                 --listener-path SOCKET (secopt will not drop NOTIFY rules; without a listener \
+                 the kernel would fail those calls with ENOSYS)",
+                plan.filters[notifying[0]].origin,
+                if plan.from_profile {
+                    "give the profile a `listenerPath` or pass"
+                } else {
+                    "pass"
+                }
             )));
         }
         (Some(&i), _) => plan.listener_on = i,

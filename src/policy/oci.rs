@@ -55,6 +55,11 @@ use super::model::{
 use super::names::{self, ALL_CAPS};
 use super::{PolicyError, WarningKind};
 
+/// The warning about NOTIFY rules in a profile without `listenerPath` (`secopt exec
+/// --listener-path` supplies one, and leaves the warning out).
+pub(crate) const NOTIFY_WITHOUT_LISTENER: &str = "SCMP_ACT_NOTIFY rules but no `listenerPath`: \
+     nothing will receive the notifications (runc refuses to start such a container; `secopt \
+     exec` takes `--listener-path`)";
 /// Parses an OCI / Docker / podman seccomp profile. `source_name` names the input in errors.
 ///
 /// ```
@@ -430,13 +435,7 @@ fn read_profile(r: &mut Reader, section: &Json, root: &JPath) -> Result<Policy, 
     }
 
     if listener_path.is_none() && rules.iter().any(|rule| rule.action == Action::UserNotif) {
-        r.warn(
-            WarningKind::RuntimeRefuses,
-            root,
-            "SCMP_ACT_NOTIFY rules but no `listenerPath`: nothing will receive the \
-             notifications (runc refuses to start such a container; `secopt exec` takes \
-             `--listener-path`)",
-        );
+        r.warn(WarningKind::RuntimeRefuses, root, NOTIFY_WITHOUT_LISTENER);
     }
 
     Ok(Policy {
