@@ -217,6 +217,9 @@ fn dump_reads_back_the_filters_a_process_installed() {
         .iter()
         .zip([FIRST, SECOND])
     {
+        // In the order docs/json.md lists them.
+        let keys: Vec<&str> = f.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["index", "length", "instructions", "assembly"]);
         let got: Vec<(u64, u64, u64, u64)> = f["instructions"]
             .as_array()
             .unwrap()

@@ -25,8 +25,9 @@ Without -o the filters are listed as assembly (or JSON), oldest first. A process
 several: the kernel runs every one on each system call and acts on the most restrictive \
 answer. -o writes one as a raw filter (the bytes the program passed to seccomp(2)).\n\n\
 Filters are per thread: those of the thread named are read, and a note names the threads of \
-its process that have other filters (Firecracker's API, VMM and vCPU threads each have their \
-own), with the `secopt dump TID` that reads them.";
+its process that have another number of filters, with the `secopt dump TID` that reads them. \
+Threads with as many filters but other ones (Firecracker's API, VMM and vCPU threads have one \
+each) are not told apart: that would stop each of them. `ls /proc/PID/task` lists them.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -336,7 +337,7 @@ fn list(filters: &[Program]) -> String {
     filters
         .iter()
         .enumerate()
-        .map(|(i, f)| format!("index {i}: {} instructions", f.len()))
+        .map(|(i, f)| format!("index {i}: {}", instructions(f)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -428,8 +429,8 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
         super::io::write_all_or_none(&outputs)?;
         for (i, f, path, _) in &planned {
             eprintln!(
-                "secopt: {who}: filter index {i} of {count} ({} instructions) -> {}",
-                f.len(),
+                "secopt: {who}: filter index {i} of {count} ({}) -> {}",
+                instructions(f),
                 path.display()
             );
         }
@@ -440,8 +441,13 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
             let filters: Vec<serde_json::Value> = selected
                 .iter()
                 .map(|&(i, f)| {
-                    let mut doc = program_json(f);
-                    doc["index"] = i.into();
+                    // `index` first, as docs/json.md lists the keys.
+                    let mut doc = serde_json::json!({ "index": i });
+                    if let (Some(doc), serde_json::Value::Object(program)) =
+                        (doc.as_object_mut(), program_json(f))
+                    {
+                        doc.extend(program);
+                    }
                     doc
                 })
                 .collect();
@@ -471,7 +477,7 @@ pub fn run(args: DumpArgs) -> Result<i32, Failure> {
                     (i, c) if i + 1 == c => ", the newest".to_string(),
                     _ => String::new(),
                 };
-                println!("; {who}, filter index {i}{age}: {} instructions", f.len());
+                println!("; {who}, filter index {i}{age}: {}", instructions(f));
                 print!("{}", assembly(f));
             }
         }
@@ -490,6 +496,11 @@ fn assembly(f: &Program) -> String {
 }
 
 /// A program as JSON: its length, raw instructions and assembly.
+/// `1 instruction`, `12 instructions`.
+fn instructions(f: &Program) -> String {
+    crate::bench::report::counted(f.len() as u64, "instruction", "instructions")
+}
+
 fn program_json(f: &Program) -> serde_json::Value {
     let insns: Vec<serde_json::Value> = f
         .insns
@@ -525,7 +536,7 @@ fn write_joined(args: &DumpArgs, who: &str, filters: &[Program]) -> Result<i32, 
         })?
     };
     let what = if count == 1 {
-        format!("its one filter ({} instructions)", joined.len())
+        format!("its one filter ({})", instructions(&joined))
     } else {
         format!(
             "its {count} filters ({}) joined into one program of {} instructions",
@@ -546,7 +557,13 @@ fn write_joined(args: &DumpArgs, who: &str, filters: &[Program]) -> Result<i32, 
             "joined": program_json(&joined),
         }))?,
         Format::Text => {
-            println!("; {who}: {what}, deciding every call as the kernel does with all of them");
+            if count == 1 {
+                println!("; {who}: {what}");
+            } else {
+                println!(
+                    "; {who}: {what}, deciding every call as the kernel does with all of them"
+                );
+            }
             print!("{}", assembly(&joined));
         }
     }
