@@ -99,7 +99,7 @@ pub struct RecordArgs {
     )]
     pub pid: Option<i32>,
     /// With --pid: stop recording after this many seconds (fractions allowed). Without it,
-    /// recording lasts until Ctrl-C, SIGTERM, or the process ends.
+    /// recording lasts until Ctrl-C, SIGTERM, SIGHUP, or the process ends.
     // `run` refuses it without --pid: `requires = "pid"` did not hold here, next to the
     // trailing command.
     #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
@@ -719,7 +719,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
                 if threads == 1 { "" } else { "s" },
                 match args.duration {
                     Some(d) => format!("for {} s", d.as_secs_f64()),
-                    None => "until Ctrl-C (SIGINT) or SIGTERM".to_string(),
+                    None => "until Ctrl-C (SIGINT), SIGTERM or SIGHUP".to_string(),
                 }
             );
         }
