@@ -645,7 +645,7 @@ fn unreachable_instructions_are_reported() {
     let (code, out, err) = secopt(&["analyze", tail]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("unreachable: 3 instruction(s) no path reaches (3, 6..=7)"),
+        out.contains("unreachable: 3 instructions no path reaches (3, 6..=7)"),
         "{out}"
     );
     let (code, out, err) = secopt(&["analyze", tail, "--format", "json"]);
@@ -662,6 +662,37 @@ fn unreachable_instructions_are_reported() {
     let (_, out, _) = secopt(&["analyze", clean, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["unreachable"], serde_json::json!([]));
+
+    // A store no path reaches can still be needed: the kernel checks scratch memory in
+    // program order (net/core/filter.c `check_load_and_stores`), carrying what is written
+    // across a `ret` and keeping at a jump's target only what every jump to it had. Here the
+    // `jeq #1` reaches `allow` before M[1] is written, so after `ret ALLOW` M[1] counts as
+    // unwritten, and the store at 4 is what lets `ld M[1]` at 5 pass. That store is said to
+    // be needed, not something optimize drops; the one at 3 of `dead` is not needed.
+    let needed = temp_file(
+        "needed-store.s",
+        b"ld [nr]\njeq #1, allow, next\nst M[1]\njeq #2, next, odd\nallow: ret ALLOW\n\
+          st M[1]\nodd: ld M[1]\nret a\n",
+    );
+    let (code, out, err) = secopt(&["analyze", needed.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "unreachable: 1 store no path reaches (5) that the kernel's linear check needs"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("drops them"), "{out}");
+    let dead = temp_file(
+        "dead-store.s",
+        b"ld [nr]\njeq #1, allow, deny\nallow: ret ALLOW\nst M[2]\ndeny: ret KILL_PROCESS\n",
+    );
+    let (code, out, err) = secopt(&["analyze", dead.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("unreachable: 1 instruction no path reaches (3), loaded and counted all the same; `secopt optimize` drops them"),
+        "{out}"
+    );
 }
 
 /// `cache_bitmap.cached_numbers` lists every number of the kernel's bitmap the filter lets it

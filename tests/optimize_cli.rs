@@ -1321,6 +1321,28 @@ fn a_stack_of_filters_becomes_one_that_decides_as_the_kernel_does() {
         interp::eval(&reversed, &openat).unwrap(),
         RetVal(0x0005_0001)
     );
+    assert!(!stderr.contains("longer than the stack"), "{stderr}");
+
+    // A computed answer (`ret a`) leaves the kernel's choice to the joined program at run
+    // time, which can make it longer than the stack: the summary says so, and that the
+    // stack as it is may run fewer instructions.
+    let computed = temp_file(
+        "stack-computed.s",
+        b"ld [args[0].lo]\nor #0x50000\nand #0x5ffff\nret a\n",
+    );
+    let kill = temp_file(
+        "stack-kill.s",
+        b"ld [nr]\njeq #1, next, k\nret ALLOW\nk: ret KILL_PROCESS\n",
+    );
+    let (code, _, stderr) = secopt(&["optimize", s(&kill), s(&computed), "-o", s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    let joined = std::fs::read(&out).unwrap().len() / 8;
+    assert!(joined > 4 + 4, "{joined} instructions: {stderr}");
+    assert!(
+        stderr.contains("longer than the stack")
+            && stderr.contains("installing the stack as it is may run fewer instructions"),
+        "{stderr}"
+    );
 }
 
 #[test]

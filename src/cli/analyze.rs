@@ -490,21 +490,24 @@ fn analyze(
                     MAX_INSNS_PER_PATH
                 );
                 if !unreachable.is_empty() {
-                    let count: usize = unreachable.iter().map(|(a, b)| b - a + 1).sum();
-                    let at: Vec<String> = unreachable
+                    let (kept, droppable): (Vec<usize>, Vec<usize>) = unreachable
                         .iter()
-                        .map(|&(a, b)| {
-                            if a == b {
-                                a.to_string()
-                            } else {
-                                format!("{a}..={b}")
-                            }
-                        })
-                        .collect();
-                    println!(
-                        "unreachable: {count} instruction(s) no path reaches ({}), loaded and counted all the same; `secopt optimize` drops them",
-                        at.join(", ")
-                    );
+                        .flat_map(|&(a, b)| a..=b)
+                        .partition(|&pc| the_kernels_check_needs(&prog, pc));
+                    if !droppable.is_empty() {
+                        println!(
+                            "unreachable: {} no path reaches ({}), loaded and counted all the same; `secopt optimize` drops them",
+                            counted(droppable.len() as u64, "instruction", "instructions"),
+                            ranges_text(&droppable)
+                        );
+                    }
+                    if !kept.is_empty() {
+                        println!(
+                            "unreachable: {} no path reaches ({}) that the kernel's linear check needs (removed, the filter would be rejected: the kernel checks scratch memory in program order, not by path)",
+                            counted(kept.len() as u64, "store", "stores"),
+                            ranges_text(&kept)
+                        );
+                    }
                 }
             }
             match kernel {
@@ -1183,4 +1186,40 @@ fn print_workload_text(t: &WorkloadText) {
     for note in t.notes {
         println!("note: {note}");
     }
+}
+
+/// Whether the instruction at `pc`, which no path reaches, is a store the kernel's check of
+/// scratch memory needs: that check walks the program in order, not by its paths, so a store
+/// after a `ret` can be what makes a later `ld M[k]` pass. Replaced by a load of a constant
+/// (no path reaches it, so the program decides the same), the program no longer validates.
+fn the_kernels_check_needs(prog: &Program, pc: usize) -> bool {
+    use crate::bpf::insn::{Insn, BPF_IMM, BPF_LD, BPF_ST, BPF_STX};
+    let code = prog.insns[pc].code;
+    if code != BPF_ST && code != BPF_STX {
+        return false;
+    }
+    let mut without = prog.clone();
+    without.insns[pc] = Insn::stmt(BPF_LD | BPF_IMM, 0);
+    validate::validate(&without).is_err()
+}
+
+/// `3, 7..=9`: instruction indices, runs of neighbours as ranges.
+fn ranges_text(pcs: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &pc in pcs {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == pc => *last = pc,
+            _ => runs.push((pc, pc)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..={b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -660,6 +660,13 @@ fn made_from(inputs: &[Program], out: &Optimized, counted: bool) -> Option<Strin
     let unit = if counted { " instructions" } else { "" };
     Some(match (inputs.len() > 1, Outcome::of(inputs, out)) {
         (_, Outcome::Unchanged) => return None,
+        (true, Outcome::Larger) => format!(
+            "joined from {} filters of {input_len} instructions in all (longer than the \
+             stack: one program must make the kernel's choice among the filters' answers \
+             itself, where it cannot be worked out ahead, as for a computed `ret a`; \
+             installing the stack as it is may run fewer instructions)",
+            inputs.len()
+        ),
         (true, _) => format!(
             "joined from {} filters of {input_len} instructions in all",
             inputs.len()
