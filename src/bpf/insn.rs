@@ -314,10 +314,10 @@ impl Program {
     }
 
     /// Targets of the instruction at `pc` as absolute indices: `(jt, jf)` for a
-    /// conditional jump, `(t, t)` for `JA`; `None` for other instructions.
-    /// Indices may lie outside the program if it is invalid.
+    /// conditional jump, `(t, t)` for `JA`; `None` for other instructions and for a `pc`
+    /// past the end. Indices may lie outside the program if it is invalid.
     pub fn jump_targets(&self, pc: usize) -> Option<(usize, usize)> {
-        let i = self.insns[pc];
+        let i = *self.insns.get(pc)?;
         if i.is_conditional_jump() {
             Some((pc + 1 + i.jt as usize, pc + 1 + i.jf as usize))
         } else if i.is_ja() {
@@ -392,6 +392,12 @@ mod tests {
         assert_eq!(prog.unreachable(), vec![(4, 4), (6, 7)]);
         let all = Program::new(vec![Insn::ret(0x7fff_0000)]);
         assert!(all.unreachable().is_empty());
+        // Targets as the jumps' offsets give them; none past the end (a caller's index).
+        assert_eq!(prog.jump_targets(1), Some((2, 3)));
+        assert_eq!(prog.jump_targets(3), Some((5, 5)));
+        assert_eq!(prog.jump_targets(2), None);
+        assert_eq!(prog.jump_targets(8), None);
+        assert_eq!(prog.jump_targets(usize::MAX), None);
     }
 
     #[test]

@@ -44,6 +44,7 @@ mod reload_check;
 mod rules;
 mod runc;
 
+pub use crate::bpf::thread_filters::Encoding;
 /// The CLI refuses a `--name` the emitters would have to rewrite, and checks a JSON
 /// document's `base64` against its instructions.
 #[cfg(feature = "cli")]
@@ -918,7 +919,7 @@ pub fn compile_oci(
 /// Parses a Firecracker seccompiler file for `firecracker.arch` and compiles one filter per
 /// thread kind (sorted by name). An error names the thread it comes from (`fc.json (thread
 /// vcpu): the filter has …`). For Firecracker's own filter file, pass the result to
-/// [`emit::emit_thread_filters`].
+/// [`emit_thread_filters`] with the [`Encoding`] Firecracker reads.
 pub fn compile_firecracker(
     profile: &[u8],
     source: &str,

@@ -37,6 +37,10 @@ pub enum WeightsError {
     Shape(String),
 }
 
+/// The most all counts of a [`Weights`] may sum to: times any path length (at most 65 536
+/// instructions, a stack of eight full filters), still a finite cost.
+pub const MAX_TOTAL_COUNT: f64 = f64::MAX / 65_536.0;
+
 impl Weights {
     pub fn new() -> Self {
         Self::default()
@@ -51,6 +55,15 @@ impl Weights {
         if !count.is_finite() || count < 0.0 {
             return Err(WeightsError::BadCount {
                 what: format!("{token:#x}/{nr}"),
+                count: count.to_string(),
+            });
+        }
+        // The costs are sums of counts times path lengths: counts summing near the largest
+        // number would make them infinite, and then NaN.
+        let total: f64 = self.counts.values().sum::<f64>() + count;
+        if total > MAX_TOTAL_COUNT {
+            return Err(WeightsError::BadCount {
+                what: format!("{token:#x}/{nr} (the counts would sum past {MAX_TOTAL_COUNT:e})"),
                 count: count.to_string(),
             });
         }
@@ -216,6 +229,25 @@ impl fmt::Display for Weights {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counts whose sum would pass the limit are refused, so a cost (counts times path
+    /// lengths) stays finite: two counts of f64::MAX made an infinite total and NaN costs.
+    #[test]
+    fn counts_that_would_sum_past_the_limit_are_refused() {
+        let tok = 0xc000_003e;
+        let mut w = Weights::new();
+        assert!(matches!(
+            w.add(tok, 0, f64::MAX),
+            Err(WeightsError::BadCount { .. })
+        ));
+        w.add(tok, 0, MAX_TOTAL_COUNT / 2.0).unwrap();
+        w.add(tok, 1, MAX_TOTAL_COUNT / 2.0).unwrap();
+        assert!(matches!(
+            w.add(tok, 2, MAX_TOTAL_COUNT / 4.0),
+            Err(WeightsError::BadCount { .. })
+        ));
+        assert!((w.total() * 65_536.0).is_finite());
+    }
 
     #[test]
     fn json_forms_and_errors() {

@@ -387,7 +387,7 @@ pub enum WarningKind {
     /// one argument that runc joins with OR).
     Suspicious,
     /// The runtime refuses to start with it (runc and NOTIFY without a listener, or on
-    /// `write`).
+    /// `write`; arches of both byte orders, where libseccomp keeps one per filter).
     RuntimeRefuses,
 }
 

@@ -56,10 +56,11 @@ use super::names::{self, ALL_CAPS};
 use super::{PolicyError, WarningKind};
 
 /// The warning about NOTIFY rules in a profile without `listenerPath` (`secopt exec
-/// --listener-path` supplies one, and leaves the warning out).
+/// --listener-path` supplies one, and leaves the warning out). It names no tool: a runtime
+/// embedding the library shows it to its own users.
 pub(crate) const NOTIFY_WITHOUT_LISTENER: &str = "SCMP_ACT_NOTIFY rules but no `listenerPath`: \
-     nothing will receive the notifications (runc refuses to start such a container; `secopt \
-     exec` takes `--listener-path`)";
+     nothing will receive the notifications (runc refuses to start such a container)";
+
 /// Parses an OCI / Docker / podman seccomp profile. `source_name` names the input in errors.
 ///
 /// ```

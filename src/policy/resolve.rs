@@ -503,6 +503,23 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
     }
     let mut warnings = policy.warnings.clone();
     warnings.extend(shadowed.iter().cloned());
+    // A list without the native arch is a filter that, loaded there, decides no call by the
+    // profile (an empty list is refused above; the command line's native arch is the first
+    // of its list, so only a library caller meets this).
+    if let Some(list) = options.arches.as_ref().filter(|l| !l.contains(&native)) {
+        let covered: Vec<&str> = list.iter().map(|a| a.name()).collect();
+        warnings.push(Warning {
+            path: "$".to_string(),
+            message: format!(
+                "the filter covers {} but not {native}, the native arch it is resolved for \
+                 (`ResolveOptions::native`): loaded there, every call gets the bad-arch action \
+                 ({})",
+                covered.join(", "),
+                policy.bad_arch_action
+            ),
+            kind: WarningKind::Suspicious,
+        });
+    }
     let arches_as_runc_loads = own
         .filter(|_| runc_loads_other_arches)
         .and_then(|own| resolve(policy, &own).ok())
@@ -926,6 +943,39 @@ mod tests {
             Err(PolicyError::InvalidOption(why)) => assert!(why.contains("kill every"), "{why}"),
             other => panic!("{other:?}"),
         }
+        // A list without the native arch resolves, with a warning that the native arch's
+        // calls all get the bad-arch action; with the native arch in it, none.
+        let without = ResolveOptions {
+            native: Some(Arch::X86_64),
+            arches: Some(vec![Arch::Aarch64]),
+            ..Default::default()
+        };
+        let resolved = resolve(&policy, &without).unwrap();
+        let said: Vec<&Warning> = resolved
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Suspicious)
+            .collect();
+        assert_eq!(said.len(), 1, "{:?}", resolved.warnings);
+        assert!(
+            said[0].message.contains("covers aarch64 but not x86_64")
+                && said[0].message.contains("KILL_THREAD"),
+            "{}",
+            said[0].message
+        );
+        let with = ResolveOptions {
+            arches: Some(vec![Arch::Aarch64, Arch::X86_64]),
+            ..without
+        };
+        let resolved = resolve(&policy, &with).unwrap();
+        assert!(
+            !resolved
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("but not")),
+            "{:?}",
+            resolved.warnings
+        );
     }
 
     /// `multiplexed_rules` finds exactly what testing every name of `rules_by_name` with
