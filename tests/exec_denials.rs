@@ -41,6 +41,34 @@ fn exec_under(profile: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
     cmd
 }
 
+/// Builds `source` as `dir/NAME` with the system C compiler (threads linked in).
+fn build_c(dir: &TempDir, name: &str, source: &str) -> std::path::PathBuf {
+    let src = dir.join(&format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let program = dir.join(name);
+    let built = std::process::Command::new("cc")
+        .arg("-pthread")
+        .arg("-o")
+        .arg(&program)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success(), "cc {name}.c");
+    program
+}
+
+/// `dir/p.json`: everything allowed but getppid, refused with EPERM.
+fn getppid_refused(dir: &TempDir) -> std::path::PathBuf {
+    let profile = dir.join("p.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
+    )
+    .unwrap();
+    profile
+}
+
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("the JSON report was written");
     serde_json::from_str(&text).expect("the report is JSON")
@@ -288,23 +316,8 @@ fn children_no_tracer_can_follow_are_noted() {
         return;
     };
     let dir = TempDir::new("denials-untraced");
-    let src = dir.join("untraced.c");
-    std::fs::write(&src, include_str!("data/untraced_child.c")).unwrap();
-    let program = dir.join("untraced");
-    let built = std::process::Command::new("cc")
-        .arg("-o")
-        .arg(&program)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
-    let profile = dir.join("p.json");
-    std::fs::write(
-        &profile,
-        r#"{"defaultAction": "SCMP_ACT_ALLOW",
-            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
-    )
-    .unwrap();
+    let program = build_c(&dir, "untraced", include_str!("data/untraced_child.c"));
+    let profile = getppid_refused(&dir);
     for call in ["clone", "clone3"] {
         let report = dir.join(&format!("{call}.json"));
         let out = exec_under(&profile)
@@ -467,24 +480,12 @@ fn a_thread_that_execs_leaves_nothing_running() {
         return;
     };
     let dir = TempDir::new("denials-thread-exec");
-    let src = dir.join("exec_from_thread.c");
-    std::fs::write(&src, include_str!("data/exec_from_thread.c")).unwrap();
-    let program = dir.join("exec_from_thread");
-    let built = std::process::Command::new("cc")
-        .arg("-pthread")
-        .arg("-o")
-        .arg(&program)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
-    let profile = dir.join("p.json");
-    std::fs::write(
-        &profile,
-        r#"{"defaultAction": "SCMP_ACT_ALLOW",
-            "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}"#,
-    )
-    .unwrap();
+    let program = build_c(
+        &dir,
+        "exec_from_thread",
+        include_str!("data/exec_from_thread.c"),
+    );
+    let profile = getppid_refused(&dir);
     let report = dir.join("report.json");
     let out = exec_under(&profile)
         .arg("--denials-json")
