@@ -239,6 +239,7 @@ impl fmt::Debug for Insn {
 
 /// Error decoding raw filter bytes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     #[error("raw filter is {len} bytes, not a multiple of 8 (struct sock_filter is 8 bytes); the last {rest} bytes are a truncated instruction")]
     Truncated { len: usize, rest: usize },

@@ -29,6 +29,7 @@ use super::RetVal;
 /// Why a program could not be run to a return (only possible for programs the validator
 /// rejects).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     #[error("instruction {pc}: not an instruction seccomp can run (validate the program first)")]
     BadInstruction { pc: usize },

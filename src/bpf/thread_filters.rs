@@ -109,6 +109,7 @@ pub enum ThreadLookupError {
 
 /// Why bytes are not a thread-filter file.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ThreadFiltersError {
     #[error("not a Firecracker filter file: as bincode (Firecracker before 1.15), {bincode}; as bitcode (1.15 and later), {bitcode}")]
     Neither { bincode: String, bitcode: String },

@@ -86,6 +86,7 @@ pub struct Answer {
 
 /// Why the oracle could not answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OracleError {
     #[error("the kernel oracle is not available here: {0}")]
     Unavailable(String),

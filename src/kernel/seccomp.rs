@@ -156,6 +156,7 @@ pub fn get_filter(pid: libc::pid_t, index: u32) -> io::Result<Program> {
 
 /// Why the filters of a process could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadFiltersError {
     /// `PTRACE_SEIZE` failed: no such process (`ESRCH`), or not allowed to trace it
     /// (`EPERM`: another tracer, no `CAP_SYS_PTRACE`, Yama's `ptrace_scope`, or ourselves).

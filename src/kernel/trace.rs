@@ -288,6 +288,7 @@ pub enum SyscallStop {
 
 /// Why a command could not be traced.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TraceError {
     #[error("no command given")]
     NoCommand,
