@@ -118,28 +118,18 @@ pub fn parse_with(
         Dialect::Firecracker110 => &[Arch::X86_64, Arch::Aarch64],
     };
     if !supported.contains(&options.arch) {
+        // `x86_64 or aarch64`, `x86_64, aarch64, or riscv64`.
+        let names: Vec<&str> = supported.iter().map(|a| a.name()).collect();
+        let listed = match names.split_last() {
+            Some((last, rest)) if rest.len() > 1 => format!("{}, or {last}", rest.join(", ")),
+            _ => names.join(" or "),
+        };
         return Err(PolicyError::InvalidOption(format!(
-            "{source_name}: {} targets {}, not {}",
+            "{source_name}: {} targets {listed}, not {}",
             match options.dialect {
                 Dialect::Libseccomp => "Firecracker's seccompiler (libseccomp dialect)",
                 Dialect::RustVmmSeccompiler => "rust-vmm seccompiler",
                 Dialect::Firecracker110 => "Firecracker 1.10's seccompiler",
-            },
-            match supported {
-                [.., last] if supported.len() > 2 => format!(
-                    "{}, or {}",
-                    supported[..supported.len() - 1]
-                        .iter()
-                        .map(|a| a.name())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    last.name()
-                ),
-                _ => supported
-                    .iter()
-                    .map(|a| a.name())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
             },
             options.arch
         )));
