@@ -7,9 +7,9 @@
 //! - **range split** `jge #k`: values below `k` go left, the others right. A tree of splits
 //!   never needs an equality test: once the range is narrowed to one leaf, the value is known to
 //!   be in it.
-//! - **exception chain** `jeq #s1 → t1; jeq #s2 → t2; …; → X`: a run of leaves `X s1 X s2 X …`
-//!   whose `X` parts share one target and whose `s` parts are single values costs one test per
-//!   exception instead of two splits each.
+//! - **exception chain** `jeq #s1 → t1; jeq #s2 → t2; …; → X`: a run of leaves each of which
+//!   has the target `X` or is a single value (`X s1 X s2 X …`, but also `X s1 s2 X` or
+//!   `s1 X s2`) costs one test per single value instead of up to two splits each.
 //! - **hot chain** at the root: `jeq #s → t` for the few single values that are looked up so
 //!   often that testing them first pays for the extra test every other value then needs; the
 //!   tree below no longer has to separate them, so their neighbours may merge.
@@ -28,7 +28,8 @@
 //! candidates for a range in a second table of the same program; [`optimal_tree_exhaustive`] is
 //! the O(n³) version without Knuth's bounds that the tests compare against. Knuth's bounds are
 //! exact only without chains, so the pure split tree is the fallback, and its cost alone
-//! (Garsia and Wachs's algorithm, `optimal_split_cost`) decides whether its table is needed.
+//! (Garsia and Wachs's algorithm, `optimal_split_cost`) decides whether its table is needed;
+//! dispatches of at most `KNUTH_MIN_LEAVES` leaves run without the bounds, exactly.
 
 use super::dag::{Dag, NodeId};
 use crate::bpf::insn::*;
@@ -1248,10 +1249,10 @@ impl BoundedTrees {
     ) -> Self {
         let m = leaves.len();
         let nb = max_bound + 1;
-        let chains = if has_exception_pattern(leaves) {
+        let chains = if may_chain_somewhere(leaves) {
             exception_chains(leaves, tuning.max_exceptions, Cost::ZERO)
         } else {
-            vec![Vec::new(); m]
+            Chains::default()
         };
         let below = candidates_below(m, &candidates);
         let mut offset = vec![0usize; m * m];
@@ -1383,32 +1384,6 @@ impl BoundedTrees {
         }
     }
 
-    /// The exception chain of range `i..=j` with `set` tested, when there is one (only with
-    /// no candidate of the range tested): its cost, its longest path, and its tests.
-    fn chain(
-        &self,
-        i: usize,
-        j: usize,
-        set: usize,
-        len: &dyn Fn(NodeId) -> usize,
-    ) -> Option<(Cost, usize, usize)> {
-        if set & self.inside(i, j) != 0 {
-            return None;
-        }
-        let (_, cost, order) = self.chains[i].iter().find(|c| c.0 == j)?;
-        let exits = order
-            .iter()
-            .enumerate()
-            .map(|(p, &e)| p + 1 + len(self.leaves[e].target))
-            .max()
-            .unwrap_or(0);
-        Some((
-            *cost,
-            exits.max(order.len() + len(self.leaves[i].target)),
-            order.len(),
-        ))
-    }
-
     /// The state of range `i..=j` with `set` tested when its leaves have several targets: its
     /// costs, and the least bound with a tree (exact whatever `max_bound`: from the same
     /// choices, one more than the longer side of a split or than the rest below a `jeq`, or a
@@ -1473,22 +1448,23 @@ impl BoundedTrees {
                 }
             }
         }
-        let chain = self.chain(i, j, set, len);
-        if let Some((_, need, _)) = chain {
-            least = least.min(need.max(1));
-        }
         for b in 1..nb {
-            let mut c = best[b] + w + self.test_price;
-            let mut s = arg[b];
-            if let Some((cc, need, n)) = chain {
-                let cc = cc + self.test_price * n as f64;
-                if need <= b && cc.lt(&c) {
-                    c = cc;
-                    s = CHAIN;
+            self.cost[cell * nb + b] = best[b] + w + self.test_price;
+            self.choice[cell * nb + b] = arg[b];
+        }
+        // The range's exception chains, only with no candidate of the range tested (at most
+        // one per rest target; with a bound, a dearer one may have the shorter longest path).
+        let untouched = set & range == 0;
+        for (at, chain) in self.chains.over(i, j).filter(|_| untouched) {
+            let need = self.chains.longest_path(chain, &self.leaves, len);
+            least = least.min(need.max(1));
+            let cc = chain.cost + self.test_price * chain.tests() as f64;
+            for b in need.max(1)..nb {
+                if cc.lt(&self.cost[cell * nb + b]) {
+                    self.cost[cell * nb + b] = cc;
+                    self.choice[cell * nb + b] = CHAIN | at;
                 }
             }
-            self.cost[cell * nb + b] = c;
-            self.choice[cell * nb + b] = s;
         }
         least
     }
@@ -1537,15 +1513,9 @@ impl BoundedTrees {
                 NO_TARGET => self.leaves[i].target,
                 t => t,
             }),
-            CHAIN => {
-                let (_, _, order) = self.chains[i].iter().find(|c| c.0 == j).expect("chain");
-                Tree::Chain {
-                    tests: order
-                        .iter()
-                        .map(|&e| (self.leaves[e].lo, self.leaves[e].target))
-                        .collect(),
-                    rest: Box::new(Tree::Leaf(self.leaves[i].target)),
-                }
+            s if s & CHAIN != 0 => {
+                let chain = &self.chains.by_start[i][(s & !CHAIN) as usize];
+                self.chains.tree(chain, &self.leaves)
             }
             s if s & JEQ != 0 => {
                 let bit = (s & !JEQ) as usize;
@@ -1689,7 +1659,12 @@ fn split_or_chain_tree(leaves: &[Leaf], tuning: &Tuning) -> (Tree, Cost) {
     if leaves.len() > EXACT_MAX_LEAVES {
         return divided_tree(leaves, tuning);
     }
-    let program = SplitProgram::new(leaves, true, tuning, has_exception_pattern(leaves));
+    let program = SplitProgram::new(
+        leaves,
+        leaves.len() > KNUTH_MIN_LEAVES,
+        tuning,
+        may_chain_somewhere(leaves),
+    );
     if !program.may_chain() {
         return program.solve(false);
     }
@@ -1765,6 +1740,14 @@ fn optimal_split_cost(leaves: &[Leaf]) -> Cost {
 /// At 1 024 the 3 000 requests compiled (`--no-verify`) in 0.34 s and 24 MB, at 512 in 0.23 s
 /// and 16 MB, to the same programs (also for 1 500 requests).
 const EXACT_MAX_LEAVES: usize = 512;
+
+/// Dispatches of at most this many leaves skip Knuth's bounds: with exception chains the
+/// bounds are a heuristic, and the full program (O(n³): 44 000 cells' splits at 64 leaves) is
+/// exact and cheap there. Firecracker's vCPU thread (dispatches of 33–44 leaves, solved 26
+/// times by the hot-chain search) lost 0.7% of its cost to the bounds once chains could hold
+/// neighbouring single values (7.71 → 7.76 instructions per call, default weights); without
+/// them it keeps 7.71. Docker's dispatches (121 and 163 leaves) keep the bounds.
+const KNUTH_MIN_LEAVES: usize = 64;
 
 /// [`split_or_chain_tree`] for more than [`EXACT_MAX_LEAVES`] leaves: a split at the
 /// leaves' weighted median (by count when they weigh nothing), each half laid out the same
@@ -1982,8 +1965,7 @@ struct SplitProgram<'a> {
     /// What each test costs on top of the weights (see [`SplitProgram::new`]).
     test_price: Cost,
     max_exceptions: usize,
-    /// Exception chains starting at each leaf: (last leaf, cost, order of exceptions); empty
-    /// without chains.
+    /// The exception chains of the leaves; empty without chains.
     chain_list: Chains,
 }
 
@@ -2007,7 +1989,7 @@ impl<'a> SplitProgram<'a> {
         let chain_list = if chains && m > 0 {
             exception_chains(leaves, max_exceptions, test_price)
         } else {
-            Vec::new()
+            Chains::default()
         };
         SplitProgram {
             leaves,
@@ -2088,10 +2070,9 @@ impl<'a> SplitProgram<'a> {
                     let mut c = best.0 + w(i, j);
                     let mut s = best.1 as u32;
                     if chained {
-                        let found = self.chain_list[i].iter().find(|ch| ch.0 == j);
-                        if let Some(&(_, cc, _)) = found {
-                            if cc.lt(&c) {
-                                c = cc;
+                        if let Some(chain) = self.chain_list.cheapest(i, j) {
+                            if chain.cost.lt(&c) {
+                                c = chain.cost;
                                 s |= CHAIN;
                             }
                         }
@@ -2131,43 +2112,161 @@ pub fn optimal_tree_exhaustive(leaves: &[Leaf], chains: bool) -> (Tree, Cost) {
     optimal_tree(leaves, false, chains)
 }
 
-type Chains = Vec<Vec<(usize, Cost, Vec<usize>)>>;
-
-/// Whether some leaf is a single value between two leaves with the same target.
-fn has_exception_pattern(leaves: &[Leaf]) -> bool {
-    leaves
-        .windows(3)
-        .any(|w| w[1].lo == w[1].hi && w[0].target == w[2].target)
+/// The exception chains of a dispatch's leaves, by first leaf (several may end at one leaf,
+/// one per rest target), their exceptions kept in one buffer: a chain is listed for every
+/// range it fits, and a vector each would be most of the time spent listing them.
+#[derive(Default)]
+struct Chains {
+    /// `by_start[i]`: the chains over `i..=last`; empty when the program takes no chains.
+    /// One run of chains per rest target, each over `i..=i + 1`, `i..=i + 2`, … (a rest
+    /// target's chains end at every leaf until one does not fit).
+    by_start: Vec<Vec<Chain>>,
+    /// `first_run[i]`: how many of `by_start[i]` are the first rest target's.
+    first_run: Vec<usize>,
+    /// Every chain's exceptions (leaves), each chain's a slice of it.
+    exceptions: Vec<u32>,
 }
 
-/// For each start `i`, the runs `i..=j` of the form `X s X s … X` (same target on every `X`,
-/// single values `s`) with at most `max_exceptions` exceptions ([`MAX_EXCEPTIONS`], or
-/// [`MAX_SIZE_EXCEPTIONS`] with `--favor size`), their cost as a chain, and the exceptions in
-/// test order (heaviest first). Each chain costs `test_price` per exception on top of its
-/// weighted depths.
+/// An exception chain over leaves `first..=last` (its first leaf is where [`Chains`] lists
+/// it): a `jeq` for each exception, and every other value of the range goes to `rest`.
+#[derive(Clone, Debug)]
+struct Chain {
+    last: usize,
+    cost: Cost,
+    /// Where its exceptions are in [`Chains::exceptions`], in test order: heaviest first.
+    order: std::ops::Range<usize>,
+    /// The target of every leaf of the range that is not an exception.
+    rest: NodeId,
+}
+
+impl Chain {
+    fn tests(&self) -> usize {
+        self.order.len()
+    }
+}
+
+impl Chains {
+    /// Whether the program takes no chains (none were listed).
+    fn is_empty(&self) -> bool {
+        self.by_start.is_empty()
+    }
+
+    /// The chains over `i..=j`, with their places among those starting at `i`.
+    fn over(&self, i: usize, j: usize) -> impl Iterator<Item = (u32, &Chain)> {
+        let from_i = self.by_start.get(i).map_or(&[][..], |c| &c[..]);
+        let first = self.first_run.get(i).copied().unwrap_or(0);
+        // In each run, the chain over `i..=j` is the (j - i)th.
+        let at = j.wrapping_sub(i).wrapping_sub(1);
+        [at, first.wrapping_add(at)]
+            .into_iter()
+            .filter(move |&k| k < from_i.len() && from_i[k].last == j)
+            .map(move |k| (k as u32, &from_i[k]))
+    }
+
+    /// The cheapest chain over `i..=j`.
+    fn cheapest(&self, i: usize, j: usize) -> Option<&Chain> {
+        self.over(i, j)
+            .map(|(_, c)| c)
+            .min_by(|x, y| x.cost.cmp_total(&y.cost))
+    }
+
+    /// The exceptions of `chain`, in test order.
+    fn order(&self, chain: &Chain) -> &[u32] {
+        &self.exceptions[chain.order.clone()]
+    }
+
+    /// The tree `chain` is, over `leaves`.
+    fn tree(&self, chain: &Chain, leaves: &[Leaf]) -> Tree {
+        Tree::Chain {
+            tests: self
+                .order(chain)
+                .iter()
+                .map(|&e| (leaves[e as usize].lo, leaves[e as usize].target))
+                .collect(),
+            rest: Box::new(Tree::Leaf(chain.rest)),
+        }
+    }
+
+    /// The longest path of `chain`: the last exception's test and body, or all tests and
+    /// the rest's body.
+    fn longest_path(&self, chain: &Chain, leaves: &[Leaf], len: &dyn Fn(NodeId) -> usize) -> usize {
+        let exits = self.order(chain).iter().enumerate();
+        exits
+            .map(|(p, &e)| p + 1 + len(leaves[e as usize].target))
+            .max()
+            .unwrap_or(0)
+            .max(chain.tests() + len(chain.rest))
+    }
+}
+
+/// Whether some range of `leaves` can be an exception chain: whether one leaf (of two or
+/// more) is a single value.
+fn may_chain_somewhere(leaves: &[Leaf]) -> bool {
+    leaves.len() > 1 && leaves.iter().any(|l| l.lo == l.hi)
+}
+
+/// For each start `i`, the exception chains over `i..=j`: every leaf of the range either has
+/// the chain's rest target `X` or is a single value (an exception, one `jeq`), with at most
+/// `max_exceptions` exceptions ([`MAX_EXCEPTIONS`], or [`MAX_SIZE_EXCEPTIONS`] with
+/// `--favor size`); their cost as a chain, and the exceptions in test order (heaviest first).
+/// Each chain costs `test_price` per exception on top of its weighted depths.
+///
+/// `X` is tried as the first leaf's target and as the first wider leaf's (a leaf of more than
+/// one value is never an exception, so a chain holding one has its target as `X`). For
+/// aarch64's `read` (63) and `write` (64) with different bodies between ranges that are
+/// allowed, `[..62] 63 64 [65..]` is one chain of two `jeq`s where a strict `X s X s X`
+/// alternation broke at 64 and took a split more.
 fn exception_chains(leaves: &[Leaf], max_exceptions: usize, test_price: Cost) -> Chains {
     let m = leaves.len();
-    let mut out: Chains = vec![Vec::new(); m];
-    for (i, chains) in out.iter_mut().enumerate() {
-        let x = leaves[i].target;
-        let mut exceptions: Vec<usize> = Vec::new();
-        let mut x_weight = leaves[i].weight;
-        let mut j = i;
-        while j + 2 < m
-            && exceptions.len() < max_exceptions
-            && leaves[j + 1].lo == leaves[j + 1].hi
-            && leaves[j + 2].target == x
-        {
-            exceptions.push(j + 1);
-            x_weight = x_weight + leaves[j + 2].weight;
-            j += 2;
-            let mut order = exceptions.clone();
-            order.sort_by(|&a, &b| leaves[b].weight.cmp_total(&leaves[a].weight));
-            let mut c = (x_weight + test_price) * order.len() as f64;
-            for (p, &e) in order.iter().enumerate() {
-                c = c + leaves[e].weight * (p as f64 + 1.0);
+    let single = |k: usize| leaves[k].lo == leaves[k].hi;
+    let mut out = Chains {
+        by_start: vec![Vec::new(); m],
+        first_run: vec![0; m],
+        exceptions: Vec::new(),
+    };
+    // The exceptions so far in test order, heaviest first (ties: lower values first).
+    let mut order: Vec<u32> = Vec::new();
+    for i in 0..m {
+        let wider = (i..m).find(|&k| !single(k)).map(|k| leaves[k].target);
+        let mut rests = [Some(leaves[i].target), None];
+        if let Some(x) = wider.filter(|&x| x != leaves[i].target) {
+            rests[1] = Some(x);
+        }
+        for (run, x) in rests.into_iter().enumerate() {
+            if run == 1 {
+                out.first_run[i] = out.by_start[i].len();
             }
-            chains.push((j, c, order));
+            let Some(x) = x else { continue };
+            order.clear();
+            let mut x_weight = Cost::ZERO;
+            for j in i..m {
+                if leaves[j].target == x {
+                    x_weight = x_weight + leaves[j].weight;
+                } else if single(j) && order.len() < max_exceptions {
+                    let at = order.partition_point(|&e| {
+                        leaves[e as usize].weight.cmp_total(&leaves[j].weight) != Ordering::Less
+                    });
+                    order.insert(at, j as u32);
+                } else {
+                    break;
+                }
+                // Only a range of two leaves or more with something to test is a chain.
+                if order.is_empty() || j == i {
+                    continue;
+                }
+                let mut c = (x_weight + test_price) * order.len() as f64;
+                for (p, &e) in order.iter().enumerate() {
+                    c = c + leaves[e as usize].weight * (p as f64 + 1.0);
+                }
+                let start = out.exceptions.len();
+                out.exceptions.extend_from_slice(&order);
+                out.by_start[i].push(Chain {
+                    last: j,
+                    cost: c,
+                    order: start..out.exceptions.len(),
+                    rest: x,
+                });
+            }
         }
     }
     out
@@ -2186,16 +2285,7 @@ fn build(
         return Tree::Leaf(leaves[i].target);
     }
     match choice(i, j) {
-        None => {
-            let (_, _, order) = chains[i].iter().find(|c| c.0 == j).expect("chosen chain");
-            Tree::Chain {
-                tests: order
-                    .iter()
-                    .map(|&e| (leaves[e].lo, leaves[e].target))
-                    .collect(),
-                rest: Box::new(Tree::Leaf(leaves[i].target)),
-            }
-        }
+        None => chains.tree(chains.cheapest(i, j).expect("chosen chain"), leaves),
         Some(k) => Tree::Split {
             at: leaves[k].lo,
             lo: Box::new(build(leaves, chains, choice, i, k - 1)),
@@ -2289,6 +2379,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Neighbouring single values with different targets are one chain: `[0..62] → X`,
+    /// `63 → A`, `64 → B`, `[65..] → X` (aarch64's `read` and `write` with different argument
+    /// checks between allowed ranges). Four leaves need three splits in any tree of splits;
+    /// the chain `jeq 63 → A; jeq 64 → B; → X` needs two tests. Strict `X s X` alternation
+    /// missed it. With equal weights the default balance takes it too: the chain's depths are
+    /// 2, 1, 2, 2 (7), while a tree of splits over four leaves has depths 2, 2, 2, 2 or a
+    /// permutation of 1, 2, 3, 3 (at least 8).
+    #[test]
+    fn neighbouring_single_values_are_one_chain() {
+        let len = |_: NodeId| 1;
+        let leaves = [
+            leaf(0, 62, 1, 1.0),
+            leaf(63, 63, 2, 1.0),
+            leaf(64, 64, 3, 1.0),
+            leaf(65, u32::MAX, 1, 1.0),
+        ];
+        let chain = Tree::Chain {
+            tests: vec![(63, 2), (64, 3)],
+            rest: Box::new(Tree::Leaf(1)),
+        };
+        for tuning in [Tuning::SIZE, Tuning::BALANCED] {
+            let (tree, _) = best_tree_bounded(&leaves, &[], &len, false, &tuning);
+            assert_eq!(tree, chain);
+        }
+        assert_eq!(tree_cost(&chain, &leaves).0[0], 7.0);
+        assert_eq!(optimal_tree_exhaustive(&leaves, false).1 .0[0], 8.0);
     }
 
     /// `--favor size` on `X s X s … X`: six single values (target 2) between wide ranges
@@ -2537,18 +2655,18 @@ mod tests {
                 }
             }
             for tuning in [Tuning::BALANCED, Tuning::SIZE] {
-                let both =
-                    match optimal_trees(&leaves, true, has_exception_pattern(&leaves), &tuning) {
-                        ((ts, cs), Some((tc, cc))) => {
-                            if cc.lt(&cs) {
-                                chain_wins += 1;
-                                (tc, cc)
-                            } else {
-                                (ts, cs)
-                            }
+                let both = match optimal_trees(&leaves, true, may_chain_somewhere(&leaves), &tuning)
+                {
+                    ((ts, cs), Some((tc, cc))) => {
+                        if cc.lt(&cs) {
+                            chain_wins += 1;
+                            (tc, cc)
+                        } else {
+                            (ts, cs)
                         }
-                        (split, None) => split,
-                    };
+                    }
+                    (split, None) => split,
+                };
                 assert_eq!(split_or_chain_tree(&leaves, &tuning), both, "round {round}");
             }
         }
@@ -2607,20 +2725,31 @@ mod tests {
                 }
             }
         }
-        // X s X s … X: a chain, exceptions in any order.
-        let x = leaves[i].target;
+        // A chain: every leaf of the range has the rest target X or is a single value tested
+        // with `jeq`, exceptions in any order. X is the first leaf's target or that of the
+        // first leaf of more than one value from i on (the choices the program offers).
         let untouched = !candidates
             .iter()
             .enumerate()
             .any(|(c, cand)| tested & (1 << c) != 0 && in_range(cand));
-        let is_chain = untouched
-            && (j - i) % 2 == 0
-            && (i..=j).step_by(2).all(|q| leaves[q].target == x)
-            && (i + 1..j).step_by(2).all(|q| leaves[q].lo == leaves[q].hi);
-        if is_chain && (j - i) / 2 <= MAX_EXCEPTIONS {
-            let exceptions: Vec<usize> = (i + 1..j).step_by(2).collect();
+        let single = |q: usize| leaves[q].lo == leaves[q].hi;
+        let mut rests = vec![leaves[i].target];
+        rests.extend(
+            (i..leaves.len())
+                .find(|&q| !single(q))
+                .map(|q| leaves[q].target),
+        );
+        for x in rests {
+            let exceptions: Vec<usize> = (i..=j).filter(|&q| leaves[q].target != x).collect();
+            let fits = exceptions.iter().all(|&q| single(q));
+            if !untouched || !fits || exceptions.is_empty() || exceptions.len() > MAX_EXCEPTIONS {
+                continue;
+            }
             let e = exceptions.len();
-            let xw: f64 = (i..=j).step_by(2).map(|q| leaves[q].weight.0[0]).sum();
+            let xw: f64 = (i..=j)
+                .filter(|&q| leaves[q].target == x)
+                .map(|q| leaves[q].weight.0[0])
+                .sum();
             let mut order = exceptions.clone();
             order.sort_by(|&a, &b| leaves[b].weight.0[0].total_cmp(&leaves[a].weight.0[0]));
             let cost = xw * e as f64
@@ -2671,7 +2800,7 @@ mod tests {
                     }
                 }
                 let ((split_only, split_cost), chained) =
-                    optimal_trees(&leaves, true, has_exception_pattern(&leaves), &tuning);
+                    optimal_trees(&leaves, true, may_chain_somewhere(&leaves), &tuning);
                 let exact = match chained {
                     Some((t, c)) if c.lt(&split_cost) => t,
                     _ => split_only,
@@ -3133,49 +3262,49 @@ mod tests {
 
     #[test]
     fn a_jeq_that_adds_a_test_is_taken_when_it_pays_for_it() {
-        // Leaves A₂ (0..=2) B₇ (3) C₁ (4) D₉ (5..), B and D with one target; 19 calls.
-        // - Without `jeq` inside the tree the best is 36 in 2 tests: `jge 3` (A at depth 1:
-        //   2), then the exception chain B C D, one `jeq 4` (C at 2: 2; B and D at 2: 32).
-        // - With it, 32 in 3 tests: `jge 5` (D at 1: 9), `jeq 3` (B at 2: 14), then `jge 3`
-        //   (no 3 gets there) separates A and C, now neighbours (both at 3: 6 + 3). One test
-        //   more saves 4 tests per 19 calls, 0.21 per call: more than `TEST_PRICE`.
+        // Leaves A₁ (0..=2) B₃₀ (3..=9) C₂ (10..), 33 calls, 28 of them of the value 5 in B.
+        // - Without a `jeq` the best is 64 in 2 tests: `jge 10` (C at depth 1: 2), then
+        //   `jge 3` (A and B at 2: 62). No exception chain applies: no leaf is one value.
+        // - With `jeq 5` first, 41 in 3 tests: 5 at depth 1 (28), then `jge 10` (C at 2: 4)
+        //   and `jge 3` (A and B's other 2 calls at 3: 9). One test more saves 23 tests per
+        //   33 calls, 0.7 per call: more than `TEST_PRICE`.
         let leaves = [
-            leaf(0, 2, 0, 2.0),
-            leaf(3, 3, 2, 7.0),
-            leaf(4, 4, 5, 1.0),
-            leaf(5, u32::MAX, 2, 9.0),
+            leaf(0, 2, 0, 1.0),
+            leaf(3, 9, 1, 30.0),
+            leaf(10, u32::MAX, 2, 2.0),
         ];
+        let hot = [(5, Cost([28.0, 0.0]))];
         let len = |_: NodeId| 1;
         let (_, split_and_chains) = optimal_tree_exhaustive(&leaves, true);
-        assert_eq!(split_and_chains.0[0], 36.0);
+        assert_eq!(split_and_chains.0[0], 64.0);
         let tables = BoundedTrees::new(&leaves, &[], &len, 8, &Tuning::BALANCED);
         let (plain, plain_cost) = tables.best_plain(8).unwrap();
-        assert_eq!((plain_cost.0[0], plain.tests()), (36.0, 2));
-        let nested = Tree::Split {
-            at: 5,
-            lo: Box::new(Tree::Chain {
-                tests: vec![(3, 2)],
-                rest: Box::new(Tree::Split {
+        assert_eq!((plain_cost.0[0], plain.tests()), (64.0, 2));
+        let nested = Tree::Chain {
+            tests: vec![(5, 1)],
+            rest: Box::new(Tree::Split {
+                at: 10,
+                lo: Box::new(Tree::Split {
                     at: 3,
                     lo: Box::new(Tree::Leaf(0)),
-                    hi: Box::new(Tree::Leaf(5)),
+                    hi: Box::new(Tree::Leaf(1)),
                 }),
+                hi: Box::new(Tree::Leaf(2)),
             }),
-            hi: Box::new(Tree::Leaf(2)),
         };
-        let (tree, cost) = best_tree_bounded(&leaves, &[], &len, false, &Tuning::BALANCED);
-        assert_eq!((cost.0[0], tree.tests()), (32.0, 3));
+        let (tree, cost) = best_tree_bounded(&leaves, &hot, &len, false, &Tuning::BALANCED);
+        assert_eq!((cost.0[0], tree.tests()), (41.0, 3));
         assert_eq!(tree, nested);
-        // The rule at its edge: a test added must save 0.05 · 19 = 0.95 tests.
+        // The rule at its edge: a test added must save 0.05 · 33 = 1.65 tests.
         let with_cost = |t: &Tree, c: f64| (t.clone(), Cost([c, 0.0]));
-        let p = with_cost(&plain, 36.0);
+        let p = with_cost(&plain, 64.0);
         // (candidate, its cost, whether it replaces `p`). With no test added, cheaper is
         // enough, and dearer never is.
         for (candidate, cost, pays) in [
-            (&nested, 35.0, true),
-            (&nested, 35.1, false),
-            (&plain, 35.9, true),
-            (&plain, 36.1, false),
+            (&nested, 62.3, true),
+            (&nested, 62.4, false),
+            (&plain, 63.9, true),
+            (&plain, 64.1, false),
         ] {
             let n = with_cost(candidate, cost);
             assert_eq!(
