@@ -2643,7 +2643,8 @@ mod tests {
         let mut rng = Rng::new(9);
         let mut chain_wins = 0;
         for round in 0..400 {
-            let m = 2 + rng.below(60);
+            // Both sides of `KNUTH_MIN_LEAVES`: the full program below, Knuth's bounds above.
+            let m = 2 + rng.below(2 * KNUTH_MIN_LEAVES);
             let mut leaves = random_leaves(&mut rng, m, |rng| {
                 Cost([rng.below(30) as f64 * 0.3, 1.0 + rng.below(4) as f64])
             });
@@ -2655,18 +2656,19 @@ mod tests {
                 }
             }
             for tuning in [Tuning::BALANCED, Tuning::SIZE] {
-                let both = match optimal_trees(&leaves, true, may_chain_somewhere(&leaves), &tuning)
-                {
-                    ((ts, cs), Some((tc, cc))) => {
-                        if cc.lt(&cs) {
-                            chain_wins += 1;
-                            (tc, cc)
-                        } else {
-                            (ts, cs)
+                let knuth = m > KNUTH_MIN_LEAVES;
+                let both =
+                    match optimal_trees(&leaves, knuth, may_chain_somewhere(&leaves), &tuning) {
+                        ((ts, cs), Some((tc, cc))) => {
+                            if cc.lt(&cs) {
+                                chain_wins += 1;
+                                (tc, cc)
+                            } else {
+                                (ts, cs)
+                            }
                         }
-                    }
-                    (split, None) => split,
-                };
+                        (split, None) => split,
+                    };
                 assert_eq!(split_or_chain_tree(&leaves, &tuning), both, "round {round}");
             }
         }
