@@ -1921,18 +1921,7 @@ fn favor_size_gives_both_libseccomp_layouts_of_the_same_rules_one_length() {
     let generator = dir.join("gen");
     let source =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/random-libseccomp-filter.c");
-    let cc = Command::new("cc")
-        .args(["-O2", "-o"])
-        .arg(&generator)
-        .arg(&source)
-        .arg("-lseccomp")
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    common::cc::build_c_with(&source, &generator, &["-O2"], &["-lseccomp"]);
     for seed in 1..=8 {
         let lengths: Vec<usize> = [1, 2]
             .iter()

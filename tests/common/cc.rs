@@ -8,10 +8,21 @@ use std::process::Command;
 /// runs it, checks that it exited 0, and returns what it printed.
 pub fn run_c(dir: &Path, name: &str) -> Vec<u8> {
     let exe = dir.join(name);
+    build_c(&dir.join(format!("{name}.c")), &exe, &["-Wall", "-Werror"]);
+    let out = Command::new(&exe).output().unwrap();
+    assert!(out.status.success(), "{name}");
+    out.stdout
+}
+
+/// Builds `source` as `exe` with the system C compiler, `flags` before the output and
+/// `libraries` after the source (`-lseccomp`), and checks that it built.
+pub fn build_c_with(source: &Path, exe: &Path, flags: &[&str], libraries: &[&str]) {
     let cc = Command::new("cc")
-        .args(["-Wall", "-Werror", "-o"])
-        .arg(&exe)
-        .arg(dir.join(format!("{name}.c")))
+        .args(flags)
+        .arg("-o")
+        .arg(exe)
+        .arg(source)
+        .args(libraries)
         .output()
         .expect("run cc");
     assert!(
@@ -19,7 +30,9 @@ pub fn run_c(dir: &Path, name: &str) -> Vec<u8> {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let out = Command::new(&exe).output().unwrap();
-    assert!(out.status.success(), "{name}");
-    out.stdout
+}
+
+/// [`build_c_with`] without libraries.
+pub fn build_c(source: &Path, exe: &Path, flags: &[&str]) {
+    build_c_with(source, exe, flags, &[]);
 }
