@@ -2155,10 +2155,11 @@ impl Chains {
     fn over(&self, i: usize, j: usize) -> impl Iterator<Item = (u32, &Chain)> {
         let from_i = self.by_start.get(i).map_or(&[][..], |c| &c[..]);
         let first = self.first_run.get(i).copied().unwrap_or(0);
-        // In each run, the chain over `i..=j` is the (j - i)th.
+        // In each run, the chain over `i..=j` is the (j - i)th (the first run may be empty).
         let at = j.wrapping_sub(i).wrapping_sub(1);
-        [at, first.wrapping_add(at)]
+        [Some(at), (first > 0).then(|| first.wrapping_add(at))]
             .into_iter()
+            .flatten()
             .filter(move |&k| k < from_i.len() && from_i[k].last == j)
             .map(move |k| (k as u32, &from_i[k]))
     }
