@@ -5,6 +5,9 @@
 //! secopt).
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
+#[path = "common/cc.rs"]
+#[allow(dead_code)]
+mod cc;
 #[path = "data/e2e_support.rs"]
 mod support;
 
@@ -46,14 +49,7 @@ fn build_c(dir: &TempDir, name: &str, source: &str) -> std::path::PathBuf {
     let src = dir.join(&format!("{name}.c"));
     std::fs::write(&src, source).unwrap();
     let program = dir.join(name);
-    let built = std::process::Command::new("cc")
-        .arg("-pthread")
-        .arg("-o")
-        .arg(&program)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success(), "cc {name}.c");
+    cc::build_c(&src, &program, &["-pthread"]);
     program
 }
 

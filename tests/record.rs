@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use support::{forking_shell, KillOnDrop};
 
+#[path = "common/cc.rs"]
+#[allow(dead_code)]
+mod cc;
 #[path = "data/e2e_support.rs"]
 mod support;
 
@@ -40,16 +43,7 @@ fn compile(dir: &Path, name: &str, source: &str, extra: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
     let bin = dir.join(name);
     std::fs::write(&src, source).unwrap();
-    let out = Command::new("cc")
-        .args(["-O1", "-o", path_str(&bin), path_str(&src)])
-        .args(extra)
-        .output()
-        .expect("cc (the tests compile small C programs)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cc::build_c_with(&src, &bin, &["-O1"], extra);
     bin
 }
 
