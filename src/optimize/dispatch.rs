@@ -2225,12 +2225,20 @@ fn exception_chains(leaves: &[Leaf], max_exceptions: usize, test_price: Cost) ->
         first_run: vec![0; m],
         exceptions: Vec::new(),
     };
+    // `wider[i]`: the target of the first leaf of more than one value from `i` on.
+    let mut wider: Vec<Option<NodeId>> = vec![None; m + 1];
+    for k in (0..m).rev() {
+        wider[k] = if single(k) {
+            wider[k + 1]
+        } else {
+            Some(leaves[k].target)
+        };
+    }
     // The exceptions so far in test order, heaviest first (ties: lower values first).
     let mut order: Vec<u32> = Vec::new();
     for i in 0..m {
-        let wider = (i..m).find(|&k| !single(k)).map(|k| leaves[k].target);
         let mut rests = [Some(leaves[i].target), None];
-        if let Some(x) = wider.filter(|&x| x != leaves[i].target) {
+        if let Some(x) = wider[i].filter(|&x| x != leaves[i].target) {
             rests[1] = Some(x);
         }
         for (run, x) in rests.into_iter().enumerate() {
