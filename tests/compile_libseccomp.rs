@@ -1091,6 +1091,49 @@ fn names_reached_only_through_socketcall_or_ipc_decide_like_libseccomp() {
     assert_eq!(run(117, [1, 4, 0, 0, 0, 0]), RetVal::errno(1));
 }
 
+/// What `compile::multiplexed_conditions` warns about, shown on libseccomp's own filter: a
+/// `socket` rule allowing AF_INET (2) only, on i386, is also applied to `socketcall(SYS_SOCKET
+/// = 1, …)` (102) with its domain condition replaced by the call number, so libseccomp's
+/// program allows socket creation through socketcall whatever the domain (which is in memory,
+/// at the address in args[1]). secopt's filter decides alike (`compare_json`) and says so in a
+/// warning at the rule; on x86_64, where there is no socketcall, neither happens.
+#[test]
+fn conditions_libseccomp_drops_through_socketcall_are_warned_about() {
+    let text = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read", "write"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["socket"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}]}]}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let theirs = build_filter(&json, &oracle_options(&[Arch::X86], &[], 2)).unwrap();
+    for address in [0u64, 0x1000, 0xffff_f000] {
+        let data = SeccompData::new(Arch::X86.token(), 102, [1, address, 0, 0, 0, 0]);
+        assert_eq!(interp::eval(&theirs.program, &data).unwrap(), RetVal::ALLOW);
+    }
+    compare_json(
+        "socket.json",
+        &json,
+        text.as_bytes(),
+        &[Arch::X86],
+        &[],
+        CapSet::none(),
+    );
+    let warnings = |arches: &[Arch]| {
+        let policy = policy::oci::parse(text.as_bytes(), "socket.json").unwrap();
+        let resolved = policy::resolve(&policy, &resolve_options(arches, CapSet::none())).unwrap();
+        compile::lowering_warnings(&resolved)
+    };
+    let on_x86 = warnings(&[Arch::X86]);
+    assert_eq!(on_x86.len(), 1, "{on_x86:?}");
+    assert_eq!(on_x86[0].kind, policy::WarningKind::NotEnforced);
+    assert_eq!(on_x86[0].path, "$.syscalls[1]");
+    assert!(
+        on_x86[0].message.contains("socketcall(2)"),
+        "{}",
+        on_x86[0].message
+    );
+    assert_eq!(warnings(&[Arch::X86_64]), []);
+}
+
 /// A libseccomp (2.5.4; the code is unchanged in 2.6.1) code-generation bug: with the
 /// linear layout, the `ld [nr]` of an arch block belongs to the first syscall in priority
 /// order (src/gen_bpf.c `_gen_bpf_syscalls` passes `acc_reset` only for `s_head`), but

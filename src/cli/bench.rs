@@ -266,7 +266,7 @@ fn profile_variants(
     }
     // libseccomp's variants are what runc loads; where that filter does not enforce the
     // profile, its timings are of a filter that decides otherwise.
-    for w in super::compile::lowering_warnings(&resolved) {
+    for w in crate::compile::lowering_warnings(&resolved) {
         notes.push(format!("{name}: {w}"));
     }
     let mut variants = Vec::new();

@@ -385,7 +385,7 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
         }
         let resolved = policy::resolve(&policy, &resolve).map_err(resolve_failure)?;
         // Computed once: it rebuilds libseccomp's rule trees where a block has a pseudo-syscall.
-        let unenforced = lowering_warnings(&resolved);
+        let unenforced = crate::compile::lowering_warnings(&resolved);
         if args.strict {
             refuse_unenforced(unenforced.clone(), &source)?;
         }
@@ -697,7 +697,7 @@ fn compile_firecracker(
             report_warnings(&policy);
         }
         let mut resolved = policy::resolve(&policy, &resolve).map_err(input_error)?;
-        let unenforced = lowering_warnings(&resolved);
+        let unenforced = crate::compile::lowering_warnings(&resolved);
         if args.strict {
             refuse_unenforced(unenforced.clone(), source)?;
         }
@@ -716,22 +716,6 @@ fn compile_firecracker(
     Ok(out)
 }
 
-/// What lowering the profile as libseccomp does shows: whether runc refuses it for its
-/// arches' byte orders ([`crate::compile::runc_refuses_byte_order`]), where libseccomp's
-/// filter would not enforce it ([`crate::compile::runc_unenforced`]), where it decides
-/// otherwise than the rules ([`crate::compile::libseccomp_reload_warnings`]) and the
-/// constants 32-bit ABIs compare by their low half ([`crate::compile::truncated_constants`]).
-/// Warnings, errors under --strict.
-pub(super) fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
-    let mut warnings: Vec<policy::Warning> = crate::compile::runc_refuses_byte_order(resolved)
-        .into_iter()
-        .collect();
-    warnings.extend(crate::compile::runc_unenforced(resolved));
-    warnings.extend(crate::compile::libseccomp_reload_warnings(resolved));
-    warnings.extend(crate::compile::truncated_constants(resolved));
-    warnings
-}
-
 /// The profile's warnings, on stderr (unless `--quiet`); `verify` and `diff` print them too.
 pub(super) fn report_warnings(policy: &Policy) {
     for w in &policy.warnings {
@@ -743,7 +727,7 @@ pub(super) fn report_warnings(policy: &Policy) {
 /// filter would not enforce it), on stderr unless `--quiet`: what `verify` and `diff` say of
 /// a Firecracker file, as `compile` does.
 pub(super) fn report_thread_warnings(resolved: &Resolved, thread: &str) {
-    let unenforced = lowering_warnings(resolved);
+    let unenforced = crate::compile::lowering_warnings(resolved);
     for w in resolved.warnings.iter().chain(&unenforced) {
         say!(
             "secopt: warning: {} (thread {}): {w}",

@@ -280,7 +280,7 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     refuse_deadlocking_notify(&resolved, native, &name)?;
     // Where the filter runc's libseccomp loads would not enforce the profile (as compile
     // says it): an error under --strict, as there.
-    let unenforced = super::compile::lowering_warnings(&resolved);
+    let unenforced = crate::compile::lowering_warnings(&resolved);
     if args.strict {
         super::compile::refuse_unenforced(unenforced.clone(), &name)?;
     }

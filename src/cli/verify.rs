@@ -469,7 +469,7 @@ fn load_side(
         // What `compile` warns about this profile (misspelt names and fields), said here too:
         // the comparison is of what the profile means once they are skipped.
         super::compile::report_warnings(&policy);
-        let unenforced = super::compile::lowering_warnings(&resolved);
+        let unenforced = crate::compile::lowering_warnings(&resolved);
         super::compile::report_unknown(&resolved, None, false, &unenforced);
         let mut warnings = crate::compile::profile_warnings(&resolved);
         // A filter runc installed differs from this profile's exactly there: say so first.

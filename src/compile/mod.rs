@@ -367,11 +367,122 @@ impl FilterInfo {
 pub fn profile_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
     let mut warnings = resolved.warnings.clone();
     warnings.extend(unknown_names(resolved));
-    warnings.extend(runc_refuses_byte_order(resolved));
+    warnings.extend(unsupported_arches(resolved));
+    warnings.extend(lowering_warnings(resolved));
+    warnings
+}
+
+/// What lowering the profile as libseccomp does shows: that runc refuses it for its arches'
+/// byte orders ([`runc_refuses_byte_order`]), where libseccomp's filter would not enforce it
+/// ([`runc_unenforced`], [`multiplexed_conditions`]), where it decides otherwise than the
+/// rules ([`libseccomp_reload_warnings`]) and the constants 32-bit ABIs compare by their low
+/// half ([`truncated_constants`]). Errors when the profile was resolved with
+/// [`policy::ResolveOptions::strict`] ([`compile`] refuses it), as `--strict` makes them.
+pub fn lowering_warnings(resolved: &Resolved) -> Vec<policy::Warning> {
+    let mut warnings: Vec<policy::Warning> =
+        runc_refuses_byte_order(resolved).into_iter().collect();
     warnings.extend(runc_unenforced(resolved));
     warnings.extend(libseccomp_reload_warnings(resolved));
     warnings.extend(truncated_constants(resolved));
+    warnings.extend(multiplexed_conditions(resolved));
     warnings
+}
+
+/// One warning for the architectures the profile names that secopt has no syscall table for
+/// ([`Resolved::unsupported_arches`], refused with [`policy::ResolveOptions::strict`]): the
+/// filter does not cover them, so their calls get the bad-arch action, where runc's filter
+/// would decide them by the rules.
+pub fn unsupported_arches(resolved: &Resolved) -> Option<policy::Warning> {
+    (!resolved.unsupported_arches.is_empty()).then(|| policy::Warning {
+        kind: policy::WarningKind::UnknownName,
+        path: "$".to_string(),
+        message: format!(
+            "not covered (secopt has no syscall table): {}; their calls get the bad-arch action \
+             ({}), where runc's filter decides them by the rules",
+            resolved.unsupported_arches.join(", "),
+            resolved.bad_arch_action
+        ),
+    })
+}
+
+/// One warning per socket or IPC call whose rules have argument conditions, on the arches
+/// where libseccomp multiplexes it (`socketcall(2)`, `ipc(2)`; x86, s390x, …): there it
+/// applies the rule to the multiplexer, whose second argument points to the call's own
+/// arguments in memory, out of a filter's reach. A condition on argument 0 is replaced by
+/// `arg0 == call`, so every call through the multiplexer matches it whatever the real
+/// argument 0 (Docker's `socket` rules for domains other than `AF_VSOCK`: on x86,
+/// `socketcall(SYS_SOCKET, …)` is allowed for every domain); conditions on the other
+/// arguments test the multiplexer's own registers. The filter decides as libseccomp's does
+/// (the lowering reproduces it); the warning says the profile's conditions do not hold there.
+pub fn multiplexed_conditions(resolved: &Resolved) -> Vec<policy::Warning> {
+    if resolved.dialect != Dialect::Libseccomp {
+        return Vec::new();
+    }
+    // By name: the arches, the multiplexer and call, the first rule with conditions, and
+    // whether some condition is on argument 0 / on another argument.
+    type Found = (Vec<Arch>, (&'static str, u64), String, Action, bool, bool);
+    let mut found: Vec<(&'static str, Found)> = Vec::new();
+    for arch in &resolved.arches {
+        for (name, mux, rules) in arch.multiplexed_rules() {
+            let Some(first) = rules.iter().find(|r| !r.conditions.is_empty()) else {
+                continue;
+            };
+            let on = |index0: bool| {
+                rules
+                    .iter()
+                    .flat_map(|r| &r.conditions)
+                    .any(|c| (c.index == 0) == index0)
+            };
+            let (arg0, others) = (on(true), on(false));
+            match found.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, (arches, ..))) => arches.push(arch.arch),
+                None => {
+                    let origin = first.origin.to_string();
+                    found.push((
+                        name,
+                        (vec![arch.arch], mux, origin, first.action, arg0, others),
+                    ));
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(
+            |(name, (arches, (mux, call), origin, action, arg0, others))| {
+                let arches = arches
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mut what = Vec::new();
+                if arg0 {
+                    what.push(format!(
+                    "their conditions on args[0] become `args[0] == {call}` (the call number), \
+                     so every `{name}` call made through {mux} matches them whatever its own \
+                     args[0]"
+                ));
+                }
+                if others {
+                    what.push(format!(
+                        "their conditions on the other arguments test {mux}'s own registers \
+                     (args[1] is the address of `{name}`'s arguments), not `{name}`'s"
+                    ));
+                }
+                policy::Warning {
+                    kind: policy::WarningKind::NotEnforced,
+                    path: origin,
+                    message: format!(
+                        "on {arches}, libseccomp (what runc and crun load) applies the rules for \
+                     `{name}` (this one: {action}) to calls made through {mux}(2) too, whose \
+                     arguments are in memory, out of a filter's reach: {}. secopt's filter \
+                     decides as libseccomp's does",
+                        what.join("; and ")
+                    ),
+                }
+            },
+        )
+        .collect()
 }
 
 /// One warning per syscall name no architecture secopt knows has (a misspelling such as
@@ -877,6 +988,16 @@ fn reference_program(
     resolved: &Resolved,
     options: &CompileOptions,
 ) -> Result<Program, CompileError> {
+    if resolved.strict {
+        let warnings = lowering_warnings(resolved);
+        if !warnings.is_empty() {
+            return Err(PolicyError::Warnings {
+                file: resolved.source.clone(),
+                warnings,
+            }
+            .into());
+        }
+    }
     let mut b = builder::Builder::new();
     if options.runc_compat {
         let filter = b.label();

@@ -1564,3 +1564,129 @@ fn many_short_value_sets_too_long_as_trees_are_laid_out_to_fit() {
         }
     }
 }
+
+/// `socket` allowed for AF_INET only, and `read`/`write`.
+const SOCKET_INET_ONLY: &str = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+    {"names": ["read", "write"], "action": "SCMP_ACT_ALLOW"},
+    {"names": ["socket"], "action": "SCMP_ACT_ALLOW",
+     "args": [{"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}]}]}"#;
+
+/// The `socketcall` warnings of `f`'s profile.
+fn socketcall_warnings(f: &CompiledFilter) -> Vec<&policy::Warning> {
+    f.info()
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("socketcall(2)"))
+        .collect()
+}
+
+/// On i386 libseccomp applies `socket`'s rule to `socketcall(SYS_SOCKET, …)` with the
+/// domain condition replaced by the call number (the lowering reproduces it; the oracle
+/// test `conditions_libseccomp_drops_through_socketcall_are_warned_about` shows libseccomp's
+/// own filter doing it): every domain is allowed there, which the profile does not say, so
+/// the filter's info warns, where x86_64 (no `socketcall`) does not.
+#[test]
+fn a_socket_condition_dropped_through_socketcall_is_warned_about() {
+    let f = oci(SOCKET_INET_ONLY, &[Arch::X86], false);
+    // socketcall is 102 on i386, SYS_SOCKET = 1; the domain is in memory at args[1].
+    assert_eq!(run(&f, I386, 102, [1, 0x1000, 0, 0, 0, 0]), RetVal::ALLOW);
+    let warned = socketcall_warnings(&f);
+    assert_eq!(warned.len(), 1, "{:?}", f.info().warnings);
+    assert_eq!(warned[0].kind, policy::WarningKind::NotEnforced);
+    assert_eq!(warned[0].path, "$.syscalls[1]");
+    assert!(
+        warned[0].message.contains("on x86,"),
+        "{}",
+        warned[0].message
+    );
+    assert!(
+        warned[0].message.contains("args[0] == 1"),
+        "{}",
+        warned[0].message
+    );
+    let f = oci(SOCKET_INET_ONLY, &[Arch::X86_64], false);
+    assert!(
+        socketcall_warnings(&f).is_empty(),
+        "{:?}",
+        f.info().warnings
+    );
+    // Unconditional, the rule means the same through socketcall: nothing to say.
+    let plain = SOCKET_INET_ONLY.replace(
+        r#",
+     "args": [{"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}]"#,
+        "",
+    );
+    assert_ne!(plain, SOCKET_INET_ONLY);
+    let f = oci(&plain, &[Arch::X86], false);
+    assert!(
+        socketcall_warnings(&f).is_empty(),
+        "{:?}",
+        f.info().warnings
+    );
+}
+
+/// With `ResolveOptions::strict`, compiling refuses what the lowering warns about, as
+/// `secopt compile --strict` does: the embedder's `strict` means no warning gets through.
+#[test]
+fn strict_refuses_the_lowerings_warnings_too() {
+    let resolve = ResolveOptions {
+        strict: true,
+        ..only(Arch::X86)
+    };
+    let err = compile_oci(
+        SOCKET_INET_ONLY.as_bytes(),
+        "test.json",
+        &resolve,
+        &CompileOptions::default(),
+    )
+    .unwrap_err();
+    match err {
+        CompileError::Policy(PolicyError::Warnings { file, warnings }) => {
+            assert_eq!(file, "test.json");
+            assert_eq!(warnings.len(), 1, "{warnings:?}");
+            assert_eq!(warnings[0].kind, policy::WarningKind::NotEnforced);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without the socket condition there is nothing to refuse.
+    let ok = compile_oci(
+        READ_ONLY.as_bytes(),
+        "test.json",
+        &resolve,
+        &CompileOptions::default(),
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
+/// An architecture the profile names that secopt has no table for is a warning in the
+/// filter's info (the command line printed it; an embedder saw only `unsupported_arches`).
+#[test]
+fn an_arch_without_a_table_is_a_warning_in_the_info() {
+    let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_PARISC64"],
+        "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}"#;
+    let resolve = ResolveOptions {
+        native: Some(Arch::X86_64),
+        ..Default::default()
+    };
+    let f = compile_oci(
+        profile.as_bytes(),
+        "test.json",
+        &resolve,
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(f.info().unsupported_arches, ["parisc64"]);
+    let warned: Vec<_> = f
+        .info()
+        .warnings
+        .iter()
+        .filter(|w| w.kind == policy::WarningKind::UnknownName)
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", f.info().warnings);
+    assert!(
+        warned[0].message.contains("parisc64"),
+        "{}",
+        warned[0].message
+    );
+}

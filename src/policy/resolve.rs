@@ -368,6 +368,10 @@ pub struct Resolved {
     /// resolving it failed.
     #[serde(skip)]
     pub arches_as_runc_loads: Option<Vec<ResolvedArch>>,
+    /// Resolved with [`ResolveOptions::strict`]: the warnings the lowering finds (where
+    /// libseccomp's filter would not enforce the profile, …) are errors too, and compiling
+    /// refuses the profile.
+    pub strict: bool,
 }
 
 impl Resolved {
@@ -542,6 +546,7 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         warnings,
         shadowed,
         arches_as_runc_loads,
+        strict: options.strict,
     })
 }
 
