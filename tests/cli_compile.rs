@@ -1781,7 +1781,25 @@ fn condition_slips_are_warned_about_at_their_place() {
     let dir = tmpdir("slips");
     let out = dir.join("out.bpf");
     let out = out.to_str().unwrap();
-    let cases: [(&str, &str, &[&str]); 6] = [
+    let cases: [(&str, &str, &[&str]); 8] = [
+        (
+            // A range written as two bounds: runc ORs them, and `>= 2 or <= 10` is every domain.
+            r#"{"names": ["socket"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 2, "op": "SCMP_CMP_GE"}, {"index": 0, "value": 10, "op": "SCMP_CMP_LE"}]}"#,
+            "$.syscalls[0].args",
+            &[
+                "(`SCMP_CMP_GE 2` or `SCMP_CMP_LE 10`)",
+                "(OR, not AND), and together they hold for every value",
+            ],
+        ),
+        (
+            // Bounds whose OR leaves 11..=19 out: a slip still, but not every value.
+            r#"{"names": ["kill"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 1, "value": 20, "op": "SCMP_CMP_GE"}, {"index": 1, "value": 10, "op": "SCMP_CMP_LE"}, {"index": 1, "value": 15, "op": "SCMP_CMP_EQ"}]}"#,
+            "$.syscalls[0].args",
+            &[
+                "args[1] is given 3 conditions with bounds",
+                "(OR, not AND); for a range",
+            ],
+        ),
         (
             // Mask and value swapped: (arg & 0) == 0 for every clone flag, CLONE_NEWUSER too.
             r#"{"names": ["clone"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 0, "valueTwo": 2114060288, "op": "SCMP_CMP_MASKED_EQ"}]}"#,
@@ -1845,6 +1863,34 @@ fn condition_slips_are_warned_about_at_their_place() {
             &[place, says[0]],
         );
     }
+    // What the first slip does, run: socket(AF_NETLINK = 16) gets ALLOW though 16 > 10.
+    let path = dir.join("slip.json");
+    let p = path.to_str().unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{}]}}"#,
+            cases[0].0
+        ),
+    )
+    .unwrap();
+    ok(&secopt(&["compile", p, "--arch", "x86_64", "-o", out]));
+    let emu = secopt(&[
+        "emu", out, "--arch", "x86_64", "--nr", "socket", "--arg", "0=16",
+    ]);
+    ok(&emu);
+    let run = String::from_utf8_lossy(&emu.stdout);
+    assert!(run.contains("result: ALLOW"), "{run}");
+    // Values of one argument ORed by EQ, the idiom, are not a slip.
+    std::fs::write(
+        &path,
+        r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["socket"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}, {"index": 0, "value": 2, "op": "SCMP_CMP_EQ"}]}]}"#,
+    )
+    .unwrap();
+    let stderr = ok(&secopt(&[
+        "compile", p, "--arch", "x86_64", "-o", out, "--strict",
+    ]));
+    assert!(!stderr.contains("warning"), "{stderr}");
     // Firecracker's files: a dword compares 32 bits, and a masked_eq of mask 0 always holds.
     let fc = dir.join("fc.json");
     std::fs::write(

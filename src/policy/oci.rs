@@ -49,8 +49,8 @@
 
 use super::json::{self, JPath, Json, Obj, Reader};
 use super::model::{
-    Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, CmpOp, Dialect,
-    FilterFlag, HostFilter, KernelVersion, Policy, Rule, LIBSECCOMP_MAX_ERRNO,
+    Action, Applicability, ArchMapEntry, ArchRef, Architectures, ArgCondition, ArgWidth, CmpOp,
+    Dialect, FilterFlag, HostFilter, KernelVersion, Policy, Rule, LIBSECCOMP_MAX_ERRNO,
 };
 use super::names::{self, ALL_CAPS};
 use super::{PolicyError, WarningKind};
@@ -655,6 +655,12 @@ fn read_syscall_entry(
                 .to_string(),
         );
     }
+    if let (true, 1, Some(args_path)) = (repeated, indexes, &args_path) {
+        let conds: Vec<ArgCondition> = conditions.iter().map(|(c, _)| *c).collect();
+        if let Some(message) = ored_bounds(&conds) {
+            r.warn(WarningKind::Suspicious, args_path, message);
+        }
+    }
     let groups: Vec<(Vec<ArgCondition>, std::sync::Arc<str>)> = if repeated {
         conditions
             .iter()
@@ -678,6 +684,89 @@ fn read_syscall_entry(
         }
     }
     Ok(())
+}
+
+/// What to say of conditions all on one argument (runc ORs them) when some are bounds (`NE`,
+/// `LT`, `LE`, `GT`, `GE`): values of one argument ORed by `EQ` is the idiom (`socket` for
+/// AF_UNIX or AF_INET), bounds ORed seldom mean what a list of them reads as (`GE 2` and
+/// `LE 10` is every value, not 2..=10). `None` when every condition is `EQ` or `MASKED_EQ`.
+fn ored_bounds(conds: &[ArgCondition]) -> Option<String> {
+    let spelling = |c: &ArgCondition| {
+        let name = OPERATORS
+            .iter()
+            .find(|(_, op)| *op == Some(c.op))
+            .map_or("SCMP_CMP_MASKED_EQ", |(name, _)| name);
+        format!("`{name} {}`", c.value)
+    };
+    if !conds.iter().any(|c| {
+        matches!(
+            c.op,
+            CmpOp::Ne | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge
+        )
+    }) {
+        return None;
+    }
+    let index = conds[0].index;
+    let listed: Vec<String> = conds.iter().map(spelling).collect();
+    let every = if covers_every_value(conds) {
+        ", and together they hold for every value: the rule applies to every call, whatever \
+         its arguments"
+    } else {
+        ""
+    };
+    let instead = if conds.iter().any(|c| c.op == CmpOp::Ne) {
+        "to leave out several values, give them a rule of their own with another action"
+    } else {
+        "for a range, give the values outside it rules of their own with another action \
+         (`SCMP_CMP_LT` its first value, `SCMP_CMP_GT` its last)"
+    };
+    Some(format!(
+        "args[{index}] is given {} conditions with bounds ({}): runc adds each condition as \
+         a rule of its own, so the rule applies when any one of them holds (OR, not AND)\
+         {every}; {instead}",
+        conds.len(),
+        listed.join(" or ")
+    ))
+}
+
+/// Whether the OR of `conds` (each on the whole 64-bit argument) holds for every value;
+/// `false` when some condition is `MASKED_EQ` or a `Dword` (not worked out).
+fn covers_every_value(conds: &[ArgCondition]) -> bool {
+    const MAX: u128 = u64::MAX as u128;
+    let mut spans: Vec<(u128, u128)> = Vec::new();
+    for c in conds {
+        if c.width != ArgWidth::Qword {
+            return false;
+        }
+        let v = u128::from(c.value);
+        match c.op {
+            CmpOp::Eq => spans.push((v, v)),
+            CmpOp::Ne => {
+                if v > 0 {
+                    spans.push((0, v - 1));
+                }
+                if v < MAX {
+                    spans.push((v + 1, MAX));
+                }
+            }
+            CmpOp::Lt if v > 0 => spans.push((0, v - 1)),
+            CmpOp::Le => spans.push((0, v)),
+            CmpOp::Gt if v < MAX => spans.push((v + 1, MAX)),
+            CmpOp::Ge => spans.push((v, MAX)),
+            CmpOp::Lt | CmpOp::Gt => {}
+            CmpOp::MaskedEq(_) => return false,
+        }
+    }
+    spans.sort_unstable();
+    // The first value no span reaches yet.
+    let mut next = 0u128;
+    for (lo, hi) in spans {
+        if lo > next {
+            return false;
+        }
+        next = next.max(hi + 1);
+    }
+    next > MAX
 }
 
 fn read_arg(r: &mut Reader, v: &Json, path: &JPath) -> Result<ArgCondition, PolicyError> {
