@@ -919,6 +919,29 @@ fn runc_installs_what_secopt_compiles_for_runcs_test_profile_with_architectures(
     compare_with_runc("runc-integration-test1-arch", &oci);
 }
 
+/// An errno on an action that takes none (TRAP, ALLOW, and the default action's): the
+/// runtime spec asks runtimes to refuse it, but runc converts the action without it
+/// (libcontainer/seccomp `getAction`) and starts the container. secopt warns and decides
+/// alike (it refused such profiles until an audit ran one under runc); runc's filter is the
+/// oracle.
+#[test]
+fn an_errno_on_an_action_without_one_is_ignored_as_runc_ignores_it() {
+    let oci = json!({
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "defaultErrnoRet": 5,
+        "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": [
+            {"names": ["ptrace"], "action": "SCMP_ACT_TRAP", "errnoRet": 13},
+            {"names": ["personality"], "action": "SCMP_ACT_ERRNO", "errnoRet": 22},
+            {"names": ["getpgid"], "action": "SCMP_ACT_KILL_PROCESS", "errnoRet": 9},
+            {"names": ["mount", "umount2", "pivot_root", "chroot", "swapon", "swapoff",
+                       "reboot", "sethostname", "setdomainname", "iopl", "ioperm"],
+             "action": "SCMP_ACT_ERRNO"}
+        ]
+    });
+    compare_with_runc("errno-ignored", &oci);
+}
+
 /// runc reads config.json with Go's encoding/json, which takes a key for a field when it
 /// differs only in case (`"Syscalls"`, `"NAMES"`, and `"nameſ"`: U+017F folds to `S`). secopt
 /// once ignored such keys with a warning, and gave a weaker filter than runc installs (a rule's

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use secopt::arch::Arch;
 use secopt::policy::{
     self, oci, Action, Architectures, ArgCondition, CapSet, CmpOp, KernelVersion, Policy,
-    PolicyError, ResolveOptions, Resolved,
+    PolicyError, ResolveOptions, Resolved, WarningKind,
 };
 use std::path::PathBuf;
 
@@ -711,7 +711,10 @@ fn strict_mode_makes_every_warning_an_error() {
     assert!(clean.warnings.is_empty());
     assert_eq!(
         policy::resolve(&clean, &strict).unwrap(),
-        policy::resolve(&clean, &x86_64_options()).unwrap()
+        Resolved {
+            strict: true,
+            ..policy::resolve(&clean, &x86_64_options()).unwrap()
+        }
     );
 }
 
@@ -749,16 +752,40 @@ fn bad_input_is_reported_with_its_path() {
         "$.syscalls[0].args[0].index",
         "argument index 6 is out of range",
     );
-    invalid(
-        &entry(r#"{"names":["read"],"action":"SCMP_ACT_ALLOW","errnoRet":1}"#),
-        "$.syscalls[0].errnoRet",
-        "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not SCMP_ACT_ALLOW",
-    );
-    invalid(
-        &entry(r#"{"names":["read"],"action":"SCMP_ACT_NOTIFY","errno":"EPERM"}"#),
-        "$.syscalls[0].errno",
-        "not SCMP_ACT_NOTIFY",
-    );
+    // An errno on an action without one: runc ignores it (tests/e2e_runc.rs runs one), so
+    // it is a warning at its place and the action stays as it is.
+    for (body, path, action, expected) in [
+        (
+            r#"{"names":["read"],"action":"SCMP_ACT_ALLOW","errnoRet":1}"#,
+            "$.syscalls[0].errnoRet",
+            "SCMP_ACT_ALLOW",
+            Action::Allow,
+        ),
+        (
+            r#"{"names":["read"],"action":"SCMP_ACT_NOTIFY","errno":"EPERM"}"#,
+            "$.syscalls[0].errno",
+            "SCMP_ACT_NOTIFY",
+            Action::UserNotif,
+        ),
+    ] {
+        let p = oci::parse(entry(body).as_bytes(), "bad.json").unwrap();
+        let w: Vec<_> = p
+            .warnings
+            .iter()
+            .filter(|w| w.kind != WarningKind::RuntimeRefuses)
+            .collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            (w[0].kind, w[0].path.as_str()),
+            (WarningKind::Ignored, path)
+        );
+        assert!(
+            w[0].message
+                .contains(&format!("not {action}: runc ignores it")),
+            "{w:?}"
+        );
+        assert_eq!(p.rules[0].action, expected);
+    }
     invalid(
         &entry(r#"{"names":["read",""],"action":"SCMP_ACT_ALLOW"}"#),
         "$.syscalls[0].names[1]",
@@ -900,11 +927,18 @@ fn bad_input_is_reported_with_its_path() {
         "$.defaultAction",
         "cannot be the default action",
     );
-    invalid(
-        r#"{"defaultAction":"SCMP_ACT_LOG","defaultErrnoRet":3}"#,
-        "$.defaultErrnoRet",
-        "not SCMP_ACT_LOG",
-    );
+    // runc ignores it there too (tests/e2e_runc.rs: the default action's errno).
+    let p = oci::parse(
+        br#"{"defaultAction":"SCMP_ACT_LOG","defaultErrnoRet":3}"#,
+        "bad.json",
+    )
+    .unwrap();
+    assert_eq!(p.default_action, Action::Log);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings[0].path, "$.defaultErrnoRet");
+    assert!(p.warnings[0]
+        .message
+        .contains("not SCMP_ACT_LOG: runc ignores it"));
     invalid(r#"{"flags":[]}"#, "$.defaultAction", "seccomp disabled");
     invalid(
         r#"{"syscalls":[]}"#,
@@ -1066,15 +1100,17 @@ fn unknown_fields_and_odd_values_are_warnings() {
     );
     // podman precedence: the string wins.
     assert_eq!(p.rules[1].action, Action::Errno(13));
-    // `errnoret` is no unknown field: Go's encoding/json (runc) reads it as `errnoRet`,
-    // which an ALLOW rule may not have.
-    let e = oci::parse(
+    // `errnoret` is no unknown field: Go's encoding/json (runc) reads it as `errnoRet`, which
+    // an ALLOW rule has no use for (runc ignores it; so does secopt, with a warning there).
+    let p = oci::parse(
         br#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[
             {"names":["read"],"action":"SCMP_ACT_ALLOW","errnoret":5}]}"#,
         "t.json",
     )
-    .unwrap_err();
-    assert!(e.to_string().contains("$.syscalls[0].errnoret"), "{e}");
+    .unwrap();
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings[0].path, "$.syscalls[0].errnoret");
+    assert!(p.warnings[0].message.contains("runc ignores it"));
 }
 
 /// Every node of a JSON document, as JSON pointers.

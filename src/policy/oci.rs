@@ -313,15 +313,20 @@ fn read_errno(
             ));
         }
         if !action.takes_data() {
-            return Err(r.error(
+            // runc converts the action without it (libcontainer/seccomp `getAction`), and
+            // crun alike; the runtime spec asks runtimes to refuse it, as --strict does.
+            r.warn(
+                WarningKind::Ignored,
                 p,
                 format!(
-                    "an errno is only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not {} \
-                     (the runtime spec requires this to be an error; runc ignores the errno \
-                     and runs the container): drop the errno, or change the action",
+                    "an errno is only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not {}: runc \
+                     ignores it and loads {} as it is, as secopt does (the runtime spec asks \
+                     runtimes to refuse it); drop the errno, or change the action",
+                    action.spelling(),
                     action.spelling()
                 ),
-            ));
+            );
+            return Ok(None);
         }
         if action == ActionName::Errno && *n == 0 {
             r.warn(
