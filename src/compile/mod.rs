@@ -45,6 +45,9 @@ mod rules;
 mod runc;
 
 pub use crate::bpf::thread_filters::Encoding;
+/// What [`compile_firecracker`] and [`compile_firecracker_thread`] take (the arch and the
+/// dialect of a Firecracker file), here beside them.
+pub use crate::policy::firecracker::FirecrackerOptions;
 /// The CLI refuses a `--name` the emitters would have to rewrite, and checks a JSON
 /// document's `base64` against its instructions.
 #[cfg(feature = "cli")]
@@ -870,8 +873,11 @@ impl CompiledFilter {
         self.program
     }
 
-    /// The raw filter in the byte order of the native architecture (what `seccomp(2)` on
-    /// that machine takes: `struct sock_filter` in host order).
+    /// The raw filter in the byte order of the filter's native architecture
+    /// ([`FilterInfo::native`]: [`policy::ResolveOptions::native`], by default this host's),
+    /// what `seccomp(2)` on that machine takes: big-endian for s390x, ppc64 and mips, unlike
+    /// [`Program::to_raw`], which is always little-endian (`self.program().to_raw()` is wrong
+    /// for a big-endian machine).
     pub fn to_raw(&self) -> Vec<u8> {
         emit::raw_bytes(&self.program, self.info.native.endian())
     }
@@ -1058,6 +1064,22 @@ pub fn compile_firecracker(
 
 /// [`compile_firecracker`] for the one thread kind named `thread` (`vmm`, `api`, `vcpu`):
 /// [`CompileError::NoThread`] when the file has no such thread.
+///
+/// ```
+/// use secopt::arch::Arch;
+/// use secopt::compile::{compile_firecracker_thread, CompileOptions, FirecrackerOptions};
+/// let file = br#"{"vcpu": {"default_action": "trap", "filter_action": "allow",
+///     "filter": [{"syscall": "ioctl"}, {"syscall": "futex"}]}}"#;
+/// let vcpu = compile_firecracker_thread(
+///     file,
+///     "fc.json",
+///     &FirecrackerOptions::new(Arch::X86_64),
+///     "vcpu",
+///     &CompileOptions::default(),
+/// )
+/// .unwrap();
+/// assert_eq!(vcpu.info().thread.as_deref(), Some("vcpu"));
+/// ```
 pub fn compile_firecracker_thread(
     profile: &[u8],
     source: &str,

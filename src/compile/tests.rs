@@ -1641,7 +1641,12 @@ fn strict_refuses_the_lowerings_warnings_too() {
     )
     .unwrap_err();
     match err {
-        CompileError::Policy(PolicyError::Warnings { file, warnings }) => {
+        CompileError::Policy(e @ PolicyError::Warnings { .. }) => {
+            // Where the first warning is, for a caller that shows one place.
+            assert_eq!(e.json_path(), Some("$.syscalls[1]"));
+            let PolicyError::Warnings { file, warnings } = e else {
+                unreachable!()
+            };
             assert_eq!(file, "test.json");
             assert_eq!(warnings.len(), 1, "{warnings:?}");
             assert_eq!(warnings[0].kind, policy::WarningKind::NotEnforced);

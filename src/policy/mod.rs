@@ -212,10 +212,16 @@ pub fn hides_text(c: char) -> bool {
 }
 
 impl PolicyError {
-    /// The JSON path of an [`Invalid`](PolicyError::Invalid) error.
+    /// Where in the document the error is: the JSON path of an
+    /// [`Invalid`](PolicyError::Invalid) error, and the first place of an
+    /// [`UnknownSyscalls`](PolicyError::UnknownSyscalls) or [`Warnings`](PolicyError::Warnings)
+    /// one (each warning has its own [`Warning::path`]; an unknown name, the first rule naming
+    /// it). `None` for errors of no place (a syntax error has a line and column instead).
     pub fn json_path(&self) -> Option<&str> {
         match self {
             PolicyError::Invalid { path, .. } => Some(path),
+            PolicyError::UnknownSyscalls { places, .. } => places.first().map(|(_, p)| p.as_str()),
+            PolicyError::Warnings { warnings, .. } => warnings.first().map(|w| w.path.as_str()),
             _ => None,
         }
     }
