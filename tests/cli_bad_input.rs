@@ -611,6 +611,35 @@ fn a_thread_name_cannot_write_outside_the_output_directory() {
     assert!(!Path::new("/tmp/secopt-abs.bpf").exists());
 }
 
+/// A workload's misspelt syscall gets the name it is likely a typo for, as a profile's does
+/// (an audit found only the profile's had it), and the command writes nothing.
+#[test]
+fn a_workloads_typo_gets_the_name_it_likely_means() {
+    let d = tmpdir("workload-typo");
+    let weights = write(&d, "w.json", br#"{"wirte": 5, "read": 3, "zzqqxx": 1}"#);
+    let out_file = d.join("o.bpf");
+    let o = out_file.to_str().unwrap();
+    let out = secopt(&[
+        "compile",
+        "examples/web-server.json",
+        "--weights",
+        &weights,
+        "-o",
+        o,
+    ]);
+    assert_bad_input(
+        &out,
+        &[
+            "w.json: unknown syscalls: wirte",
+            "(`wirte` a typo for `write`?)",
+            "--skip-unknown",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("`zzqqxx` a typo"), "{stderr}");
+    assert!(!out_file.exists());
+}
+
 /// Names read from an input reach stderr with their control characters escaped: a workload
 /// key or a profile's syscall name holding `ESC [31m` cannot recolour or move the cursor of
 /// the terminal that shows the message (found by an audit: the bytes went out raw).

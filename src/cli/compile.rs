@@ -876,7 +876,7 @@ pub(super) fn report_unknown(
 /// meant (at most two edits, and fewer than half the name: `getdents46` → `getdents64`,
 /// `wirte` → `write`; `mkdri` → `mkdir`), in alphabetical order: a tie is shown whole
 /// (`stats` → `stat` or `statfs`) rather than decided by where a table happens to list them.
-fn likely_meant(name: &str) -> Vec<&'static str> {
+pub(super) fn likely_meant(name: &str) -> Vec<&'static str> {
     let mut best = usize::MAX;
     let mut nearest: BTreeSet<&'static str> = BTreeSet::new();
     for arch in crate::arch::Arch::ALL {
@@ -896,7 +896,7 @@ fn likely_meant(name: &str) -> Vec<&'static str> {
 }
 
 /// `` `write` ``, `` `stat` or `statfs` ``, `` `a`, `b` or `c` `` (three at most, then "…").
-fn alternatives(names: &[&str]) -> String {
+pub(super) fn alternatives(names: &[&str]) -> String {
     let quoted: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
     let more = if names.len() > 3 { ", …" } else { "" };
     match quoted.split_last() {

@@ -83,8 +83,29 @@ pub fn optimize_error(e: &OptimizeError) -> String {
 /// A benchmark or workload error as `bench`, `analyze`, `compile` and `optimize` print it.
 pub fn bench_error(e: &BenchError) -> String {
     match e {
-        BenchError::UnknownSyscalls { .. } => {
-            format!("{e} (use --skip-unknown to leave them out)")
+        BenchError::UnknownSyscalls { names, .. } => {
+            // `wirte` a typo for `write`?, as a profile's unknown names get it.
+            let typos: Vec<String> = names
+                .iter()
+                .filter_map(|listed| {
+                    // Listed as `name (arch, place)`.
+                    let name = listed.split(" (").next().unwrap_or(listed);
+                    let meant = super::compile::likely_meant(name);
+                    (!meant.is_empty() && !meant.contains(&name)).then(|| {
+                        format!(
+                            "`{}` a typo for {}?",
+                            crate::policy::printable(name),
+                            super::compile::alternatives(&meant)
+                        )
+                    })
+                })
+                .collect();
+            let typos = if typos.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", typos.join("; "))
+            };
+            format!("{e}{typos} (use --skip-unknown to leave them out)")
         }
         BenchError::NoLibseccomp => format!("{e}; or pass --no-libseccomp"),
         _ => e.to_string(),
