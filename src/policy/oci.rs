@@ -1049,13 +1049,34 @@ mod tests {
     }
 
     #[test]
-    fn errno_on_actions_without_data_is_an_error() {
-        let e = err(r#"{"defaultAction":"SCMP_ACT_ALLOW","defaultErrnoRet":1}"#);
-        assert_eq!(e.json_path(), Some("$.defaultErrnoRet"));
-        let e = err(
-            r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["x"],"action":"SCMP_ACT_LOG","errnoRet":5}]}"#,
-        );
-        assert_eq!(e.json_path(), Some("$.syscalls[0].errnoRet"));
+    fn errno_on_actions_without_data_is_ignored_as_runc_ignores_it() {
+        // runc converts the action without it (`getAction`): a warning at its place.
+        for (text, place, action) in [
+            (
+                r#"{"defaultAction":"SCMP_ACT_ALLOW","defaultErrnoRet":1}"#,
+                "$.defaultErrnoRet",
+                Action::Allow,
+            ),
+            (
+                r#"{"defaultAction":"SCMP_ACT_LOG","syscalls":[{"names":["x"],"action":"SCMP_ACT_ERRNO"}]}"#,
+                "",
+                Action::Log,
+            ),
+        ] {
+            let p = parse(text.as_bytes(), "t").unwrap();
+            assert_eq!(p.default_action, action);
+            let paths: Vec<&str> = p.warnings.iter().map(|w| w.path.as_str()).collect();
+            let expected: Vec<&str> = [place].into_iter().filter(|p| !p.is_empty()).collect();
+            assert_eq!(paths, expected);
+        }
+        let p = parse(
+            br#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["x"],"action":"SCMP_ACT_LOG","errnoRet":5}]}"#,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(p.rules[0].action, Action::Log);
+        assert_eq!(p.warnings[0].path, "$.syscalls[0].errnoRet");
+        assert_eq!(p.warnings[0].kind, WarningKind::Ignored);
         // TRACE takes data and defaults to EPERM like ERRNO.
         let p = parse(
             br#"{"defaultAction":"SCMP_ACT_TRACE","syscalls":[{"names":["x"],"action":"SCMP_ACT_TRACE","errnoRet":7}]}"#,
