@@ -418,73 +418,84 @@ pub fn unsupported_arches(resolved: &Resolved) -> Option<policy::Warning> {
 /// arguments test the multiplexer's own registers. The filter decides as libseccomp's does
 /// (the lowering reproduces it); the warning says the profile's conditions do not hold there.
 pub fn multiplexed_conditions(resolved: &Resolved) -> Vec<policy::Warning> {
+    /// What is said of one name: where, through what, and which conditions.
+    struct Multiplexed {
+        name: &'static str,
+        arches: Vec<Arch>,
+        mux: &'static str,
+        call: u64,
+        /// The first rule with conditions: the warning's place.
+        origin: String,
+        action: Action,
+        on_arg0: bool,
+        on_others: bool,
+    }
     if resolved.dialect != Dialect::Libseccomp {
         return Vec::new();
     }
-    // By name: the arches, the multiplexer and call, the first rule with conditions, and
-    // whether some condition is on argument 0 / on another argument.
-    type Found = (Vec<Arch>, (&'static str, u64), String, Action, bool, bool);
-    let mut found: Vec<(&'static str, Found)> = Vec::new();
+    let mut found: Vec<Multiplexed> = Vec::new();
     for arch in &resolved.arches {
-        for (name, mux, rules) in arch.multiplexed_rules() {
+        for (name, (mux, call), rules) in arch.multiplexed_rules() {
             let Some(first) = rules.iter().find(|r| !r.conditions.is_empty()) else {
                 continue;
             };
-            let on = |index0: bool| {
+            if let Some(known) = found.iter_mut().find(|m| m.name == name) {
+                known.arches.push(arch.arch);
+                continue;
+            }
+            let on = |arg0: bool| {
                 rules
                     .iter()
                     .flat_map(|r| &r.conditions)
-                    .any(|c| (c.index == 0) == index0)
+                    .any(|c| (c.index == 0) == arg0)
             };
-            let (arg0, others) = (on(true), on(false));
-            match found.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, (arches, ..))) => arches.push(arch.arch),
-                None => {
-                    let origin = first.origin.to_string();
-                    found.push((
-                        name,
-                        (vec![arch.arch], mux, origin, first.action, arg0, others),
-                    ));
-                }
-            }
+            found.push(Multiplexed {
+                name,
+                arches: vec![arch.arch],
+                mux,
+                call,
+                origin: first.origin.to_string(),
+                action: first.action,
+                on_arg0: on(true),
+                on_others: on(false),
+            });
         }
     }
     found
         .into_iter()
-        .map(
-            |(name, (arches, (mux, call), origin, action, arg0, others))| {
-                let arches = arches
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let mut what = Vec::new();
-                if arg0 {
-                    what.push(format!(
-                    "their conditions on args[0] become `args[0] == {call}` (the call number), \
-                     so every `{name}` call made through {mux} matches them whatever its own \
-                     args[0]"
+        .map(|m| {
+            let Multiplexed {
+                name, mux, call, ..
+            } = m;
+            let arches: Vec<String> = m.arches.iter().map(|a| a.to_string()).collect();
+            let mut what = Vec::new();
+            if m.on_arg0 {
+                what.push(format!(
+                    "their conditions on args[0] become `args[0] == {call}` (the call \
+                     number), so every `{name}` call made through {mux} matches them \
+                     whatever its own args[0]"
                 ));
-                }
-                if others {
-                    what.push(format!(
-                        "their conditions on the other arguments test {mux}'s own registers \
+            }
+            if m.on_others {
+                what.push(format!(
+                    "their conditions on the other arguments test {mux}'s own registers \
                      (args[1] is the address of `{name}`'s arguments), not `{name}`'s"
-                    ));
-                }
-                policy::Warning {
-                    kind: policy::WarningKind::NotEnforced,
-                    path: origin,
-                    message: format!(
-                        "on {arches}, libseccomp (what runc and crun load) applies the rules for \
-                     `{name}` (this one: {action}) to calls made through {mux}(2) too, whose \
-                     arguments are in memory, out of a filter's reach: {}. secopt's filter \
-                     decides as libseccomp's does",
-                        what.join("; and ")
-                    ),
-                }
-            },
-        )
+                ));
+            }
+            policy::Warning {
+                kind: policy::WarningKind::NotEnforced,
+                path: m.origin,
+                message: format!(
+                    "on {}, libseccomp (what runc and crun load) applies the rules for `{name}` \
+                     (this one: {}) to calls made through {mux}(2) too, whose arguments are in \
+                     memory, out of a filter's reach: {}. secopt's filter decides as \
+                     libseccomp's does",
+                    arches.join(", "),
+                    m.action,
+                    what.join("; and ")
+                ),
+            }
+        })
         .collect()
 }
 
