@@ -127,8 +127,10 @@ pub struct OptimizationInfo {
     #[serde(rename = "reference_length")]
     pub reference_instructions: usize,
     pub method: Method,
-    /// Whether the output was proved equal to the reference (`false` only when the
-    /// self-check was turned off, or the reference itself is the output).
+    /// Whether the output was proved equal to the reference: `false` only when the self-check
+    /// was turned off, or when the output is the reference itself, instruction for
+    /// instruction ([`Method::Unchanged`]: nothing to prove). An output re-emitted at the
+    /// same length (`Lifted`) is proved like any other.
     pub verified: bool,
     /// What that proof took, against its budget (see [`crate::optimize::Optimized::proof`]).
     pub proof: Option<crate::optimize::ProofWork>,

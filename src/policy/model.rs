@@ -373,8 +373,10 @@ pub enum WarningKind {
     /// unconditional), another format's field, an operand the operator does not use, an
     /// entry they drop.
     Ignored,
-    /// A name no table has (a syscall, a capability, an architecture): its rule is skipped or
-    /// never matches, so a deny rule for it denies nothing.
+    /// A name no table has (a syscall, a capability; an architecture secopt has no syscall
+    /// table for, which the filter then leaves to the bad-arch action): its rule is skipped or
+    /// never matches, so a deny rule for it denies nothing. (An architecture name libseccomp
+    /// does not know at all is an error, as runc refuses it.)
     UnknownName,
     /// A rule that never applies or narrows nothing (another rule decides its syscall, or it
     /// names none): the filter is as if it were not there.
