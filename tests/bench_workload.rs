@@ -4,7 +4,7 @@
 
 use secopt::arch::Arch;
 use secopt::bench::workload::{self, WorkloadOptions};
-use secopt::bench::{self, BenchError, BenchOptions};
+use secopt::bench::{self, BenchError, BenchOptions, UnknownWorkloadName};
 use std::path::PathBuf;
 
 fn shared(name: &str) -> PathBuf {
@@ -110,10 +110,21 @@ fn unknown_names_and_negative_counts_are_errors() {
  50.00    0.000001           1         3           frob\n";
     let e =
         workload::parse_strace_summary(text, "mine.txt", &WorkloadOptions::default()).unwrap_err();
-    assert!(matches!(e, BenchError::UnknownSyscalls { .. }), "{e:?}");
     assert_eq!(
         e.to_string(),
         "mine.txt: unknown syscalls: frob (x86_64, line 4)"
+    );
+    // The names come as data, for an embedder to act on without parsing the message.
+    let BenchError::UnknownSyscalls { unknown, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        unknown,
+        [UnknownWorkloadName {
+            name: "frob".into(),
+            arch: Arch::X86_64,
+            place: "line 4".into()
+        }]
     );
     let e = workload::parse_json(br#"{"read": -5}"#, "w.json", &WorkloadOptions::default())
         .unwrap_err();

@@ -44,7 +44,7 @@ pub mod workload;
 pub use env::Environment;
 pub use report::Report;
 pub use variant::{bench_program, BenchProgram, Expected, Variant, VariantKind};
-pub use workload::{Workload, WorkloadEntry, WorkloadOptions};
+pub use workload::{UnknownWorkloadName, Workload, WorkloadEntry, WorkloadOptions};
 
 use crate::arch::Arch;
 use crate::bpf::cache::{CacheBitmap, KernelCache};
@@ -67,11 +67,16 @@ pub enum BenchError {
     /// ([`workload::WorkloadOptions::skip_unknown`] leaves them out instead).
     #[error(
         "{source_name}: unknown syscalls: {}",
-        crate::policy::name_listing(names, usize::MAX, "")
+        crate::policy::name_listing(
+            &unknown.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            usize::MAX,
+            ""
+        )
     )]
     UnknownSyscalls {
         source_name: String,
-        names: Vec<String>,
+        /// Every name that did not resolve, in the order the file gives them.
+        unknown: Vec<workload::UnknownWorkloadName>,
     },
     /// A variant cannot be benchmarked.
     #[error("variant {variant}: {message}")]

@@ -198,20 +198,19 @@ fn is_strace_status(line: &str) -> bool {
     line.starts_with("[ Process PID=")
 }
 
-/// A name that did not resolve, remembered until all are known.
-struct Unknown {
-    name: String,
-    arch: Arch,
-    origin: String,
+/// A workload's syscall name that the architecture it is counted for does not have: the
+/// name as the file spells it, the architecture, and where the file gives it (`line 4`,
+/// `$.frob`, `probe list io`). It displays as the error lists it: `frob (x86_64, line 4)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownWorkloadName {
+    pub name: String,
+    pub arch: Arch,
+    pub place: String,
 }
 
-fn unknown_error(source: &str, unknown: &[Unknown]) -> BenchError {
-    BenchError::UnknownSyscalls {
-        source_name: source.to_string(),
-        names: unknown
-            .iter()
-            .map(|u| format!("{} ({}, {})", u.name, u.arch, u.origin))
-            .collect(),
+impl std::fmt::Display for UnknownWorkloadName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}, {})", self.name, self.arch, self.place)
     }
 }
 
@@ -374,7 +373,7 @@ pub fn parse_strace_summary(
     // Where each (ABI, name) is in `entries`, to refuse a repeated row without a scan.
     let mut listed: std::collections::HashMap<(Arch, String), usize> =
         std::collections::HashMap::new();
-    let mut unknown: Vec<Unknown> = Vec::new();
+    let mut unknown: Vec<UnknownWorkloadName> = Vec::new();
     let mut notes = Vec::new();
     let mut section_sum: u64 = 0;
     let mut sections = 0;
@@ -436,10 +435,10 @@ pub fn parse_strace_summary(
         section_sum = section_sum.saturating_add(count);
         let origin = format!("line {n}");
         let Some((syscall, nr)) = resolve_name(arch, name) else {
-            unknown.push(Unknown {
+            unknown.push(UnknownWorkloadName {
                 name: name.to_string(),
                 arch,
-                origin,
+                place: origin,
             });
             continue;
         };
@@ -492,18 +491,21 @@ fn finish(
     source: &str,
     format: WorkloadFormat,
     entries: Vec<WorkloadEntry>,
-    unknown: Vec<Unknown>,
+    unknown: Vec<UnknownWorkloadName>,
     mut notes: Vec<String>,
     options: &WorkloadOptions,
 ) -> Result<Workload, BenchError> {
     if !unknown.is_empty() {
         if !options.skip_unknown {
-            return Err(unknown_error(source, &unknown));
+            return Err(BenchError::UnknownSyscalls {
+                source_name: source.to_string(),
+                unknown,
+            });
         }
         for u in &unknown {
             notes.push(format!(
                 "{}: skipped {}: no such syscall on {}",
-                crate::policy::printable(&u.origin),
+                crate::policy::printable(&u.place),
                 crate::policy::printable(&u.name),
                 u.arch
             ));
@@ -778,7 +780,11 @@ pub fn parse_json(
         };
         let origin = path.as_str().to_string();
         let Some((syscall, nr)) = resolve_name(arch, &name) else {
-            unknown.push(Unknown { name, arch, origin });
+            unknown.push(UnknownWorkloadName {
+                name,
+                arch,
+                place: origin,
+            });
             continue;
         };
         entries.push(WorkloadEntry {
@@ -908,10 +914,10 @@ pub fn probe_list(name: &str, arch: Arch) -> Result<Workload, BenchError> {
                 args,
                 origin: format!("probe list {name}"),
             }),
-            None => unknown.push(Unknown {
+            None => unknown.push(UnknownWorkloadName {
                 name: syscall.to_string(),
                 arch,
-                origin: format!("probe list {name}"),
+                place: format!("probe list {name}"),
             }),
         }
     }

@@ -22,7 +22,6 @@ use crate::policy::{
     self, CapSet, Dialect, KernelVersion, Policy, PolicyError, ResolveOptions, Resolved,
     SyscallResolver,
 };
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -608,22 +607,7 @@ pub(super) fn resolve_failure(e: PolicyError) -> Failure {
         let mut names: Vec<&str> = unknown.values().flatten().map(String::as_str).collect();
         names.sort_unstable();
         names.dedup();
-        let typos: Vec<String> = names
-            .into_iter()
-            .filter_map(|name| {
-                let meant = likely_meant(name);
-                (!meant.is_empty() && !meant.contains(&name)).then(|| {
-                    format!(
-                        "`{}` a typo for {}?",
-                        policy::printable(name),
-                        alternatives(&meant)
-                    )
-                })
-            })
-            .collect();
-        if !typos.is_empty() {
-            failure.message += &format!(" ({})", typos.join("; "));
-        }
+        failure.message += &hints::typos(names);
     }
     failure
 }
@@ -799,17 +783,17 @@ pub(super) fn report_unknown(
     // an older library) lacks it, and the per-arch warnings below list it as runc skips it.
     let mut table_lacks: Vec<&str> = Vec::new();
     for (name, origin) in compile::names_no_arch_has(resolved) {
-        let meant = likely_meant(name);
-        if meant.contains(&name) {
-            table_lacks.push(name);
-        } else if !meant.is_empty() {
-            let place = origin.map_or_else(String::new, |o| format!("{o}: "));
-            say!(
-                "secopt: warning: {prefix}: {place}`{}` is no syscall of any \
-                 architecture secopt knows: a typo for {}?",
-                policy::printable(name),
-                alternatives(&meant)
-            );
+        match hints::likely_meant(name) {
+            hints::Meant::Itself => table_lacks.push(name),
+            hints::Meant::Others(meant) => {
+                let place = origin.map_or_else(String::new, |o| format!("{o}: "));
+                say!(
+                    "secopt: warning: {prefix}: {place}`{}` is no syscall of any \
+                     architecture secopt knows: a typo for {meant}?",
+                    policy::printable(name),
+                );
+            }
+            hints::Meant::Nothing => {}
         }
     }
     if !table_lacks.is_empty() {
@@ -869,40 +853,6 @@ pub(super) fn report_unknown(
             "secopt: warning: {prefix}: not covered (secopt has no syscall table): {}",
             resolved.unsupported_arches.join(", ")
         );
-    }
-}
-
-/// The syscall names of any arch nearest `name`, when they are near enough to be what was
-/// meant (at most two edits, and fewer than half the name: `getdents46` → `getdents64`,
-/// `wirte` → `write`; `mkdri` → `mkdir`), in alphabetical order: a tie is shown whole
-/// (`stats` → `stat` or `statfs`) rather than decided by where a table happens to list them.
-pub(super) fn likely_meant(name: &str) -> Vec<&'static str> {
-    let mut best = usize::MAX;
-    let mut nearest: BTreeSet<&'static str> = BTreeSet::new();
-    for arch in crate::arch::Arch::ALL {
-        for (_, known) in arch.syscalls().iter() {
-            let d = strsim::osa_distance(name, known);
-            if d > 2 || 2 * d >= name.len() || d > best {
-                continue;
-            }
-            if d < best {
-                best = d;
-                nearest.clear();
-            }
-            nearest.insert(known);
-        }
-    }
-    nearest.into_iter().collect()
-}
-
-/// `` `write` ``, `` `stat` or `statfs` ``, `` `a`, `b` or `c` `` (three at most, then "…").
-pub(super) fn alternatives(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
-    let more = if names.len() > 3 { ", …" } else { "" };
-    match quoted.split_last() {
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) if more.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => format!("{}{more}", quoted.join(", ")),
     }
 }
 

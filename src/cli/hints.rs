@@ -8,6 +8,7 @@ use crate::bench::BenchError;
 use crate::compile::CompileError;
 use crate::optimize::{Note, NoteKind, OptimizeError, StackOptimizeError};
 use crate::verify::UnknownReason;
+use std::collections::BTreeSet;
 
 /// The `verify`/`diff` flag that raises the budget `reason` ran out of.
 pub fn budget_flag(reason: &UnknownReason) -> &'static str {
@@ -83,28 +84,9 @@ pub fn optimize_error(e: &OptimizeError) -> String {
 /// A benchmark or workload error as `bench`, `analyze`, `compile` and `optimize` print it.
 pub fn bench_error(e: &BenchError) -> String {
     match e {
-        BenchError::UnknownSyscalls { names, .. } => {
+        BenchError::UnknownSyscalls { unknown, .. } => {
             // `wirte` a typo for `write`?, as a profile's unknown names get it.
-            let typos: Vec<String> = names
-                .iter()
-                .filter_map(|listed| {
-                    // Listed as `name (arch, place)`.
-                    let name = listed.split(" (").next().unwrap_or(listed);
-                    let meant = super::compile::likely_meant(name);
-                    (!meant.is_empty() && !meant.contains(&name)).then(|| {
-                        format!(
-                            "`{}` a typo for {}?",
-                            crate::policy::printable(name),
-                            super::compile::alternatives(&meant)
-                        )
-                    })
-                })
-                .collect();
-            let typos = if typos.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", typos.join("; "))
-            };
+            let typos = typos(unknown.iter().map(|u| u.name.as_str()));
             format!("{e}{typos} (use --skip-unknown to leave them out)")
         }
         BenchError::NoLibseccomp => format!("{e}; or pass --no-libseccomp"),
@@ -118,5 +100,81 @@ pub fn stack_error(e: &StackOptimizeError) -> String {
         StackOptimizeError::NotJoined { notes, .. } => format!("{e}{}", dropped(notes)),
         StackOptimizeError::Optimize(inner) => optimize_error(inner),
         _ => e.to_string(),
+    }
+}
+
+/// What a syscall name no table in use has was likely meant to be.
+pub enum Meant {
+    /// The name itself: one of secopt's own tables has it (the table in use is older).
+    Itself,
+    /// The names near it, as [`alternatives`] lists them.
+    Others(String),
+    /// Nothing near enough.
+    Nothing,
+}
+
+/// What `name` was likely meant to be (see [`nearest_names`]).
+pub fn likely_meant(name: &str) -> Meant {
+    let nearest = nearest_names(name);
+    if nearest.contains(&name) {
+        Meant::Itself
+    } else if nearest.is_empty() {
+        Meant::Nothing
+    } else {
+        Meant::Others(alternatives(&nearest))
+    }
+}
+
+/// `` (`wirte` a typo for `write`?; `mkdri` a typo for `mkdir`?)`` for the `names` that are
+/// likely typos, for the end of an error that lists unknown names; empty when none is.
+pub fn typos<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let typos: Vec<String> = names
+        .into_iter()
+        .filter_map(|name| match likely_meant(name) {
+            Meant::Others(meant) => Some(format!(
+                "`{}` a typo for {meant}?",
+                crate::policy::printable(name)
+            )),
+            Meant::Itself | Meant::Nothing => None,
+        })
+        .collect();
+    if typos.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", typos.join("; "))
+    }
+}
+
+/// The syscall names of any arch nearest `name`, when they are near enough to be what was
+/// meant (at most two edits, and fewer than half the name: `getdents46` → `getdents64`,
+/// `wirte` → `write`; `mkdri` → `mkdir`), in alphabetical order: a tie is shown whole
+/// (`stats` → `stat` or `statfs`) rather than decided by where a table happens to list them.
+fn nearest_names(name: &str) -> Vec<&'static str> {
+    let mut best = usize::MAX;
+    let mut nearest: BTreeSet<&'static str> = BTreeSet::new();
+    for arch in crate::arch::Arch::ALL {
+        for (_, known) in arch.syscalls().iter() {
+            let d = strsim::osa_distance(name, known);
+            if d > 2 || 2 * d >= name.len() || d > best {
+                continue;
+            }
+            if d < best {
+                best = d;
+                nearest.clear();
+            }
+            nearest.insert(known);
+        }
+    }
+    nearest.into_iter().collect()
+}
+
+/// `` `write` ``, `` `stat` or `statfs` ``, `` `a`, `b` or `c` `` (three at most, then "…").
+fn alternatives(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
+    let more = if names.len() > 3 { ", …" } else { "" };
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) if more.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => format!("{}{more}", quoted.join(", ")),
     }
 }
