@@ -149,6 +149,76 @@ fn a_profile_is_compiled_with_the_settings_verify_is_given() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A listing or JSON document `compile` wrote records the settings it was compiled with;
+/// verifying it against its profile with other flags says which flag differs, because the
+/// verdict is then about the flag and not the filter: Docker's profile compiled with every
+/// capability allows `clone` with namespace flags, which the default capabilities do not
+/// (`includes.caps: CAP_SYS_ADMIN`), so the verdict is *different*, with `--caps all` named;
+/// with the flag passed the warning is gone and the verdict is *equal*. A raw filter records
+/// nothing and gets no warning.
+#[test]
+fn verify_names_the_flag_a_filter_was_compiled_with() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-recorded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/profiles/oci/docker-default.json"
+    );
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let hint = "was compiled with caps `all`";
+    for output in ["all.s", "all.json", "all.bpf"] {
+        let compiled = dir.join(output);
+        let compiled = compiled.to_str().unwrap();
+        let (code, _, err) = run(&["compile", profile, "--caps", "all", "-o", compiled]);
+        assert_eq!(code, 0, "{err}");
+        let (code, out, err) = run(&["verify", profile, compiled]);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("(clone)"), "{out}");
+        let recorded = !output.ends_with(".bpf");
+        assert_eq!(err.contains(hint), recorded, "{output}: {err}");
+        assert_eq!(err.contains("pass --caps all"), recorded, "{output}: {err}");
+        let (code, out, err) = run(&["verify", profile, compiled, "--caps", "all"]);
+        assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
+        assert!(!err.contains("records that"), "{output}: {err}");
+    }
+    // The JSON report lists it among the warnings, with the setting's two values.
+    let compiled = dir.join("all.s");
+    let (_, out, _) = run(&[
+        "verify",
+        profile,
+        compiled.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let differ: Vec<&serde_json::Value> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "settings_differ")
+        .collect();
+    assert_eq!(differ.len(), 1, "{report}");
+    assert_eq!(
+        (
+            &differ[0]["setting"],
+            &differ[0]["recorded"],
+            &differ[0]["used"]
+        ),
+        (&"caps".into(), &"all".into(), &"default".into())
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A profile whose plain lowering is over the kernel's 4096 instructions (1 500 `ioctl`
 /// requests, one rule each: about three instructions a value) while its optimized filter
 /// fits: `compile --no-optimize` refuses it, `compile` writes the optimized filter, and

@@ -16,6 +16,7 @@ mod hints;
 pub mod io;
 mod optimize;
 mod record;
+mod recorded;
 mod self_check;
 mod status;
 mod verify;

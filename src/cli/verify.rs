@@ -10,6 +10,7 @@
 use super::compile::{FirecrackerDialect, SyscallTable};
 use super::hints;
 use super::io::{display_name, reads_stdin, Input, InputFormat};
+use super::recorded::Recorded;
 use super::status::{ProgressMode, StatusLine};
 use super::{Failure, Format, EXIT_DIFFERENT, EXIT_OK};
 use crate::arch::{Arch, Endian, AUDIT_ARCH_LE};
@@ -17,6 +18,7 @@ use crate::bpf::action::parse_u32;
 use crate::bpf::action::SECCOMP_RET_ALLOW;
 use crate::bpf::thread_filters::shown;
 use crate::bpf::{Insn, Program, RetVal, SeccompData};
+use crate::compile::FilterInfo;
 use crate::policy::firecracker::FirecrackerOptions;
 use crate::verify::{
     self, ArchSel, Budget, Counterexample, Diff, DiffOutcome, Domain, DomainError, Meter, NrSel,
@@ -71,7 +73,9 @@ pub struct PairArgs {
     /// filter fits, which `compile --no-optimize` refuses to write (`-` for stdin). Firecracker's
     /// filters (its JSON, or the file its seccompiler-bin or `secopt compile --emit firecracker`
     /// writes) are compared thread by thread with the other side's; `FILE:THREAD` names one
-    /// thread's filter.
+    /// thread's filter. A listing or JSON document `secopt compile` wrote records the settings
+    /// it was compiled with; compared with a profile compiled here with others (`--caps`,
+    /// `--syscall-table`, `--kernel`, `--runc-compat`, its arches), a warning names the flag.
     pub a: PathBuf,
     /// The second filter (same forms).
     pub b: PathBuf,
@@ -327,6 +331,7 @@ fn load(p: &PairArgs) -> Result<(Side, Side, Vec<Value>), Failure> {
     let a = load_side(&p.a, formats[0], p, &mut seen)?;
     let b = load_side(&p.b, formats[1], p, &mut seen)?;
     seen.refuse_unused_options(p)?;
+    seen.report_setting_differences();
     Ok((a, b, seen.warnings))
 }
 
@@ -358,9 +363,36 @@ struct ProfilesSeen {
     /// `FILE:THREAD`), then the warning's `path`, `message` and `kind`, as `compile --emit
     /// json` gives them.
     warnings: Vec<Value>,
+    /// The OCI profile input as it was compiled here: its name, what compiling it records,
+    /// `--caps` and the syscall table's description.
+    compiled: Option<(String, FilterInfo, String, String)>,
+    /// What the filter inputs secopt wrote record of how they were compiled.
+    recorded: Vec<(String, Recorded)>,
 }
 
 impl ProfilesSeen {
+    /// Says where a filter input records other settings than the profile input was compiled
+    /// with here (`compile --caps all` against verify's default caps): the verdict is then
+    /// about the flags, and the warning names the one to pass.
+    fn report_setting_differences(&mut self) {
+        let Some((profile, info, caps, table)) = &self.compiled else {
+            return;
+        };
+        for (filter, recorded) in &self.recorded {
+            for d in recorded.differences((filter, profile), info, caps, table) {
+                eprintln!("secopt: warning: {}", d.message);
+                self.warnings.push(json!({
+                    "input": filter,
+                    "kind": "settings_differ",
+                    "setting": d.setting,
+                    "recorded": d.recorded,
+                    "used": d.used,
+                    "message": d.message,
+                }));
+            }
+        }
+    }
+
     /// Keeps `warnings` about `input` for the JSON report.
     fn warned(&mut self, input: &str, warnings: Vec<crate::policy::Warning>) {
         self.warnings.extend(warnings.into_iter().map(|w| {
@@ -451,7 +483,7 @@ fn load_side(
         }
         let caps = crate::policy::CapSet::parse(&p.caps)
             .map_err(|e| Failure::input(format!("--caps: {e}")))?;
-        let (resolver, _) = p.syscall_table.resolver()?;
+        let (resolver, table) = p.syscall_table.resolver()?;
         let policy =
             crate::policy::oci::parse(&bytes, &name).map_err(|e| Failure::input(e.to_string()))?;
         let resolved = crate::policy::resolve(
@@ -471,22 +503,22 @@ fn load_side(
         super::compile::report_warnings(&policy);
         let unenforced = crate::compile::lowering_warnings(&resolved);
         super::compile::report_unknown(&resolved, None, false, &unenforced);
-        let mut warnings = crate::compile::profile_warnings(&resolved);
+        let options = crate::compile::CompileOptions {
+            runc_compat: p.runc_compat,
+            ..Default::default()
+        };
+        let info = FilterInfo::of(&resolved, &options);
+        let mut warnings = info.warnings.clone();
         // A filter runc installed differs from this profile's exactly there: say so first.
         if p.syscall_table == SyscallTable::Builtin {
             warnings.extend(super::compile::report_names_runc_may_skip(&resolved));
         }
         seen.warned(&name, warnings);
+        seen.compiled = Some((name.clone(), info, p.caps.clone(), table));
         // The profile's meaning, even past the kernel's length limit (its optimized filter
         // may fit where its plain lowering does not).
-        let reference = crate::compile::reference_lowering(
-            &resolved,
-            &crate::compile::CompileOptions {
-                runc_compat: p.runc_compat,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| Failure::input(e.to_string()))?;
+        let reference = crate::compile::reference_lowering(&resolved, &options)
+            .map_err(|e| Failure::input(e.to_string()))?;
         seen.oci = true;
         return Ok(Side::One(reference));
     }
@@ -494,7 +526,10 @@ fn load_side(
         match super::io::decode_input_any_length(&bytes, &name, format)
             .map_err(|e| one_format_hint(e, p))?
         {
-            Input::Program(prog) => Side::One(prog),
+            Input::Program(prog) => {
+                seen.recorded.push((name, Recorded::of(&bytes)));
+                Side::One(prog)
+            }
             Input::ThreadFilters(file) => Side::Threads(
                 file.threads
                     .into_iter()
