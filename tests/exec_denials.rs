@@ -142,6 +142,38 @@ fn the_calls_named_are_the_ones_the_program_saw_refused() {
     // caps lack, so none applies (tests/e2e_exec.rs checks the profile says so); the
     // personality rules are those allowing a few values.
     assert_eq!(denials["mount"]["rules"], serde_json::json!([]));
+    // ... and the rule the default caps left out is named, with the capability it needs: the
+    // profile's own entry for mount whose includes.caps lists CAP_SYS_ADMIN.
+    let profile: Value = serde_json::from_str(
+        &std::fs::read_to_string(shared_profile("oci/docker-default.json")).unwrap(),
+    )
+    .unwrap();
+    let admin_mount = profile["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| {
+            e["names"].as_array().unwrap().iter().any(|n| n == "mount")
+                && e["includes"]["caps"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c == "CAP_SYS_ADMIN"))
+                && e["includes"]["arches"].is_null()
+        })
+        .expect("Docker's profile allows mount with CAP_SYS_ADMIN");
+    assert_eq!(
+        denials["mount"]["rules_not_applied"],
+        serde_json::json!([{
+            "place": format!("$.syscalls[{admin_mount}]"),
+            "why": "needs CAP_SYS_ADMIN (includes.caps)"
+        }]),
+        "{doc:#}"
+    );
+    assert!(
+        err.contains(&format!(
+            "none; not applied: $.syscalls[{admin_mount}]: needs CAP_SYS_ADMIN"
+        )),
+        "{err}"
+    );
     let persona_rules = denials["personality"]["rules"].as_array().unwrap();
     assert!(!persona_rules.is_empty(), "{persona:#}");
     assert!(persona_rules

@@ -171,7 +171,7 @@ fn docker_default_counts_with_default_caps_and_with_sys_admin() {
     let excluded = [
         10, 11, 14, 15, 16, 17, 19, 21, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
     ];
-    assert_eq!(r.excluded_rules, rules_of(&p, &excluded));
+    assert_eq!(r.excluded.len(), rules_of(&p, &excluded));
 
     let admin = ResolveOptions {
         caps: CapSet::parse("default,CAP_SYS_ADMIN").unwrap(),

@@ -26,7 +26,10 @@
 //! ```
 //!
 //! `none`: no rule names `mkdir`, so the default action answered it; `any`: no argument
-//! value would change that answer.
+//! value would change that answer. A rule the profile's `includes`/`excludes` left out for
+//! this container is listed after the rules that apply, with why: Docker's profile run with
+//! `-- unshare -m true` gives `unshare`'s row `none; not applied: $.syscalls[17]: needs
+//! CAP_SYS_ADMIN (includes.caps)`, and a hint to pass `--caps` if the container will have it.
 
 use super::verify::data_json;
 use crate::arch::Arch;
@@ -422,6 +425,10 @@ pub(super) struct ProfileRules {
     /// other than the default (the rules runc hands libseccomp), in profile order; a syscall
     /// absent here is decided by the default action.
     pub places: BTreeMap<(u32, u32), Vec<String>>,
+    /// Per `(arch token, nr)`, the rules naming the syscall with an action other than the
+    /// default that `includes`/`excludes` left out for this container: place, and why
+    /// (`needs CAP_SYS_ADMIN (includes.caps)`).
+    pub not_applied: BTreeMap<(u32, u32), Vec<(String, String)>>,
 }
 
 /// What the profile has for one syscall.
@@ -430,8 +437,9 @@ enum Naming<'r> {
     NoProfile,
     /// The call's ABI is not one the profile covers.
     OtherArch,
-    /// These rules name it (none: the default action decides).
-    Rules(&'r [String]),
+    /// These rules name it (none: the default action decides), and these name it but were
+    /// left out for this container.
+    Rules(&'r [String], &'r [(String, String)]),
 }
 
 impl Run<'_> {
@@ -445,19 +453,37 @@ impl Run<'_> {
                     .places
                     .get(&(token, nr))
                     .map_or(&[][..], Vec::as_slice),
+                profile
+                    .not_applied
+                    .get(&(token, nr))
+                    .map_or(&[][..], Vec::as_slice),
             ),
             _ => Naming::OtherArch,
         }
     }
 }
 
-/// `none`, or the first three places and how many more.
-fn rules_text(rules: &[String]) -> String {
-    match rules.len() {
+/// `none`, or the first three places and how many more; then the rules left out for this
+/// container, with why: `none; not applied: $.syscalls[12]: needs CAP_SYS_ADMIN
+/// (includes.caps)`.
+fn rules_text(rules: &[String], not_applied: &[(String, String)]) -> String {
+    let mut text = match rules.len() {
         0 => "none".to_string(),
         1..=3 => rules.join(", "),
         n => format!("{}, … ({n} in all)", rules[..3].join(", ")),
+    };
+    if !not_applied.is_empty() {
+        let shown: Vec<String> = not_applied
+            .iter()
+            .take(2)
+            .map(|(place, why)| format!("{place}: {why}"))
+            .collect();
+        text += &format!("; not applied: {}", shown.join("; "));
+        if not_applied.len() > 2 {
+            text += &format!(", … ({} in all)", not_applied.len());
+        }
     }
+    text
 }
 
 /// The report printed on stderr when the command has ended.
@@ -523,7 +549,7 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
                 match run.rules_of(arch, nr) {
                     Naming::NoProfile => {}
                     Naming::OtherArch => row.push("(not a profile arch)".to_string()),
-                    Naming::Rules(rules) => row.push(rules_text(rules)),
+                    Naming::Rules(rules, not_applied) => row.push(rules_text(rules, not_applied)),
                 }
                 row.push(arguments_text(d));
                 row
@@ -588,12 +614,20 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
         }
         if with_rules {
             // Only for calls of a profile arch (the other-arch hint speaks for the rest).
-            if refused_as(|n| matches!(n, Naming::Rules(_))) {
+            if refused_as(|n| matches!(n, Naming::Rules(..))) {
                 out.push_str(
                     "secopt: hint: a call no rule names gets the default action: if the command \
                  needs it, add its name to an ALLOW rule; a call a rule names did not meet that \
                  rule's conditions with the arguments shown (or the rule refuses it). After \
                  changing the profile, run this again to check\n",
+                );
+            }
+            if refused_as(|n| matches!(n, Naming::Rules(_, not_applied) if !not_applied.is_empty()))
+            {
+                out.push_str(
+                    "secopt: hint: a rule \"not applied\" is left out by its includes/excludes \
+                     for this container: run with the capabilities (--caps) or kernel \
+                     (--kernel) it names if the container will have them\n",
                 );
             }
         } else if denied > 0 {
@@ -700,7 +734,13 @@ pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) 
             match run.rules_of(arch, nr) {
                 Naming::NoProfile => {}
                 Naming::OtherArch => doc["rules"] = Value::Null,
-                Naming::Rules(rules) => doc["rules"] = json!(rules),
+                Naming::Rules(rules, not_applied) => {
+                    doc["rules"] = json!(rules);
+                    doc["rules_not_applied"] = not_applied
+                        .iter()
+                        .map(|(place, why)| json!({ "place": place, "why": why }))
+                        .collect();
+                }
             }
             // Left out when the analysis could not run (never for a filter the kernel
             // accepted, which is all `exec` installs).
@@ -845,6 +885,7 @@ mod tests {
         let rules = ProfileRules {
             arches: vec![Arch::X86_64],
             places: BTreeMap::from([((token, 83), vec!["$.syscalls[2]".to_string()])]),
+            not_applied: BTreeMap::new(),
         };
         let run = run_of(&rules, 6);
         let text = text_report(&c, &run);
@@ -909,6 +950,7 @@ mod tests {
         let rules = ProfileRules {
             arches: vec![Arch::X86_64],
             places: BTreeMap::new(),
+            not_applied: BTreeMap::new(),
         };
         let run = run_of(&rules, 1);
         let text = text_report(&c, &run);

@@ -793,7 +793,7 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
 
 /// The profile's ABIs and, per `(arch token, nr)`, the places of its rules for it, once each,
 /// in profile order (the rules runc hands libseccomp: those with the default action are left
-/// out).
+/// out), and of those its `includes`/`excludes` left out for this container, with why.
 fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
     let mut places = std::collections::BTreeMap::new();
     for arch in &resolved.arches {
@@ -807,9 +807,26 @@ fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
             places.insert((arch.arch.token(), nr), list);
         }
     }
+    let mut not_applied = std::collections::BTreeMap::new();
+    for rule in &resolved.excluded {
+        if rule.action == resolved.default_action {
+            continue;
+        }
+        for arch in &resolved.arches {
+            let Some(nr) = arch.arch.syscalls().nr(&rule.syscall) else {
+                continue;
+            };
+            let list: &mut Vec<(String, String)> =
+                not_applied.entry((arch.arch.token(), nr)).or_default();
+            if !list.iter().any(|(place, _)| **place == *rule.origin) {
+                list.push((rule.origin.to_string(), rule.why.clone()));
+            }
+        }
+    }
     super::denials::ProfileRules {
         arches: resolved.arches.iter().map(|a| a.arch).collect(),
         places,
+        not_applied,
     }
 }
 

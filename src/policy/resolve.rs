@@ -115,6 +115,19 @@ pub struct ResolvedRule {
     pub seq: usize,
 }
 
+/// A rule `includes`/`excludes` left out for this host and container, with why: what
+/// `secopt exec --denials` says of a call the profile names but whose rule did not apply
+/// (Docker's `clone` with namespace flags is allowed only with `CAP_SYS_ADMIN`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExcludedRule {
+    pub syscall: String,
+    pub action: Action,
+    /// JSON path of the profile entry.
+    pub origin: std::sync::Arc<str>,
+    /// Why, as a phrase naming the profile's field: `needs CAP_SYS_ADMIN (includes.caps)`.
+    pub why: String,
+}
+
 /// The rules for one architecture.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ResolvedArch {
@@ -350,8 +363,8 @@ pub struct Resolved {
     pub arches: Vec<ResolvedArch>,
     /// Architectures the profile names that secopt has no table for (skipped).
     pub unsupported_arches: Vec<String>,
-    /// Rules left out by `includes`/`excludes` for this host and container.
-    pub excluded_rules: usize,
+    /// Rules left out by `includes`/`excludes` for this host and container, in profile order.
+    pub excluded: Vec<ExcludedRule>,
     /// Applicable rules left out because their action is the default action.
     pub redundant_rules: usize,
     /// The profile's warnings ([`Policy::warnings`]: unknown fields, unknown capability
@@ -433,12 +446,16 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         kernel_used: false,
     };
     let mut applicable: Vec<&Rule> = Vec::new();
-    let mut excluded_rules = 0;
+    let mut excluded = Vec::new();
     for rule in &policy.rules {
-        if host.admits(rule)? {
-            applicable.push(rule);
-        } else {
-            excluded_rules += 1;
+        match host.exclusion(rule)? {
+            None => applicable.push(rule),
+            Some(why) => excluded.push(ExcludedRule {
+                syscall: rule.syscall.clone(),
+                action: rule.action,
+                origin: rule.origin.clone(),
+                why,
+            }),
         }
     }
     let redundant_rules = applicable
@@ -541,7 +558,7 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
         kernel: host.kernel.filter(|_| host.kernel_used),
         arches: resolved_arches,
         unsupported_arches,
-        excluded_rules,
+        excluded,
         redundant_rules,
         warnings,
         shadowed,
@@ -869,32 +886,55 @@ impl Host<'_> {
         }
     }
 
-    /// moby profiles seccomp/seccomp_linux.go `setupSeccomp`: excludes first (any match
-    /// drops), then includes (every listed condition must hold).
-    fn admits(&mut self, rule: &Rule) -> Result<bool, PolicyError> {
+    /// Why `rule` does not apply here, if it does not. moby profiles
+    /// seccomp/seccomp_linux.go `setupSeccomp`: excludes first (any match drops), then
+    /// includes (every listed condition must hold).
+    fn exclusion(&mut self, rule: &Rule) -> Result<Option<String>, PolicyError> {
         let native = ArchRef::Supported(self.native);
         let ex = &rule.applies.excludes;
-        if ex.arches.contains(&native) || ex.caps.iter().any(|c| self.caps.contains(c)) {
-            return Ok(false);
+        if ex.arches.contains(&native) {
+            return Ok(Some(format!("excluded on {native} (excludes.arches)")));
+        }
+        if let Some(cap) = ex.caps.iter().find(|c| self.caps.contains(c)) {
+            return Ok(Some(format!("excluded with {cap} (excludes.caps)")));
         }
         if let Some(min) = ex.min_kernel {
-            if self.kernel()? >= min {
-                return Ok(false);
+            let kernel = self.kernel()?;
+            if kernel >= min {
+                return Ok(Some(format!(
+                    "excluded from kernel {min} (excludes.minKernel; kernel {kernel})"
+                )));
             }
         }
         let inc = &rule.applies.includes;
         if !inc.arches.is_empty() && !inc.arches.contains(&native) {
-            return Ok(false);
+            let only: Vec<String> = inc.arches.iter().map(ToString::to_string).collect();
+            return Ok(Some(format!(
+                "only on {} (includes.arches)",
+                only.join(", ")
+            )));
         }
-        if !inc.caps.iter().all(|c| self.caps.contains(c)) {
-            return Ok(false);
+        let missing: Vec<&str> = inc
+            .caps
+            .iter()
+            .filter(|c| !self.caps.contains(c))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Ok(Some(format!(
+                "needs {} (includes.caps)",
+                missing.join(" and ")
+            )));
         }
         if let Some(min) = inc.min_kernel {
-            if self.kernel()? < min {
-                return Ok(false);
+            let kernel = self.kernel()?;
+            if kernel < min {
+                return Ok(Some(format!(
+                    "needs kernel {min} (includes.minKernel; kernel {kernel})"
+                )));
             }
         }
-        Ok(true)
+        Ok(None)
     }
 }
 
@@ -916,6 +956,68 @@ mod tests {
 
     fn listed(r: &Resolved) -> Vec<(Arch, bool)> {
         r.arches.iter().map(|a| (a.arch, a.listed)).collect()
+    }
+
+    /// Each rule `includes`/`excludes` leaves out is kept with the first reason moby's
+    /// `setupSeccomp` drops it for (excludes before includes), and one that applies is not.
+    #[test]
+    fn excluded_rules_say_why() {
+        let profile = r#"{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+            {"names": ["read"], "action": "SCMP_ACT_ALLOW", "excludes": {"arches": ["amd64"]}},
+            {"names": ["write"], "action": "SCMP_ACT_ALLOW", "excludes": {"caps": ["CAP_CHOWN"]}},
+            {"names": ["open"], "action": "SCMP_ACT_ALLOW", "excludes": {"minKernel": "5.0"}},
+            {"names": ["close"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["arm64", "s390x"]}},
+            {"names": ["mount", "umount2"], "action": "SCMP_ACT_ALLOW",
+             "includes": {"caps": ["CAP_SYS_ADMIN", "CAP_CHOWN", "CAP_BPF"]}},
+            {"names": ["bpf"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "7.1"}},
+            {"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4.8"}}]}"#;
+        let r = resolve_on(profile, Arch::X86_64, false).unwrap();
+        let why: Vec<(&str, &str, &str)> = r
+            .excluded
+            .iter()
+            .map(|e| (e.syscall.as_str(), &*e.origin, e.why.as_str()))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                (
+                    "read",
+                    "$.syscalls[0]",
+                    "excluded on x86_64 (excludes.arches)"
+                ),
+                (
+                    "write",
+                    "$.syscalls[1]",
+                    "excluded with CAP_CHOWN (excludes.caps)"
+                ),
+                (
+                    "open",
+                    "$.syscalls[2]",
+                    "excluded from kernel 5.0 (excludes.minKernel; kernel 6.18)"
+                ),
+                (
+                    "close",
+                    "$.syscalls[3]",
+                    "only on aarch64, s390x (includes.arches)"
+                ),
+                (
+                    "mount",
+                    "$.syscalls[4]",
+                    "needs CAP_SYS_ADMIN and CAP_BPF (includes.caps)"
+                ),
+                (
+                    "umount2",
+                    "$.syscalls[4]",
+                    "needs CAP_SYS_ADMIN and CAP_BPF (includes.caps)"
+                ),
+                (
+                    "bpf",
+                    "$.syscalls[5]",
+                    "needs kernel 7.1 (includes.minKernel; kernel 6.18)"
+                ),
+            ]
+        );
+        assert!(r.arch(Arch::X86_64).unwrap().syscalls.contains_key(&101)); // ptrace
     }
 
     /// runc's stub covers the config's `architectures` only (libcontainer/specconv copies
