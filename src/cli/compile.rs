@@ -761,10 +761,11 @@ fn runc_refusal(resolved: &Resolved) -> Option<String> {
 const MORE: &str = " (`--emit json` lists them)";
 
 /// The rules that never apply and `unenforced` ([`crate::compile::runc_unenforced`], which the
-/// caller computes once for this and `--strict`) as warnings; unknown names per arch, as runc
-/// would skip them (not the socket and IPC calls that libseccomp still applies through
-/// `socketcall`/`ipc`): a warning for names no arch has, and with `notes`, notes for the
-/// others.
+/// caller computes once for this and `--strict`) as warnings; the names runc would skip (not
+/// the socket and IPC calls that libseccomp still applies through `socketcall`/`ipc`): one
+/// warning for each name no arch has that is likely a typo, one for the other names no arch
+/// has, one for those only the table in use lacks, and with `notes`, per arch, notes for the
+/// names of other arches.
 pub(super) fn report_unknown(
     resolved: &Resolved,
     thread: Option<&str>,
@@ -778,53 +779,62 @@ pub(super) fn report_unknown(
     for w in resolved.shadowed.iter().chain(unenforced) {
         say!("secopt: warning: {prefix}: {w}");
     }
-    // A name no table has, once with its place and the name it is likely a typo for. A name
-    // secopt's own tables have is no typo: the table in use (`--syscall-table libseccomp`,
-    // an older library) lacks it, and the per-arch warnings below list it as runc skips it.
+    // A name no table in use has, once, with its place and the name it is likely a typo for
+    // (every arch lacks it: one warning, not one per arch). A name secopt's own tables have
+    // is no typo: the table in use (`--syscall-table libseccomp`, an older library) lacks it.
     let mut table_lacks: Vec<&str> = Vec::new();
+    let mut no_hint: Vec<String> = Vec::new();
     for (name, origin) in compile::names_no_arch_has(resolved) {
         match hints::likely_meant(name) {
             hints::Meant::Itself => table_lacks.push(name),
             hints::Meant::Others(meant) => {
                 let place = origin.map_or_else(String::new, |o| format!("{o}: "));
                 say!(
-                    "secopt: warning: {prefix}: {place}`{}` is no syscall of any \
-                     architecture secopt knows: a typo for {meant}?",
-                    policy::printable(name),
+                    "secopt: warning: {prefix}: {place}`{}` is no syscall of any architecture \
+                     secopt knows, skipped as runc skips it: a typo for {meant}?",
+                    policy::printable(name)
                 );
             }
-            hints::Meant::Nothing => {}
+            hints::Meant::Nothing => no_hint.push(match origin {
+                Some(o) => format!("{name} ({o})"),
+                None => name.to_string(),
+            }),
         }
+    }
+    if !no_hint.is_empty() {
+        say!(
+            "secopt: warning: {prefix}: {} no syscall of any architecture secopt knows, \
+             skipped as runc skips {}: {}",
+            if no_hint.len() == 1 {
+                "1 name is".to_string()
+            } else {
+                format!("{} names are", no_hint.len())
+            },
+            if no_hint.len() == 1 { "it" } else { "them" },
+            policy::name_listing(&no_hint, 32, MORE)
+        );
     }
     if !table_lacks.is_empty() {
         say!(
             "secopt: warning: {prefix}: {} name{} the syscall table in use does not know, \
-             though secopt's own (Linux 6.18) does: {} (newer than the table)",
+             though secopt's own (Linux 6.18) does, skipped as runc skips {}: {} (newer than \
+             the table)",
             table_lacks.len(),
             if table_lacks.len() == 1 { "" } else { "s" },
-            table_lacks.join(", ")
+            if table_lacks.len() == 1 { "it" } else { "them" },
+            policy::name_listing(&table_lacks, 32, MORE)
         );
     }
     let libseccomp = resolved.dialect == Dialect::Libseccomp;
     for a in &resolved.arches {
         // Profiles list the syscalls of every arch they support (Docker's names chown32 and
         // _llseek for arm and i386); those are expected on other arches and only summarized.
-        // A name no arch has is likely a typo or newer than the syscall table in use (with
-        // `--syscall-table libseccomp`, a name secopt knows for this arch): all listed.
+        // The names no arch has were said above.
         let policy::UnnumberedNames {
             other_arch: elsewhere,
-            nowhere,
             multiplexed,
+            ..
         } = a.unnumbered_names(libseccomp);
-        if !nowhere.is_empty() {
-            say!(
-                "secopt: warning: {prefix}: {} name{} unknown on {}, skipped as runc does: {}",
-                nowhere.len(),
-                if nowhere.len() == 1 { "" } else { "s" },
-                a.arch,
-                policy::name_listing(&nowhere, 32, MORE)
-            );
-        }
         if !notes {
             continue;
         }

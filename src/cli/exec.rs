@@ -293,25 +293,35 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     if args.syscall_table != SyscallTable::Builtin {
         notes.push(format!("syscall names resolved with {table}'s table"));
     }
+    // As `compile` words it: names no table knows are likely typos or newer than the table
+    // (once, not per arch); names of other architectures are expected in multi-arch
+    // profiles; socket and IPC calls of arches that multiplex them still apply, through
+    // socketcall/ipc.
+    let nowhere: Vec<&str> = crate::compile::names_no_arch_has(&resolved)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    if !nowhere.is_empty() {
+        warnings.push(format!(
+            "{name}: {} no syscall of any architecture the table in use knows, skipped as runc \
+             skips {}: {}{}",
+            if nowhere.len() == 1 {
+                "1 name is".to_string()
+            } else {
+                format!("{} names are", nowhere.len())
+            },
+            if nowhere.len() == 1 { "it" } else { "them" },
+            crate::policy::name_listing(&nowhere, 32, ""),
+            super::hints::typos(nowhere.iter().copied())
+        ));
+    }
     for arch in &resolved.arches {
-        // As `compile` words it: names of other architectures are expected in multi-arch
-        // profiles; names no table knows are likely typos or newer than the table; socket
-        // and IPC calls of arches that multiplex them still apply, through socketcall/ipc.
         let libseccomp = resolved.dialect == crate::policy::Dialect::Libseccomp;
         let crate::policy::UnnumberedNames {
             other_arch: elsewhere,
-            nowhere,
             multiplexed,
+            ..
         } = arch.unnumbered_names(libseccomp);
-        if !nowhere.is_empty() {
-            warnings.push(format!(
-                "{name}: {} name{} unknown on {}, skipped as runc does: {}",
-                nowhere.len(),
-                if nowhere.len() == 1 { "" } else { "s" },
-                arch.arch,
-                crate::policy::name_listing(&nowhere, 32, "")
-            ));
-        }
         if !elsewhere.is_empty() {
             notes.push(format!(
                 "{}: names of other architectures skipped: {}",
