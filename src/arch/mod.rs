@@ -5,7 +5,9 @@
 //! disassembly and emulates the kernel's per-arch allow cache) and `policy` (which resolves
 //! syscall names in profiles) use it, and it uses neither.
 
+mod fixes;
 mod kernel;
+mod name_hash;
 mod tables;
 
 pub use kernel::{KernelVersion, ParseKernelVersionError};
