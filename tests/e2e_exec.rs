@@ -619,7 +619,7 @@ fn a_profile_s_likely_mistakes_are_warned_about_and_the_command_still_runs() {
     assert!(marker.exists());
     for warning in [
         "secopt: warning: ",
-        "1 name is no syscall of any architecture the table in use knows, skipped as runc skips \
+        "1 name is no syscall of any architecture secopt knows, skipped as runc skips \
          it: opne (`opne` a typo for `open`?)",
         "$.syscalls[0].argz: unknown field \"argz\" ignored",
     ] {

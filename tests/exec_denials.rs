@@ -295,6 +295,64 @@ fn a_killing_call_is_named_and_the_status_kept() {
     assert!(err.contains("killed by signal 31"), "{err}");
 }
 
+/// Only the left-out rules that would allow a refused call are named as "not applied": the
+/// ALLOW rule `includes.caps` left out is (with its argument condition said), the KILL rule
+/// left out the same way is not (it explains nothing about the refusal, and applying it would
+/// kill the command). With the capability the ALLOW rule gives, the kernel lets the call
+/// through: the probe sees getppid succeed.
+#[test]
+fn only_left_out_rules_that_would_allow_the_call_are_named() {
+    let dir = TempDir::new("denials-not-applied");
+    let probe = build_probe(dir.path());
+    let profile = dir.join("caps.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+            {"names": ["getppid"], "action": "SCMP_ACT_ERRNO",
+             "excludes": {"caps": ["CAP_SYS_ADMIN"]}},
+            {"names": ["getppid"], "action": "SCMP_ACT_ALLOW",
+             "includes": {"caps": ["CAP_SYS_ADMIN"]},
+             "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]},
+            {"names": ["getppid"], "action": "SCMP_ACT_KILL_PROCESS",
+             "includes": {"caps": ["CAP_BPF"]}}]}"#,
+    )
+    .unwrap();
+    let getppid = format!("raw:{NR_GETPPID},0");
+    let report = dir.join("d.json");
+    let out = exec_under(&profile)
+        .arg("--denials-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&probe)
+        .arg(&getppid)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(parse_probe(&stdout_of(&out))[&getppid].failed_with(EPERM));
+    let denials = denials_by_name(&read_json(&report));
+    assert_eq!(
+        denials["getppid"]["rules_not_applied"],
+        serde_json::json!([{
+            "place": "$.syscalls[1]",
+            "why": "needs CAP_SYS_ADMIN (includes.caps), and allows only some argument values"
+        }])
+    );
+    assert!(err.contains("would allow the call"), "{err}");
+    // With the capability, the first rule is left out and the second applies.
+    let out = exec_under(&profile)
+        .args(["--caps", "default,sys_admin", "--"])
+        .arg(&probe)
+        .arg(&getppid)
+        .output()
+        .unwrap();
+    assert!(
+        parse_probe(&stdout_of(&out))[&getppid].succeeded(),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
 /// A command that installs a filter of its own (here secopt exec itself, under --denials):
 /// the report says so, because those calls also meet a filter it does not judge.
 #[test]

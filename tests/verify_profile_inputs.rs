@@ -212,9 +212,41 @@ fn verify_names_the_flag_a_filter_was_compiled_with() {
         (
             &differ[0]["setting"],
             &differ[0]["recorded"],
-            &differ[0]["used"]
+            &differ[0]["used"],
+            &differ[0]["flag"]
         ),
-        (&"caps".into(), &"all".into(), &"default".into())
+        (
+            &"caps".into(),
+            &"all".into(),
+            &"default".into(),
+            &"--caps all".into()
+        )
+    );
+    // A setting that does not matter to the profile is not said: the example web server's
+    // profile has no `includes`, so every capability set compiles it the same (equal).
+    let web = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/web-server.json");
+    let compiled = dir.join("web-all.s");
+    let compiled = compiled.to_str().unwrap();
+    let (code, _, err) = run(&["compile", web, "--caps", "all", "-o", compiled]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["verify", web, compiled]);
+    assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
+    assert!(!err.contains("records that"), "{err}");
+    // The native arch is what `includes.arches` is matched against: Docker's profile allows
+    // arch_prctl only on amd64 and x32 hosts, so compiled with x86 first it refuses x86_64's
+    // arch_prctl, which verify finds, and the warning names the native arch.
+    let compiled = dir.join("native-x86.s");
+    let compiled = compiled.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "compile", profile, "--arch", "x86", "--arch", "x86_64", "--arch", "x32", "-o", compiled,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["verify", profile, compiled]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("(arch_prctl)"), "{out}");
+    assert!(
+        err.contains("was compiled with native arch x86, and"),
+        "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

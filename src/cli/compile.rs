@@ -872,7 +872,7 @@ pub(super) fn report_unknown(
 /// their rules where secopt's (from its Linux 6.18 tables) does; they get runc's ENOSYS
 /// stub's answer above its (lower) threshold and the default action below it. Its path is the
 /// whole profile (`$`).
-fn runc_may_skip_warning(resolved: &Resolved) -> Option<policy::Warning> {
+pub(super) fn runc_may_skip_warning(resolved: &Resolved) -> Option<policy::Warning> {
     let named = compile::names_runc_may_skip(resolved);
     if named.is_empty() {
         return None;

@@ -613,8 +613,13 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
             );
         }
         if with_rules {
-            // Only for calls of a profile arch (the other-arch hint speaks for the rest).
-            if refused_as(|n| matches!(n, Naming::Rules(..))) {
+            // Only for calls of a profile arch (the other-arch hint speaks for the rest), and
+            // not for a call whose only allowing rules were left out for this container: for
+            // those, adding the name to an ALLOW rule is not the fix (Docker's answer to a
+            // cap-gated call is the capability).
+            if refused_as(
+                |n| matches!(n, Naming::Rules(rules, not_applied) if !rules.is_empty() || not_applied.is_empty()),
+            ) {
                 out.push_str(
                     "secopt: hint: a call no rule names gets the default action: if the command \
                  needs it, add its name to an ALLOW rule; a call a rule names did not meet that \
@@ -625,9 +630,11 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
             if refused_as(|n| matches!(n, Naming::Rules(_, not_applied) if !not_applied.is_empty()))
             {
                 out.push_str(
-                    "secopt: hint: a rule \"not applied\" is left out by its includes/excludes \
-                     for this container: run with the capabilities (--caps) or kernel \
-                     (--kernel) it names if the container will have them\n",
+                    "secopt: hint: a rule \"not applied\" would allow the call but does not \
+                     apply here: its includes/excludes leave it out for this container (run \
+                     with the capabilities, --caps, or kernel, --kernel, it names if the \
+                     container will have them), or the syscall table in use lacks its name \
+                     (an older libseccomp, as runc linked with it skips the rule)\n",
                 );
             }
         } else if denied > 0 {

@@ -297,23 +297,44 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
     // (once, not per arch); names of other architectures are expected in multi-arch
     // profiles; socket and IPC calls of arches that multiplex them still apply, through
     // socketcall/ipc.
-    let nowhere: Vec<&str> = crate::compile::names_no_arch_has(&resolved)
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    // A name secopt's own tables know is no typo: the table in use (`--syscall-table
+    // libseccomp`, an older library) lacks it.
+    let (table_lacks, nowhere): (Vec<&str>, Vec<&str>) =
+        crate::compile::names_no_arch_has(&resolved)
+            .into_iter()
+            .map(|(n, _)| n)
+            .partition(|n| matches!(super::hints::likely_meant(n), super::hints::Meant::Itself));
+    let names = |n: usize| {
+        if n == 1 {
+            ("1 name is".to_string(), "it")
+        } else {
+            (format!("{n} names are"), "them")
+        }
+    };
     if !nowhere.is_empty() {
+        let (count, them) = names(nowhere.len());
         warnings.push(format!(
-            "{name}: {} no syscall of any architecture the table in use knows, skipped as runc \
-             skips {}: {}{}",
-            if nowhere.len() == 1 {
-                "1 name is".to_string()
-            } else {
-                format!("{} names are", nowhere.len())
-            },
-            if nowhere.len() == 1 { "it" } else { "them" },
+            "{name}: {count} no syscall of any architecture secopt knows, skipped as runc skips \
+             {them}: {}{}",
             crate::policy::name_listing(&nowhere, 32, ""),
             super::hints::typos(nowhere.iter().copied())
         ));
+    }
+    if !table_lacks.is_empty() {
+        let (count, them) = names(table_lacks.len());
+        warnings.push(format!(
+            "{name}: {count} unknown to the syscall table in use, though secopt's own (Linux \
+             6.18) has {them}, skipped as runc linked with that table skips {them}: {} (newer \
+             than the table)",
+            crate::policy::name_listing(&table_lacks, 32, ""),
+        ));
+    }
+    // As `compile` warns: a runc linked with an older libseccomp skips names newer than it,
+    // which this filter (secopt's own table) applies.
+    if args.syscall_table == SyscallTable::Builtin {
+        if let Some(w) = super::compile::runc_may_skip_warning(&resolved) {
+            warnings.push(format!("{name}: {}", w.message));
+        }
     }
     for arch in &resolved.arches {
         let libseccomp = resolved.dialect == crate::policy::Dialect::Libseccomp;
@@ -803,7 +824,8 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
 
 /// The profile's ABIs and, per `(arch token, nr)`, the places of its rules for it, once each,
 /// in profile order (the rules runc hands libseccomp: those with the default action are left
-/// out), and of those its `includes`/`excludes` left out for this container, with why.
+/// out), and of the allowing rules that do not apply here, with why: left out by their
+/// `includes`/`excludes` for this container, or for a name the syscall table in use lacks.
 fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
     let mut places = std::collections::BTreeMap::new();
     for arch in &resolved.arches {
@@ -817,19 +839,45 @@ fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
             places.insert((arch.arch.token(), nr), list);
         }
     }
+    // Only the rules that would allow the call explain a refusal (a KILL or ERRNO rule left
+    // out does not): those `includes`/`excludes` left out, and those for a name the syscall
+    // table in use lacks (`--syscall-table libseccomp`: an older library skips their rules).
+    let allows = |a: crate::policy::Action| {
+        matches!(a, crate::policy::Action::Allow | crate::policy::Action::Log)
+    };
     let mut not_applied = std::collections::BTreeMap::new();
-    for rule in &resolved.excluded {
-        if rule.action == resolved.default_action {
-            continue;
+    let mut note = |token: u32, nr: u32, origin: &str, why: String| {
+        let list: &mut Vec<(String, String)> = not_applied.entry((token, nr)).or_default();
+        if !list.iter().any(|(place, _)| place == origin) {
+            list.push((origin.to_string(), why));
         }
+    };
+    let only_some_args = |conditions: &[crate::policy::ArgCondition]| {
+        if conditions.is_empty() {
+            ""
+        } else {
+            ", and allows only some argument values"
+        }
+    };
+    for rule in resolved.excluded.iter().filter(|r| allows(r.action)) {
         for arch in &resolved.arches {
-            let Some(nr) = arch.arch.syscalls().nr(&rule.syscall) else {
+            if let Some(nr) = arch.arch.syscalls().nr(&rule.syscall) {
+                let why = format!("{}{}", rule.why, only_some_args(&rule.conditions));
+                note(arch.arch.token(), nr, &rule.origin, why);
+            }
+        }
+    }
+    for arch in &resolved.arches {
+        for (name, rules) in &arch.unknown_rules {
+            let Some(nr) = arch.arch.syscalls().nr(name) else {
                 continue;
             };
-            let list: &mut Vec<(String, String)> =
-                not_applied.entry((arch.arch.token(), nr)).or_default();
-            if !list.iter().any(|(place, _)| **place == *rule.origin) {
-                list.push((rule.origin.to_string(), rule.why.clone()));
+            for rule in rules.iter().filter(|r| allows(r.action)) {
+                let why = format!(
+                    "the syscall table in use does not know `{name}`{}",
+                    only_some_args(&rule.conditions)
+                );
+                note(arch.arch.token(), nr, &rule.origin, why);
             }
         }
     }

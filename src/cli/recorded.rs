@@ -30,6 +30,8 @@ pub struct Recorded {
     pub runc_compat: Option<bool>,
     /// The architectures the program covers, by name.
     pub arches: Option<Vec<String>>,
+    /// The native architecture, by name.
+    pub native: Option<String>,
 }
 
 impl Recorded {
@@ -62,6 +64,7 @@ impl Recorded {
             syscall_table: setting("syscall-table"),
             kernel: doc["kernel"].as_str().map(str::to_string),
             runc_compat: doc["runc_compat"].as_bool(),
+            native: doc["native"].as_str().map(str::to_string),
             arches: doc["arches"].as_array().map(|arches| {
                 arches
                     .iter()
@@ -99,6 +102,10 @@ impl Recorded {
                 let (arches, rest) = rest.split_once(';').unwrap_or((rest, ""));
                 recorded.arches = Some(arches.split_whitespace().map(str::to_string).collect());
                 recorded.runc_compat = Some(rest.contains("+ runc's ENOSYS stub"));
+                recorded.native = rest
+                    .split(';')
+                    .find_map(|part| part.trim().strip_prefix("native: "))
+                    .map(str::to_string);
             }
         }
         recorded
@@ -116,89 +123,130 @@ impl Recorded {
         syscall_table: &str,
     ) -> Vec<Difference> {
         let mut found = Vec::new();
-        let mut differ = |setting: &'static str, recorded: String, used: String, fix: String| {
+        let mut differ = |setting: &'static str, recorded: String, used: String, flag: Fix| {
+            let fix = match &flag {
+                Fix::Flag(flag) => {
+                    format!("pass {flag} to compare the filter with the profile as it was compiled")
+                }
+                Fix::Advice(advice) => advice.to_string(),
+            };
             found.push(Difference {
                 message: format!(
                     "{filter} records that it was compiled with {}, and {profile} was compiled \
-                     here with {}: {fix} to compare the filter with the profile as it was \
-                     compiled",
+                     here with {}: {fix}",
                     phrase(setting, &recorded),
                     phrase(setting, &used)
                 ),
                 setting,
                 recorded,
                 used,
+                flag: match flag {
+                    Fix::Flag(flag) => Some(flag),
+                    Fix::Advice(_) => None,
+                },
             });
         };
+        /// Compile the profile as the filter was and compare the two filters: what is left
+        /// when no flag of verify's reproduces the setting.
+        const COMPILE_IT: &str = "no flag of this command compiles the profile that way; \
+                                  compile it as the filter was (`secopt compile`) and compare \
+                                  the two filters";
         if let Some(recorded) = &self.caps {
             let same = match (CapSet::parse(recorded), CapSet::parse(caps)) {
                 (Ok(r), Ok(u)) => r == u,
                 _ => recorded == caps,
             };
             if !same {
-                differ(
-                    "caps",
-                    recorded.clone(),
-                    caps.to_string(),
-                    format!("pass --caps {recorded}"),
-                );
+                let flag = Fix::Flag(format!("--caps {recorded}"));
+                differ("caps", recorded.clone(), caps.to_string(), flag);
             }
         }
         if let Some(recorded) = &self.syscall_table {
             if recorded != syscall_table {
-                let flag = recorded.split_whitespace().next().unwrap_or(recorded);
+                let table = |t: &str| t.split_whitespace().next().unwrap_or_default().to_string();
+                let flag = if table(recorded) == table(syscall_table) {
+                    // Another version of the same table (libseccomp 2.5.5 there, 2.5.4
+                    // here): no flag reproduces it on this host.
+                    Fix::Advice(
+                        "no flag reproduces another version of that table on this host; \
+                         compare on a host that has it",
+                    )
+                } else {
+                    Fix::Flag(format!("--syscall-table {}", table(recorded)))
+                };
                 differ(
                     "syscall-table",
                     recorded.clone(),
                     syscall_table.to_string(),
-                    format!("pass --syscall-table {flag}"),
+                    flag,
                 );
             }
         }
         let used_kernel = info.kernel.map(|k| k.to_string());
         if let (Some(recorded), Some(used)) = (&self.kernel, &used_kernel) {
             if recorded != used {
-                differ(
-                    "kernel",
-                    recorded.clone(),
-                    used.clone(),
-                    format!("pass --kernel {recorded}"),
-                );
+                let flag = Fix::Flag(format!("--kernel {recorded}"));
+                differ("kernel", recorded.clone(), used.clone(), flag);
             }
         }
         if let Some(recorded) = self.runc_compat {
             if recorded != info.runc_compat {
+                let flag = if recorded {
+                    Fix::Flag("--runc-compat".to_string())
+                } else {
+                    Fix::Advice("leave --runc-compat out to compare the filter with the profile as it was compiled")
+                };
                 differ(
                     "runc-compat",
                     recorded.to_string(),
                     info.runc_compat.to_string(),
-                    if recorded {
-                        "pass --runc-compat".to_string()
-                    } else {
-                        "leave --runc-compat out".to_string()
-                    },
+                    flag,
                 );
             }
         }
+        let used: Vec<String> = info.arches.iter().map(|a| a.arch.to_string()).collect();
         if let Some(recorded) = &self.arches {
-            let used: Vec<String> = info.arches.iter().map(|a| a.arch.to_string()).collect();
             let sorted = |v: &[String]| {
                 let mut v = v.to_vec();
                 v.sort();
                 v
             };
             if sorted(recorded) != sorted(&used) {
-                let fix = match recorded.as_slice() {
-                    [one] => format!("pass --profile-arch {one}"),
-                    _ => "compile the profile for the same arches with `secopt compile --arch` \
-                          and compare that (--profile-arch takes one)"
-                        .to_string(),
+                let flag = match recorded.as_slice() {
+                    [one] => Fix::Flag(format!("--profile-arch {one}")),
+                    _ => Fix::Advice(COMPILE_IT),
                 };
-                differ("arches", recorded.join(" "), used.join(" "), fix);
+                differ("arches", recorded.join(" "), used.join(" "), flag);
+                return found;
+            }
+        }
+        // The same arches, another native one (`compile --arch x86 --arch x86_64`): the
+        // native arch is what `includes.arches`/`excludes.arches` are matched against.
+        if let Some(recorded) = &self.native {
+            if *recorded != info.native.to_string() {
+                differ(
+                    "native",
+                    recorded.clone(),
+                    info.native.to_string(),
+                    Fix::Advice(
+                        "the native arch is the one `includes.arches` is matched against, and \
+                         no flag of this command sets it with its companions; compile the \
+                         profile as the filter was (`secopt compile`, the native arch first) \
+                         and compare the two filters",
+                    ),
+                );
             }
         }
         found
     }
+}
+
+/// What makes the profile compile as the filter was.
+enum Fix {
+    /// The flag to pass (`--caps all`).
+    Flag(String),
+    /// No flag does: what to do instead, as a clause.
+    Advice(&'static str),
 }
 
 /// A setting and its value as a sentence says it: "caps `all`", "arches x86_64 x86".
@@ -208,6 +256,7 @@ fn phrase(setting: &str, value: &str) -> String {
         ("runc-compat", _) => "no ENOSYS stub".to_string(),
         ("kernel", v) => format!("`minKernel` checked against kernel {v}"),
         ("arches", v) => format!("arches {v}"),
+        ("native", v) => format!("native arch {v}"),
         ("syscall-table", v) => format!("the syscall table `{v}`"),
         (s, v) => format!("{s} `{v}`"),
     }
@@ -216,12 +265,14 @@ fn phrase(setting: &str, value: &str) -> String {
 /// One setting a filter records otherwise than a profile input was compiled with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
-    /// What differs: `caps`, `syscall-table`, `kernel`, `runc-compat` (`true`/`false`) or
-    /// `arches` (names, space-separated), as the filter records it and as the profile input
-    /// was compiled here.
+    /// What differs: `caps`, `syscall-table`, `kernel`, `runc-compat` (`true`/`false`),
+    /// `arches` (names, space-separated) or `native`, as the filter records it and as the
+    /// profile input was compiled here.
     pub setting: &'static str,
     pub recorded: String,
     pub used: String,
+    /// The flag that compiles the profile as the filter was, if one does.
+    pub flag: Option<String>,
     /// The whole sentence, with the flag to pass.
     pub message: String,
 }
@@ -246,6 +297,7 @@ mod tests {
                 kernel: Some("6.18".into()),
                 runc_compat: Some(true),
                 arches: Some(vec!["x86_64".into(), "x86".into(), "x32".into()]),
+                native: Some("x86_64".into()),
             }
         );
         // A hand-written listing's comments are not settings.
@@ -266,6 +318,7 @@ mod tests {
                 kernel: None,
                 runc_compat: Some(false),
                 arches: Some(vec!["aarch64".into()]),
+                native: None,
             }
         );
         let other = r#"{"generator": "mine", "settings": {"caps": "all"}, "instructions": []}"#;

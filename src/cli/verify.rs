@@ -75,7 +75,8 @@ pub struct PairArgs {
     /// writes) are compared thread by thread with the other side's; `FILE:THREAD` names one
     /// thread's filter. A listing or JSON document `secopt compile` wrote records the settings
     /// it was compiled with; compared with a profile compiled here with others (`--caps`,
-    /// `--syscall-table`, `--kernel`, `--runc-compat`, its arches), a warning names the flag.
+    /// `--syscall-table`, `--kernel`, `--runc-compat`, its arches), a verdict other than equal
+    /// comes with a warning naming the flag.
     pub a: PathBuf,
     /// The second filter (same forms).
     pub b: PathBuf,
@@ -306,8 +307,12 @@ enum Side {
     Threads(Vec<(String, Program)>),
 }
 
-/// Loads both sides, with the warnings about the profiles among them.
-fn load(p: &PairArgs) -> Result<(Side, Side, Vec<Value>), Failure> {
+/// Both sides, the warnings about the profiles among them, and where a filter side records
+/// other settings than a profile side was compiled with ([`ProfilesSeen::setting_differences`]).
+type Loaded = (Side, Side, Vec<Value>, Vec<Value>);
+
+/// Loads both sides.
+fn load(p: &PairArgs) -> Result<Loaded, Failure> {
     if reads_stdin(&p.a) && reads_stdin(&p.b) {
         return Err(Failure::input(format!(
             "both inputs read stdin ({} and {}), which can be read once; give one as a file",
@@ -331,8 +336,8 @@ fn load(p: &PairArgs) -> Result<(Side, Side, Vec<Value>), Failure> {
     let a = load_side(&p.a, formats[0], p, &mut seen)?;
     let b = load_side(&p.b, formats[1], p, &mut seen)?;
     seen.refuse_unused_options(p)?;
-    seen.report_setting_differences();
-    Ok((a, b, seen.warnings))
+    let settings = seen.setting_differences();
+    Ok((a, b, seen.warnings, settings))
 }
 
 /// An input that does not decode in the one `--input-format` given may be encoded otherwise
@@ -371,26 +376,30 @@ struct ProfilesSeen {
 }
 
 impl ProfilesSeen {
-    /// Says where a filter input records other settings than the profile input was compiled
-    /// with here (`compile --caps all` against verify's default caps): the verdict is then
-    /// about the flags, and the warning names the one to pass.
-    fn report_setting_differences(&mut self) {
+    /// Where a filter input records other settings than the profile input was compiled with
+    /// here (`compile --caps all` against verify's default caps), as `settings_differ`
+    /// warnings: said once the verdict is known, and only when it is not `equal` (then the
+    /// difference may be the flag's, not the filter's; when equal, the setting did not
+    /// matter to this profile).
+    fn setting_differences(&self) -> Vec<Value> {
         let Some((profile, info, caps, table)) = &self.compiled else {
-            return;
+            return Vec::new();
         };
+        let mut found = Vec::new();
         for (filter, recorded) in &self.recorded {
             for d in recorded.differences((filter, profile), info, caps, table) {
-                eprintln!("secopt: warning: {}", d.message);
-                self.warnings.push(json!({
+                found.push(json!({
                     "input": filter,
                     "kind": "settings_differ",
                     "setting": d.setting,
                     "recorded": d.recorded,
                     "used": d.used,
+                    "flag": d.flag,
                     "message": d.message,
                 }));
             }
         }
+        found
     }
 
     /// Keeps `warnings` about `input` for the JSON report.
@@ -1224,7 +1233,7 @@ fn compare_watched<R: PairOutcome>(
 /// Loads the inputs, compares them (one pair, or thread by thread) and prints the report.
 fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failure> {
     let opts = options(p)?;
-    let (a, b, warnings) = load(p)?;
+    let (a, b, mut warnings, settings) = load(p)?;
     let (name_a, name_b) = (display_name(&p.a), display_name(&p.b));
     let domain = opts.domain.to_string();
     let how = Rendering {
@@ -1235,6 +1244,15 @@ fn run_pairs<R: PairOutcome>(p: &PairArgs, examples: bool) -> Result<i32, Failur
     let code = match pairs(p, a, b)? {
         Pairs::One(a, b) => {
             let (r, work) = compare_watched::<R>(p, (&a, &b), (&name_a, &name_b), None, &opts)?;
+            if r.exit_code() != EXIT_OK {
+                for w in settings {
+                    eprintln!(
+                        "secopt: warning: {}",
+                        w["message"].as_str().unwrap_or_default()
+                    );
+                    warnings.push(w);
+                }
+            }
             match p.format {
                 Format::Json => {
                     let mut v = r.json(&name_a, &name_b);

@@ -511,11 +511,22 @@ pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
         .into_iter()
         .map(|(name, origin)| policy::Warning {
             path: origin.map_or_else(|| resolved.source.clone(), str::to_string),
-            message: format!(
-                "`{}` is no syscall of any architecture secopt knows: its rule is \
-                 skipped for it, as runc skips it (a misspelling?)",
-                policy::printable(name)
-            ),
+            // A name secopt's own tables know is no misspelling: the table in use
+            // (`SyscallResolver::libseccomp`, an older library) is older than the name.
+            message: if Arch::ALL.iter().any(|a| a.syscalls().nr(name).is_some()) {
+                format!(
+                    "`{}` is a syscall secopt's own tables (Linux 6.18) know but the syscall \
+                     table in use does not: its rule is skipped for it, as runc linked with \
+                     that table skips it",
+                    policy::printable(name)
+                )
+            } else {
+                format!(
+                    "`{}` is no syscall of any architecture secopt knows: its rule is \
+                     skipped for it, as runc skips it (a misspelling?)",
+                    policy::printable(name)
+                )
+            },
             kind: policy::WarningKind::UnknownName,
         })
         .collect()

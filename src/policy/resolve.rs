@@ -122,6 +122,8 @@ pub struct ResolvedRule {
 pub struct ExcludedRule {
     pub syscall: String,
     pub action: Action,
+    /// The rule's conditions (empty: it would decide every call of the syscall).
+    pub conditions: Vec<ArgCondition>,
     /// JSON path of the profile entry.
     pub origin: std::sync::Arc<str>,
     /// Why, as a phrase naming the profile's field: `needs CAP_SYS_ADMIN (includes.caps)`.
@@ -453,6 +455,7 @@ pub fn resolve(policy: &Policy, options: &ResolveOptions) -> Result<Resolved, Po
             Some(why) => excluded.push(ExcludedRule {
                 syscall: rule.syscall.clone(),
                 action: rule.action,
+                conditions: rule.conditions.clone(),
                 origin: rule.origin.clone(),
                 why,
             }),
@@ -902,7 +905,7 @@ impl Host<'_> {
             let kernel = self.kernel()?;
             if kernel >= min {
                 return Ok(Some(format!(
-                    "excluded from kernel {min} (excludes.minKernel; kernel {kernel})"
+                    "excluded from kernel {min} (excludes.minKernel, checked against {kernel})"
                 )));
             }
         }
@@ -930,7 +933,7 @@ impl Host<'_> {
             let kernel = self.kernel()?;
             if kernel < min {
                 return Ok(Some(format!(
-                    "needs kernel {min} (includes.minKernel; kernel {kernel})"
+                    "needs kernel {min} (includes.minKernel, checked against {kernel})"
                 )));
             }
         }
@@ -993,7 +996,7 @@ mod tests {
                 (
                     "open",
                     "$.syscalls[2]",
-                    "excluded from kernel 5.0 (excludes.minKernel; kernel 6.18)"
+                    "excluded from kernel 5.0 (excludes.minKernel, checked against 6.18)"
                 ),
                 (
                     "close",
@@ -1013,7 +1016,7 @@ mod tests {
                 (
                     "bpf",
                     "$.syscalls[5]",
-                    "needs kernel 7.1 (includes.minKernel; kernel 6.18)"
+                    "needs kernel 7.1 (includes.minKernel, checked against 6.18)"
                 ),
             ]
         );
