@@ -40,7 +40,7 @@ mod fixes;
 mod name_hash;
 
 use fixes::FIXES;
-use name_hash::{name_hash, INDEX_SLOTS};
+use name_hash::{name_slot, INDEX_SLOTS};
 
 type Lookup = fn(core::ffi::c_long) -> Option<&'static str>;
 
@@ -120,15 +120,15 @@ fn main() {
                     writeln!(out, "    ({name:?}, {nr:#x}),").unwrap();
                 }
                 writeln!(out, "];").unwrap();
-                // An open-addressing index of `by_name`: slot `name_hash(name) % INDEX_SLOTS`,
-                // or the next free one after it, holds the name's position + 1 (0: free).
+                // An open-addressing index of `by_name`: slot `name_slot(name)`, or the next
+                // free one after it, holds the name's position + 1 (0: free).
                 assert!(
                     2 * by_name.len() < INDEX_SLOTS,
                     "{arch:?}: raise INDEX_SLOTS"
                 );
                 let mut slots = vec![0u16; INDEX_SLOTS];
                 for (i, (name, _)) in by_name.iter().enumerate() {
-                    let mut slot = name_hash(name) as usize % INDEX_SLOTS;
+                    let mut slot = name_slot(name);
                     while slots[slot] != 0 {
                         slot = (slot + 1) % INDEX_SLOTS;
                     }

@@ -1,17 +1,23 @@
-//! The hash of a syscall name in the generated tables' index (`build.rs` builds the index with
-//! it, [`super::tables`] looks names up with it): 64-bit FNV-1a, small and the same at build
-//! and at run time, which a seeded or platform-dependent hash would not be.
+//! Where a syscall name goes in the generated tables' index (`build.rs` builds the index with
+//! it, [`super::tables`] looks names up with it): a multiplicative hash of the name eight bytes
+//! at a time, its top bits the slot. Small, and the same at build and at run time, which a
+//! seeded or platform-dependent hash would not be.
 
-/// FNV-1a of `name`'s bytes.
-pub fn name_hash(name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in name.as_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
+/// Bits of a slot number.
+const INDEX_BITS: u32 = 10;
 
 /// Slots in each table's index: a power of two, over twice the most names any arch has, so
 /// that a lookup probes one or two slots.
-pub const INDEX_SLOTS: usize = 1024;
+pub const INDEX_SLOTS: usize = 1 << INDEX_BITS;
+
+/// The first slot to look for `name` in.
+pub fn name_slot(name: &str) -> usize {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = name.len() as u64;
+    for chunk in name.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+    (h >> (64 - INDEX_BITS)) as usize
+}

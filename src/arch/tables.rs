@@ -15,7 +15,7 @@
 //! directions. See [`TABLES_SOURCE`].
 
 pub use super::fixes::{Fix, Fixes, FIXES};
-use super::name_hash::{name_hash, INDEX_SLOTS};
+use super::name_hash::{name_slot, INDEX_SLOTS};
 use super::Arch;
 
 /// Where the syscall tables come from, for reports.
@@ -31,7 +31,7 @@ pub struct SyscallTable {
     /// Sorted by number.
     by_nr: &'static [(u32, &'static str)],
     /// `by_name`'s hash index (see `build.rs`): the position + 1 of the name in slot
-    /// `name_hash(name) % INDEX_SLOTS` or the first of the next ones to hold it; 0 is free.
+    /// `name_slot(name)` or the first of the next ones to hold it; 0 is free.
     index: &'static [u16; INDEX_SLOTS],
 }
 
@@ -43,7 +43,7 @@ impl SyscallTable {
     /// The number of syscall `name` as it appears in `seccomp_data.nr` (x32 numbers include
     /// `__X32_SYSCALL_BIT`, MIPS numbers their ABI base).
     pub fn nr(&self, name: &str) -> Option<u32> {
-        let mut slot = name_hash(name) as usize % INDEX_SLOTS;
+        let mut slot = name_slot(name);
         loop {
             let (known, nr) = *self
                 .by_name
