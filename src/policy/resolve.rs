@@ -894,9 +894,19 @@ impl Host<'_> {
     /// includes (every listed condition must hold).
     fn exclusion(&mut self, rule: &Rule) -> Result<Option<String>, PolicyError> {
         let native = ArchRef::Supported(self.native);
+        // An arch as the profile names it: the runtimes' name for the host (`amd64`), or a
+        // spelling no host has (`"x86_64"`, which the profile's reader warned about).
+        let shown = |a: &ArchRef| match a {
+            ArchRef::Unsupported(spelling) => format!("{spelling:?} (no host's name)"),
+            supported => super::names::host_arch_name(*supported)
+                .map_or_else(|| supported.to_string(), str::to_string),
+        };
         let ex = &rule.applies.excludes;
         if ex.arches.contains(&native) {
-            return Ok(Some(format!("excluded on {native} (excludes.arches)")));
+            return Ok(Some(format!(
+                "excluded on {} (excludes.arches)",
+                shown(&native)
+            )));
         }
         if let Some(cap) = ex.caps.iter().find(|c| self.caps.contains(c)) {
             return Ok(Some(format!("excluded with {cap} (excludes.caps)")));
@@ -911,7 +921,7 @@ impl Host<'_> {
         }
         let inc = &rule.applies.includes;
         if !inc.arches.is_empty() && !inc.arches.contains(&native) {
-            let only: Vec<String> = inc.arches.iter().map(ToString::to_string).collect();
+            let only: Vec<String> = inc.arches.iter().map(shown).collect();
             return Ok(Some(format!(
                 "only on {} (includes.arches)",
                 only.join(", ")
@@ -969,7 +979,7 @@ mod tests {
             {"names": ["read"], "action": "SCMP_ACT_ALLOW", "excludes": {"arches": ["amd64"]}},
             {"names": ["write"], "action": "SCMP_ACT_ALLOW", "excludes": {"caps": ["CAP_CHOWN"]}},
             {"names": ["open"], "action": "SCMP_ACT_ALLOW", "excludes": {"minKernel": "5.0"}},
-            {"names": ["close"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["arm64", "s390x"]}},
+            {"names": ["close"], "action": "SCMP_ACT_ALLOW", "includes": {"arches": ["arm64", "x86_64"]}},
             {"names": ["mount", "umount2"], "action": "SCMP_ACT_ALLOW",
              "includes": {"caps": ["CAP_SYS_ADMIN", "CAP_CHOWN", "CAP_BPF"]}},
             {"names": ["bpf"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "7.1"}},
@@ -986,7 +996,7 @@ mod tests {
                 (
                     "read",
                     "$.syscalls[0]",
-                    "excluded on x86_64 (excludes.arches)"
+                    "excluded on amd64 (excludes.arches)"
                 ),
                 (
                     "write",
@@ -1001,7 +1011,7 @@ mod tests {
                 (
                     "close",
                     "$.syscalls[3]",
-                    "only on aarch64, s390x (includes.arches)"
+                    "only on arm64, \"x86_64\" (no host's name) (includes.arches)"
                 ),
                 (
                     "mount",
