@@ -353,6 +353,51 @@ fn only_left_out_rules_that_would_allow_the_call_are_named() {
     );
 }
 
+/// Under `--runc-compat`, a number above every one the profile names is answered by runc's
+/// ENOSYS stub, not by the default action, and the report says so, with the threshold: the
+/// highest x86_64 number among the names of Docker's unconditional entries, as the system
+/// libseccomp (runc's name resolver, used here with `--syscall-table libseccomp`) numbers them.
+#[cfg(feature = "libseccomp")]
+#[test]
+fn a_call_runcs_stub_answers_is_named_so() {
+    use libseccomp::{ScmpArch, ScmpSyscall};
+    let profile = shared_profile("oci/docker-default.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    let highest = doc["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e.get("includes").is_none() && e.get("excludes").is_none())
+        .flat_map(|e| e["names"].as_array().unwrap())
+        .filter_map(|n| ScmpSyscall::from_name_by_arch(n.as_str()?, ScmpArch::X8664).ok())
+        .map(i32::from)
+        .max()
+        .unwrap();
+    let dir = TempDir::new("denials-stub");
+    let probe = build_probe(dir.path());
+    let report = dir.join("d.json");
+    let out = exec_under(&profile)
+        .args([
+            "--runc-compat",
+            "--syscall-table",
+            "libseccomp",
+            "--denials-json",
+        ])
+        .arg(&report)
+        .arg("--")
+        .arg(&probe)
+        .arg("raw:500")
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let denials = denials_by_name(&read_json(&report));
+    let d = denials.values().next().expect("nr 500 was refused");
+    assert_eq!(d["action"], "ERRNO(38)", "{d:#}");
+    assert_eq!(d["runc_stub_above"], highest, "{d:#}");
+    assert_eq!(d["confirmed"], 1, "{d:#}");
+}
+
 /// A command that installs a filter of its own (here secopt exec itself, under --denials):
 /// the report says so, because those calls also meet a filter it does not judge.
 #[test]

@@ -429,6 +429,9 @@ pub(super) struct ProfileRules {
     /// default that `includes`/`excludes` left out for this container: place, and why
     /// (`needs CAP_SYS_ADMIN (includes.caps)`).
     pub not_applied: BTreeMap<(u32, u32), Vec<(String, String)>>,
+    /// With runc's ENOSYS stub (`--runc-compat`), per ABI, the number above which it answers
+    /// `ENOSYS` ([`crate::compile::runc_stub_threshold`]).
+    pub stub: BTreeMap<Arch, u32>,
 }
 
 /// What the profile has for one syscall.
@@ -440,6 +443,9 @@ enum Naming<'r> {
     /// These rules name it (none: the default action decides), and these name it but were
     /// left out for this container.
     Rules(&'r [String], &'r [(String, String)]),
+    /// runc's ENOSYS stub answers it (`--runc-compat`): its number is above this one, the
+    /// highest the profile names for its ABI.
+    Stub(u32),
 }
 
 impl Run<'_> {
@@ -448,18 +454,25 @@ impl Run<'_> {
             return Naming::NoProfile;
         };
         match Arch::of_data(token, nr) {
-            Some(arch) if profile.arches.contains(&arch) => Naming::Rules(
-                profile
-                    .places
-                    .get(&(token, nr))
-                    .map_or(&[][..], Vec::as_slice),
-                profile
-                    .not_applied
-                    .get(&(token, nr))
-                    .map_or(&[][..], Vec::as_slice),
-            ),
+            Some(arch) if profile.arches.contains(&arch) => match profile.stub.get(&arch) {
+                Some(&highest) if nr > highest => Naming::Stub(highest),
+                _ => self.named(profile, token, nr),
+            },
             _ => Naming::OtherArch,
         }
+    }
+
+    fn named<'p>(&self, profile: &'p ProfileRules, token: u32, nr: u32) -> Naming<'p> {
+        Naming::Rules(
+            profile
+                .places
+                .get(&(token, nr))
+                .map_or(&[][..], Vec::as_slice),
+            profile
+                .not_applied
+                .get(&(token, nr))
+                .map_or(&[][..], Vec::as_slice),
+        )
     }
 }
 
@@ -550,6 +563,10 @@ pub(super) fn text_report(c: &Collector<'_>, run: &Run<'_>) -> String {
                     Naming::NoProfile => {}
                     Naming::OtherArch => row.push("(not a profile arch)".to_string()),
                     Naming::Rules(rules, not_applied) => row.push(rules_text(rules, not_applied)),
+                    Naming::Stub(highest) => row.push(format!(
+                        "none (runc's ENOSYS stub: above {highest}, the highest number the \
+                         profile names)"
+                    )),
                 }
                 row.push(arguments_text(d));
                 row
@@ -741,6 +758,10 @@ pub(super) fn json_report(c: &Collector<'_>, run: &Run<'_>, command: &[String]) 
             match run.rules_of(arch, nr) {
                 Naming::NoProfile => {}
                 Naming::OtherArch => doc["rules"] = Value::Null,
+                Naming::Stub(highest) => {
+                    doc["rules"] = json!([]);
+                    doc["runc_stub_above"] = json!(highest);
+                }
                 Naming::Rules(rules, not_applied) => {
                     doc["rules"] = json!(rules);
                     doc["rules_not_applied"] = not_applied
@@ -893,6 +914,7 @@ mod tests {
             arches: vec![Arch::X86_64],
             places: BTreeMap::from([((token, 83), vec!["$.syscalls[2]".to_string()])]),
             not_applied: BTreeMap::new(),
+            stub: BTreeMap::new(),
         };
         let run = run_of(&rules, 6);
         let text = text_report(&c, &run);
@@ -958,6 +980,7 @@ mod tests {
             arches: vec![Arch::X86_64],
             places: BTreeMap::new(),
             not_applied: BTreeMap::new(),
+            stub: BTreeMap::new(),
         };
         let run = run_of(&rules, 1);
         let text = text_report(&c, &run);

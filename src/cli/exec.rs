@@ -408,7 +408,8 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         notes,
         warnings,
         // Only --denials names rules.
-        rules: (args.denials || args.denials_json.is_some()).then(|| rule_places(&resolved)),
+        rules: (args.denials || args.denials_json.is_some())
+            .then(|| rule_places(&resolved, args.runc_compat)),
         from_profile: true,
     };
     metadata_without_listener(&mut plan, args);
@@ -825,8 +826,9 @@ fn install_and_exec(plan: &Plan, command: &Path, argv: &[OsString]) -> Failure {
 /// The profile's ABIs and, per `(arch token, nr)`, the places of its rules for it, once each,
 /// in profile order (the rules runc hands libseccomp: those with the default action are left
 /// out), and of the allowing rules that do not apply here, with why: left out by their
-/// `includes`/`excludes` for this container, or for a name the syscall table in use lacks.
-fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
+/// `includes`/`excludes` for this container, or for a name the syscall table in use lacks;
+/// with runc's stub (`runc_compat`), the number above which it answers ENOSYS per ABI.
+fn rule_places(resolved: &Resolved, runc_compat: bool) -> super::denials::ProfileRules {
     let mut places = std::collections::BTreeMap::new();
     for arch in &resolved.arches {
         for (&nr, rules) in &arch.syscalls {
@@ -881,10 +883,22 @@ fn rule_places(resolved: &Resolved) -> super::denials::ProfileRules {
             }
         }
     }
+    let stub = resolved
+        .arches
+        .iter()
+        .filter(|_| runc_compat)
+        .filter_map(|a| {
+            Some((
+                a.arch,
+                crate::compile::runc_stub_threshold(resolved, a.arch)?,
+            ))
+        })
+        .collect();
     super::denials::ProfileRules {
         arches: resolved.arches.iter().map(|a| a.arch).collect(),
         places,
         not_applied,
+        stub,
     }
 }
 

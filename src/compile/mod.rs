@@ -59,6 +59,7 @@ pub use emit::{
 pub use reload_check::libseccomp_reload_warnings;
 pub use rules::{arg_word_offsets, compares_low_words_only};
 pub use runc::applies as runc_stub_applies;
+pub use runc::runc_stub_threshold;
 
 use crate::arch::Arch;
 use crate::bpf::insn::BPF_MAXINSNS;

@@ -76,6 +76,21 @@ pub(crate) fn has_effect(resolved: &Resolved) -> bool {
     applies(resolved.default_action) && !sections(resolved).is_empty()
 }
 
+/// The number above which runc's stub answers `ENOSYS` for calls of `arch`'s ABI (its
+/// highest named number), if the stub has a section for it and decides anything at all; the
+/// number is compared unsigned, as the stub does. (`-1` on x86_64, which the stub judges by
+/// x32's section when there is one, is left to the caller's ABI of the call.)
+pub fn runc_stub_threshold(resolved: &Resolved, arch: Arch) -> Option<u32> {
+    if !applies(resolved.default_action) {
+        return None;
+    }
+    sections(resolved)
+        .into_iter()
+        .flat_map(|s| s.highest)
+        .find(|&(a, _)| a == arch)
+        .map(|(_, highest)| highest)
+}
+
 /// Emits the stub; its fall-through cases jump to `filter`, which the caller places at the
 /// start of the filter proper. Emits nothing when the stub would decide nothing.
 pub(crate) fn emit_enosys_stub(b: &mut Builder, resolved: &Resolved, filter: Label) {
