@@ -4,6 +4,12 @@
 use std::process::Command;
 
 fn secopt(args: &[&str]) -> (i32, String) {
+    let (code, stdout, _) = secopt_with_stderr(args);
+    (code, stdout)
+}
+
+/// The exit code, stdout and stderr of `secopt ARGS`.
+fn secopt_with_stderr(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
         .args(args)
         .output()
@@ -11,6 +17,7 @@ fn secopt(args: &[&str]) -> (i32, String) {
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 
@@ -164,17 +171,7 @@ fn verify_names_the_flag_a_filter_was_compiled_with() {
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/profiles/oci/docker-default.json"
     );
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_secopt"))
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = secopt_with_stderr;
     let hint = "was compiled with caps `all`";
     for output in ["all.s", "all.json", "all.bpf"] {
         let compiled = dir.join(output);
