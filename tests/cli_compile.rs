@@ -1372,7 +1372,8 @@ fn big_endian_filters_read_back_with_raw_be() {
 }
 
 /// Options that mean nothing for the profile given are refused, not silently ignored (runc's
-/// stub on a Firecracker file, a Firecracker dialect or per-thread output for an OCI profile);
+/// stub or capabilities for a Firecracker file, a Firecracker dialect or per-thread output for
+/// an OCI profile);
 /// `--report-format` alone asks for the report; `-o` naming the profile itself is refused
 /// before anything is written, also through a symbolic link.
 #[test]
@@ -1394,6 +1395,32 @@ fn options_that_do_not_apply_are_refused_and_the_profile_is_never_overwritten() 
         ]),
         &["--runc-compat", "Firecracker file"],
     );
+    // Capabilities choose OCI rules; a Firecracker file has none (a filter compiled with
+    // `--caps all` recorded `; caps: all`, which `verify` then compared).
+    bad_input(
+        &secopt(&[
+            "compile",
+            &firecracker,
+            "--thread",
+            "vcpu",
+            "--caps",
+            "all",
+            "-o",
+            out,
+        ]),
+        &["--caps", "Firecracker file"],
+    );
+    let listing = tmpdir("options-apply-listing").join("vcpu.s");
+    ok(&secopt(&[
+        "compile",
+        &firecracker,
+        "--thread",
+        "vcpu",
+        "-o",
+        listing.to_str().unwrap(),
+    ]));
+    let text = std::fs::read_to_string(&listing).unwrap();
+    assert!(!text.contains("; caps:"), "{text}");
     bad_input(
         &secopt(&[
             "compile",

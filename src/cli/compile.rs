@@ -341,7 +341,13 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
             .unwrap_or("seccomp_filter")
             .to_string()
     });
-    let mut settings = vec![("caps".to_string(), args.caps.clone())];
+    let firecracker = args.firecracker || looks_like_firecracker(&bytes);
+    // Capabilities choose an OCI profile's `includes`/`excludes` rules; a Firecracker file has
+    // none, and its filters do not record them.
+    let mut settings = Vec::new();
+    if !firecracker {
+        settings.push(("caps".to_string(), args.caps.clone()));
+    }
     if !args.arches.is_empty() {
         let names: Vec<&str> = args.arches.iter().map(|a| a.name()).collect();
         settings.push(("arch".to_string(), names.join(",")));
@@ -358,7 +364,6 @@ pub fn run(args: CompileArgs) -> Result<i32, Failure> {
     };
     let optimizer = Optimizer::new(&args, kernel, weights);
 
-    let firecracker = args.firecracker || looks_like_firecracker(&bytes);
     if args.firecracker && super::io::looks_like_oci(&bytes) {
         return Err(Failure::input(format!(
             "{source}: --firecracker, but this is an OCI profile (it has `defaultAction` or \
@@ -455,6 +460,12 @@ fn check_options_apply(args: &CompileArgs, source: &str, firecracker: bool) -> R
     if firecracker {
         if args.runc_compat {
             return refuse("--runc-compat adds runc's ENOSYS stub to OCI profiles");
+        }
+        if args.caps != "default" {
+            return refuse(
+                "--caps chooses an OCI profile's `includes`/`excludes` rules by capability; \
+                 Firecracker files have no such rules",
+            );
         }
         return Ok(());
     }
