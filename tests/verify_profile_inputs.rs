@@ -248,6 +248,50 @@ fn verify_names_the_flag_a_filter_was_compiled_with() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A Firecracker thread's listing records whose semantics it has: compiled with the rust-vmm
+/// dialect (no x32 special case), it differs from the file compiled with libseccomp's (x32's
+/// `read` is decided otherwise), and the warning names `--firecracker-dialect rust-vmm`,
+/// with which the two are equal.
+#[test]
+fn verify_names_the_dialect_a_firecracker_filter_was_compiled_with() {
+    let dir = std::env::temp_dir().join(format!("secopt-verify-dialect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/profiles/firecracker/firecracker-x86_64-unknown-linux-musl.json"
+    );
+    let thread = format!("{file}:vcpu");
+    let listing = dir.join("vcpu-rust-vmm.s");
+    let listing = listing.to_str().unwrap();
+    let (code, _, err) = secopt_with_stderr(&[
+        "compile",
+        file,
+        "--thread",
+        "vcpu",
+        "--firecracker-dialect",
+        "rust-vmm",
+        "-o",
+        listing,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) =
+        secopt_with_stderr(&["verify", &thread, listing, "--profile-arch", "x86_64"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("pass --firecracker-dialect rust-vmm"), "{err}");
+    let (code, out, err) = secopt_with_stderr(&[
+        "verify",
+        &thread,
+        listing,
+        "--profile-arch",
+        "x86_64",
+        "--firecracker-dialect",
+        "rust-vmm",
+    ]);
+    assert_eq!((code, out.starts_with("equal")), (0, true), "{out}");
+    assert!(!err.contains("records that"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A profile whose plain lowering is over the kernel's 4096 instructions (1 500 `ioctl`
 /// requests, one rule each: about three instructions a value) while its optimized filter
 /// fits: `compile --no-optimize` refuses it, `compile` writes the optimized filter, and

@@ -13,7 +13,7 @@
 //! architectures. A filter whose header or document is not secopt's records nothing.
 
 use crate::compile::FilterInfo;
-use crate::policy::CapSet;
+use crate::policy::{CapSet, Dialect};
 use serde_json::Value;
 
 /// What a filter secopt wrote says of how it was compiled (each `None` where it says
@@ -32,6 +32,9 @@ pub struct Recorded {
     pub arches: Option<Vec<String>>,
     /// The native architecture, by name.
     pub native: Option<String>,
+    /// Whose semantics the filter has (`libseccomp`, `rust-vmm seccompiler`, `Firecracker
+    /// 1.10's seccompiler`, as the listing says them).
+    pub dialect: Option<Dialect>,
 }
 
 impl Recorded {
@@ -65,6 +68,12 @@ impl Recorded {
             kernel: doc["kernel"].as_str().map(str::to_string),
             runc_compat: doc["runc_compat"].as_bool(),
             native: doc["native"].as_str().map(str::to_string),
+            dialect: match doc["dialect"].as_str() {
+                Some("libseccomp") => Some(Dialect::Libseccomp),
+                Some("rust_vmm_seccompiler") => Some(Dialect::RustVmmSeccompiler),
+                Some("firecracker_1_10") => Some(Dialect::Firecracker110),
+                _ => None,
+            },
             arches: doc["arches"].as_array().map(|arches| {
                 arches
                     .iter()
@@ -102,10 +111,21 @@ impl Recorded {
                 let (arches, rest) = rest.split_once(';').unwrap_or((rest, ""));
                 recorded.arches = Some(arches.split_whitespace().map(str::to_string).collect());
                 recorded.runc_compat = Some(rest.contains("+ runc's ENOSYS stub"));
-                recorded.native = rest
-                    .split(';')
-                    .find_map(|part| part.trim().strip_prefix("native: "))
-                    .map(str::to_string);
+                let field = |name: &str| {
+                    rest.split(';')
+                        .find_map(|part| part.trim().strip_prefix(name))
+                        .map(|v| v.trim_end_matches('.').to_string())
+                };
+                recorded.native = field("native: ");
+                recorded.dialect = field("semantics: ").and_then(|s| {
+                    let s = s.trim_end_matches(" + runc's ENOSYS stub");
+                    Some(match s {
+                        "libseccomp" => Dialect::Libseccomp,
+                        "rust-vmm seccompiler" => Dialect::RustVmmSeccompiler,
+                        "Firecracker 1.10's seccompiler" => Dialect::Firecracker110,
+                        _ => return None,
+                    })
+                });
             }
         }
         recorded
@@ -121,6 +141,7 @@ impl Recorded {
         info: &FilterInfo,
         caps: &str,
         syscall_table: &str,
+        firecracker: bool,
     ) -> Vec<Difference> {
         let mut found = Vec::new();
         let mut differ = |setting: &'static str, recorded: String, used: String, flag: Fix| {
@@ -151,7 +172,29 @@ impl Recorded {
         const COMPILE_IT: &str = "no flag of this command compiles the profile that way; \
                                   compile it as the filter was (`secopt compile`) and compare \
                                   the two filters";
-        if let Some(recorded) = &self.caps {
+        // A Firecracker file has no capabilities, `minKernel` or runc stub to compare, but
+        // a dialect: whose compiler's semantics its filters have.
+        if firecracker {
+            if let Some(recorded) = self.dialect {
+                if recorded != info.dialect {
+                    let flag = Fix::Flag(format!(
+                        "--firecracker-dialect {}",
+                        match recorded {
+                            Dialect::RustVmmSeccompiler => "rust-vmm",
+                            Dialect::Firecracker110 => "firecracker-1.10",
+                            _ => "libseccomp",
+                        }
+                    ));
+                    differ(
+                        "dialect",
+                        dialect_name(recorded).to_string(),
+                        dialect_name(info.dialect).to_string(),
+                        flag,
+                    );
+                }
+            }
+        }
+        if let Some(recorded) = self.caps.as_ref().filter(|_| !firecracker) {
             let same = match (CapSet::parse(recorded), CapSet::parse(caps)) {
                 (Ok(r), Ok(u)) => r == u,
                 _ => recorded == caps,
@@ -161,7 +204,7 @@ impl Recorded {
                 differ("caps", recorded.clone(), caps.to_string(), flag);
             }
         }
-        if let Some(recorded) = &self.syscall_table {
+        if let Some(recorded) = self.syscall_table.as_ref().filter(|_| !firecracker) {
             if recorded != syscall_table {
                 let table = |t: &str| t.split_whitespace().next().unwrap_or_default().to_string();
                 let flag = if table(recorded) == table(syscall_table) {
@@ -183,13 +226,13 @@ impl Recorded {
             }
         }
         let used_kernel = info.kernel.map(|k| k.to_string());
-        if let (Some(recorded), Some(used)) = (&self.kernel, &used_kernel) {
+        if let (Some(recorded), Some(used), false) = (&self.kernel, &used_kernel, firecracker) {
             if recorded != used {
                 let flag = Fix::Flag(format!("--kernel {recorded}"));
                 differ("kernel", recorded.clone(), used.clone(), flag);
             }
         }
-        if let Some(recorded) = self.runc_compat {
+        if let Some(recorded) = self.runc_compat.filter(|_| !firecracker) {
             if recorded != info.runc_compat {
                 let flag = if recorded {
                     Fix::Flag("--runc-compat".to_string())
@@ -249,6 +292,15 @@ enum Fix {
     Advice(&'static str),
 }
 
+/// A dialect as the listing's header says it.
+fn dialect_name(d: Dialect) -> &'static str {
+    match d {
+        Dialect::RustVmmSeccompiler => "rust-vmm seccompiler",
+        Dialect::Firecracker110 => "Firecracker 1.10's seccompiler",
+        _ => "libseccomp",
+    }
+}
+
 /// A setting and its value as a sentence says it: "caps `all`", "arches x86_64 x86".
 fn phrase(setting: &str, value: &str) -> String {
     match (setting, value) {
@@ -257,6 +309,7 @@ fn phrase(setting: &str, value: &str) -> String {
         ("kernel", v) => format!("`minKernel` checked against kernel {v}"),
         ("arches", v) => format!("arches {v}"),
         ("native", v) => format!("native arch {v}"),
+        ("dialect", v) => format!("{v}'s semantics"),
         ("syscall-table", v) => format!("the syscall table `{v}`"),
         (s, v) => format!("{s} `{v}`"),
     }
@@ -266,8 +319,8 @@ fn phrase(setting: &str, value: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
     /// What differs: `caps`, `syscall-table`, `kernel`, `runc-compat` (`true`/`false`),
-    /// `arches` (names, space-separated) or `native`, as the filter records it and as the
-    /// profile input was compiled here.
+    /// `arches` (names, space-separated), `native` or (a Firecracker file's) `dialect`, as the
+    /// filter records it and as the profile input was compiled here.
     pub setting: &'static str,
     pub recorded: String,
     pub used: String,
@@ -298,6 +351,7 @@ mod tests {
                 runc_compat: Some(true),
                 arches: Some(vec!["x86_64".into(), "x86".into(), "x32".into()]),
                 native: Some("x86_64".into()),
+                dialect: Some(Dialect::Libseccomp),
             }
         );
         // A hand-written listing's comments are not settings.
@@ -319,6 +373,7 @@ mod tests {
                 runc_compat: Some(false),
                 arches: Some(vec!["aarch64".into()]),
                 native: None,
+                dialect: None,
             }
         );
         let other = r#"{"generator": "mine", "settings": {"caps": "all"}, "instructions": []}"#;

@@ -75,8 +75,9 @@ pub struct PairArgs {
     /// writes) are compared thread by thread with the other side's; `FILE:THREAD` names one
     /// thread's filter. A listing or JSON document `secopt compile` wrote records the settings
     /// it was compiled with; compared with a profile compiled here with others (`--caps`,
-    /// `--syscall-table`, `--kernel`, `--runc-compat`, its arches), a verdict other than equal
-    /// comes with a warning naming the flag.
+    /// `--syscall-table`, `--kernel`, `--runc-compat`, its arches; a Firecracker file's
+    /// `--firecracker-dialect`), a verdict other than equal comes with a warning naming the
+    /// flag.
     pub a: PathBuf,
     /// The second filter (same forms).
     pub b: PathBuf,
@@ -368,9 +369,10 @@ struct ProfilesSeen {
     /// `FILE:THREAD`), then the warning's `path`, `message` and `kind`, as `compile --emit
     /// json` gives them.
     warnings: Vec<Value>,
-    /// The OCI profile input as it was compiled here: its name, what compiling it records,
-    /// `--caps` and the syscall table's description.
-    compiled: Option<(String, FilterInfo, String, String)>,
+    /// The profile input as it was compiled here: its name, what compiling it records,
+    /// `--caps`, the syscall table's description, and whether it is a Firecracker file (for
+    /// one, the first thread's: the threads share their dialect and arch).
+    compiled: Option<(String, FilterInfo, String, String, bool)>,
     /// What the filter inputs secopt wrote record of how they were compiled.
     recorded: Vec<(String, Recorded)>,
 }
@@ -382,12 +384,12 @@ impl ProfilesSeen {
     /// difference may be the flag's, not the filter's; when equal, the setting did not
     /// matter to this profile).
     fn setting_differences(&self) -> Vec<Value> {
-        let Some((profile, info, caps, table)) = &self.compiled else {
+        let Some((profile, info, caps, table, firecracker)) = &self.compiled else {
             return Vec::new();
         };
         let mut found = Vec::new();
         for (filter, recorded) in &self.recorded {
-            for d in recorded.differences((filter, profile), info, caps, table) {
+            for d in recorded.differences((filter, profile), info, caps, table, *firecracker) {
                 found.push(json!({
                     "input": filter,
                     "kind": "settings_differ",
@@ -523,7 +525,7 @@ fn load_side(
             warnings.extend(super::compile::report_names_runc_may_skip(&resolved));
         }
         seen.warned(&name, warnings);
-        seen.compiled = Some((name.clone(), info, p.caps.clone(), table));
+        seen.compiled = Some((name.clone(), info, p.caps.clone(), table, false));
         // The profile's meaning, even past the kernel's length limit (its optimized filter
         // may fit where its plain lowering does not).
         let reference = crate::compile::reference_lowering(&resolved, &options)
@@ -610,11 +612,14 @@ fn compile_firecracker(
                 crate::compile::profile_warnings(&resolved),
             );
         }
-        let program = crate::compile::reference_lowering(
-            &resolved,
-            &crate::compile::CompileOptions::default(),
-        )
-        .map_err(|e| Failure::input(e.to_string()))?;
+        let options = crate::compile::CompileOptions::default();
+        if seen.compiled.is_none() {
+            let info = FilterInfo::of(&resolved, &options);
+            let table = "builtin (Linux 6.18)".to_string();
+            seen.compiled = Some((name.to_string(), info, p.caps.clone(), table, true));
+        }
+        let program = crate::compile::reference_lowering(&resolved, &options)
+            .map_err(|e| Failure::input(e.to_string()))?;
         filters.push((thread, program));
     }
     Ok(filters)
