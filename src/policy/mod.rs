@@ -47,8 +47,8 @@ pub use model::{
 };
 pub use names::{errno_by_name, errno_name, ALL_CAPS, DOCKER_DEFAULT_CAPS};
 pub use resolve::{
-    resolve, ExcludedRule, ResolveOptions, Resolved, ResolvedArch, ResolvedRule, SyscallResolver,
-    UnnumberedNames,
+    resolve, ExcludedRule, Exclusion, ResolveOptions, Resolved, ResolvedArch, ResolvedRule,
+    SyscallResolver, UnnumberedNames,
 };
 
 use crate::arch::Arch;

@@ -126,8 +126,66 @@ pub struct ExcludedRule {
     pub conditions: Vec<ArgCondition>,
     /// JSON path of the profile entry.
     pub origin: std::sync::Arc<str>,
-    /// Why, as a phrase naming the profile's field: `needs CAP_SYS_ADMIN (includes.caps)`.
-    pub why: String,
+    /// Why; it displays as a phrase naming the profile's field: `needs CAP_SYS_ADMIN
+    /// (includes.caps)`.
+    pub why: Exclusion,
+}
+
+/// Why `includes`/`excludes` left a rule out, in moby's order (`setupSeccomp`: excludes
+/// first, then includes). Kept as data and written only when shown: every compile resolves,
+/// few callers ask why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum Exclusion {
+    /// `excludes.arches` names the native arch.
+    ExcludedOn(ArchRef),
+    /// `excludes.caps` names a capability the container has.
+    ExcludedWith(String),
+    /// `excludes.minKernel` is at or below the kernel.
+    ExcludedFrom {
+        min: KernelVersion,
+        kernel: KernelVersion,
+    },
+    /// `includes.arches` does not name the native arch.
+    OnlyOn(Vec<ArchRef>),
+    /// `includes.caps` names capabilities the container lacks (these).
+    Needs(Vec<String>),
+    /// `includes.minKernel` is above the kernel.
+    NeedsKernel {
+        min: KernelVersion,
+        kernel: KernelVersion,
+    },
+}
+
+impl fmt::Display for Exclusion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // An arch as the profile names it: the runtimes' name for the host (`amd64`), or a
+        // spelling no host has (`"x86_64"`, which the profile's reader warned about).
+        let shown = |a: &ArchRef| match a {
+            ArchRef::Unsupported(spelling) => format!("{spelling:?} (no host's name)"),
+            supported => super::names::host_arch_name(*supported)
+                .map_or_else(|| supported.to_string(), str::to_string),
+        };
+        match self {
+            Exclusion::ExcludedOn(arch) => {
+                write!(f, "excluded on {} (excludes.arches)", shown(arch))
+            }
+            Exclusion::ExcludedWith(cap) => write!(f, "excluded with {cap} (excludes.caps)"),
+            Exclusion::ExcludedFrom { min, kernel } => write!(
+                f,
+                "excluded from kernel {min} (excludes.minKernel, checked against {kernel})"
+            ),
+            Exclusion::OnlyOn(arches) => {
+                let only: Vec<String> = arches.iter().map(shown).collect();
+                write!(f, "only on {} (includes.arches)", only.join(", "))
+            }
+            Exclusion::Needs(caps) => write!(f, "needs {} (includes.caps)", caps.join(" and ")),
+            Exclusion::NeedsKernel { min, kernel } => write!(
+                f,
+                "needs kernel {min} (includes.minKernel, checked against {kernel})"
+            ),
+        }
+    }
 }
 
 /// The rules for one architecture.
@@ -892,59 +950,38 @@ impl Host<'_> {
     /// Why `rule` does not apply here, if it does not. moby profiles
     /// seccomp/seccomp_linux.go `setupSeccomp`: excludes first (any match drops), then
     /// includes (every listed condition must hold).
-    fn exclusion(&mut self, rule: &Rule) -> Result<Option<String>, PolicyError> {
+    fn exclusion(&mut self, rule: &Rule) -> Result<Option<Exclusion>, PolicyError> {
         let native = ArchRef::Supported(self.native);
-        // An arch as the profile names it: the runtimes' name for the host (`amd64`), or a
-        // spelling no host has (`"x86_64"`, which the profile's reader warned about).
-        let shown = |a: &ArchRef| match a {
-            ArchRef::Unsupported(spelling) => format!("{spelling:?} (no host's name)"),
-            supported => super::names::host_arch_name(*supported)
-                .map_or_else(|| supported.to_string(), str::to_string),
-        };
         let ex = &rule.applies.excludes;
         if ex.arches.contains(&native) {
-            return Ok(Some(format!(
-                "excluded on {} (excludes.arches)",
-                shown(&native)
-            )));
+            return Ok(Some(Exclusion::ExcludedOn(native)));
         }
         if let Some(cap) = ex.caps.iter().find(|c| self.caps.contains(c)) {
-            return Ok(Some(format!("excluded with {cap} (excludes.caps)")));
+            return Ok(Some(Exclusion::ExcludedWith(cap.clone())));
         }
         if let Some(min) = ex.min_kernel {
             let kernel = self.kernel()?;
             if kernel >= min {
-                return Ok(Some(format!(
-                    "excluded from kernel {min} (excludes.minKernel, checked against {kernel})"
-                )));
+                return Ok(Some(Exclusion::ExcludedFrom { min, kernel }));
             }
         }
         let inc = &rule.applies.includes;
         if !inc.arches.is_empty() && !inc.arches.contains(&native) {
-            let only: Vec<String> = inc.arches.iter().map(shown).collect();
-            return Ok(Some(format!(
-                "only on {} (includes.arches)",
-                only.join(", ")
-            )));
+            return Ok(Some(Exclusion::OnlyOn(inc.arches.clone())));
         }
-        let missing: Vec<&str> = inc
+        let missing: Vec<String> = inc
             .caps
             .iter()
             .filter(|c| !self.caps.contains(c))
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !missing.is_empty() {
-            return Ok(Some(format!(
-                "needs {} (includes.caps)",
-                missing.join(" and ")
-            )));
+            return Ok(Some(Exclusion::Needs(missing)));
         }
         if let Some(min) = inc.min_kernel {
             let kernel = self.kernel()?;
             if kernel < min {
-                return Ok(Some(format!(
-                    "needs kernel {min} (includes.minKernel, checked against {kernel})"
-                )));
+                return Ok(Some(Exclusion::NeedsKernel { min, kernel }));
             }
         }
         Ok(None)
@@ -985,10 +1022,12 @@ mod tests {
             {"names": ["bpf"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "7.1"}},
             {"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4.8"}}]}"#;
         let r = resolve_on(profile, Arch::X86_64, false).unwrap();
+        let said: Vec<String> = r.excluded.iter().map(|e| e.why.to_string()).collect();
         let why: Vec<(&str, &str, &str)> = r
             .excluded
             .iter()
-            .map(|e| (e.syscall.as_str(), &*e.origin, e.why.as_str()))
+            .zip(&said)
+            .map(|(e, said)| (e.syscall.as_str(), &*e.origin, said.as_str()))
             .collect();
         assert_eq!(
             why,
