@@ -280,6 +280,13 @@ impl Arch {
     pub fn syscalls(self) -> &'static SyscallTable {
         tables::table(self)
     }
+
+    /// Whether any architecture's table (secopt's own) has syscall `name`: a name none has
+    /// is a typo or newer than Linux 6.18; one some has is another arch's, or newer than an
+    /// older table in use (`--syscall-table libseccomp`).
+    pub fn any_has_syscall(name: &str) -> bool {
+        Arch::ALL.iter().any(|a| a.syscalls().nr(name).is_some())
+    }
 }
 
 impl fmt::Display for Arch {

@@ -294,16 +294,15 @@ fn plan_from_profile(path: &Path, args: &ExecArgs) -> Result<Plan, Failure> {
         notes.push(format!("syscall names resolved with {table}'s table"));
     }
     // As `compile` words it: names no table knows are likely typos or newer than the table
-    // (once, not per arch); names of other architectures are expected in multi-arch
-    // profiles; socket and IPC calls of arches that multiplex them still apply, through
-    // socketcall/ipc.
-    // A name secopt's own tables know is no typo: the table in use (`--syscall-table
-    // libseccomp`, an older library) lacks it.
+    // (once, not per arch), and a name secopt's own tables know is no typo (the table in use,
+    // `--syscall-table libseccomp`, an older library, lacks it); names of other architectures
+    // are expected in multi-arch profiles; socket and IPC calls of arches that multiplex them
+    // still apply, through socketcall/ipc.
     let (table_lacks, nowhere): (Vec<&str>, Vec<&str>) =
         crate::compile::names_no_arch_has(&resolved)
             .into_iter()
             .map(|(n, _)| n)
-            .partition(|n| matches!(super::hints::likely_meant(n), super::hints::Meant::Itself));
+            .partition(|n| crate::arch::Arch::any_has_syscall(n));
     let names = |n: usize| {
         if n == 1 {
             ("1 name is".to_string(), "it")

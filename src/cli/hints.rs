@@ -115,10 +115,11 @@ pub enum Meant {
 
 /// What `name` was likely meant to be (see [`nearest_names`]).
 pub fn likely_meant(name: &str) -> Meant {
+    if crate::arch::Arch::any_has_syscall(name) {
+        return Meant::Itself;
+    }
     let nearest = nearest_names(name);
-    if nearest.contains(&name) {
-        Meant::Itself
-    } else if nearest.is_empty() {
+    if nearest.is_empty() {
         Meant::Nothing
     } else {
         Meant::Others(alternatives(&nearest))

@@ -514,7 +514,7 @@ pub fn unknown_names(resolved: &Resolved) -> Vec<policy::Warning> {
             path: origin.map_or_else(|| resolved.source.clone(), str::to_string),
             // A name secopt's own tables know is no misspelling: the table in use
             // (`SyscallResolver::libseccomp`, an older library) is older than the name.
-            message: if Arch::ALL.iter().any(|a| a.syscalls().nr(name).is_some()) {
+            message: if Arch::any_has_syscall(name) {
                 format!(
                     "`{}` is a syscall secopt's own tables (Linux 6.18) know but the syscall \
                      table in use does not: its rule is skipped for it, as runc linked with \

@@ -258,7 +258,7 @@ fn read_filter(
             // its rule, which decides nothing (but see `compile::runc_unenforced`); resolution
             // skips it with a note. rust-vmm's table
             // has only the target's names.
-            let elsewhere = Arch::ALL.iter().any(|a| a.syscalls().nr(name).is_some());
+            let elsewhere = Arch::any_has_syscall(name);
             if !(elsewhere && dialect == Dialect::Libseccomp) {
                 return Err(r.error(&sp, format!("unknown syscall {name:?} on {}", options.arch)));
             }

@@ -371,8 +371,7 @@ impl ResolvedArch {
     /// With a resolver other than secopt's tables, a name secopt knows for this arch is not
     /// (the resolver is older than the table or disagrees with it).
     pub fn is_other_arch_name(&self, name: &str) -> bool {
-        self.arch.syscalls().nr(name).is_none()
-            && Arch::ALL.iter().any(|o| o.syscalls().nr(name).is_some())
+        self.arch.syscalls().nr(name).is_none() && Arch::any_has_syscall(name)
     }
 
     /// The profile's names this arch has no number for, sorted as a user is told of them:
