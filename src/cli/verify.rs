@@ -615,7 +615,9 @@ fn compile_firecracker(
         let options = crate::compile::CompileOptions::default();
         if seen.compiled.is_none() {
             let info = FilterInfo::of(&resolved, &options);
-            let table = "builtin (Linux 6.18)".to_string();
+            // A Firecracker file is resolved with secopt's own table (verify takes no
+            // --syscall-table for one).
+            let (_, table) = SyscallTable::Builtin.resolver()?;
             seen.compiled = Some((name.to_string(), info, p.caps.clone(), table, true));
         }
         let program = crate::compile::reference_lowering(&resolved, &options)
